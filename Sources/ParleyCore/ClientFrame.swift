@@ -1,0 +1,95 @@
+/// A frame a client sends over the WebSocket. JSON objects discriminated by `"type"`.
+///
+/// Every frame may carry a `ref` string that the server echoes in the `ack` or `error` it answers with.
+public enum ClientFrame: Equatable, Sendable {
+    /// First frame on a connection: authenticate and say where the stream resumes.
+    /// `after` is the last stream position the client processed; `nil` starts live from now.
+    case hello(token: String, after: Int64?)
+    /// Send a message to an existing conversation or, to start one, to a user.
+    case send(SendRequest)
+    /// Move my delivered and/or read cursor in a conversation.
+    case receipt(ref: String?, conversationId: ConversationID, deliveredSeq: Int64?, readSeq: Int64?)
+    /// I am typing (or stopped) in a conversation; expires on the server after a few seconds.
+    case typing(conversationId: ConversationID, isTyping: Bool)
+    case ping(ref: String?)
+}
+
+/// The body of a send, identical over REST (`POST /v1/messages`) and WebSocket (`send`).
+public struct SendRequest: Codable, Equatable, Sendable {
+    public var ref: String?
+    public var clientId: ClientMessageID
+    /// The conversation to post to; or `nil` with `recipientId` set to reach a user directly.
+    public var conversationId: ConversationID?
+    public var recipientId: UserID?
+    public var text: String
+
+    public init(ref: String? = nil, clientId: ClientMessageID, conversationId: ConversationID? = nil, recipientId: UserID? = nil, text: String) {
+        self.ref = ref
+        self.clientId = clientId
+        self.conversationId = conversationId
+        self.recipientId = recipientId
+        self.text = text
+    }
+}
+
+extension ClientFrame: Codable {
+    enum CodingKeys: String, CodingKey {
+        case type, ref, token, after, clientId, conversationId, recipientId, text, deliveredSeq, readSeq, isTyping
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let type = try c.decode(String.self, forKey: .type)
+        switch type {
+        case "hello":
+            self = .hello(token: try c.decode(String.self, forKey: .token), after: try c.decodeIfPresent(Int64.self, forKey: .after))
+        case "send":
+            self = .send(try SendRequest(from: decoder))
+        case "receipt":
+            self = .receipt(
+                ref: try c.decodeIfPresent(String.self, forKey: .ref),
+                conversationId: try c.decode(ConversationID.self, forKey: .conversationId),
+                deliveredSeq: try c.decodeIfPresent(Int64.self, forKey: .deliveredSeq),
+                readSeq: try c.decodeIfPresent(Int64.self, forKey: .readSeq))
+        case "typing":
+            self = .typing(
+                conversationId: try c.decode(ConversationID.self, forKey: .conversationId),
+                isTyping: try c.decodeIfPresent(Bool.self, forKey: .isTyping) ?? true)
+        case "ping":
+            self = .ping(ref: try c.decodeIfPresent(String.self, forKey: .ref))
+        default:
+            throw UnknownFrameType(type: type)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .hello(let token, let after):
+            try c.encode("hello", forKey: .type)
+            try c.encode(token, forKey: .token)
+            try c.encodeIfPresent(after, forKey: .after)
+        case .send(let request):
+            try c.encode("send", forKey: .type)
+            try request.encode(to: encoder)
+        case .receipt(let ref, let conversationId, let deliveredSeq, let readSeq):
+            try c.encode("receipt", forKey: .type)
+            try c.encodeIfPresent(ref, forKey: .ref)
+            try c.encode(conversationId, forKey: .conversationId)
+            try c.encodeIfPresent(deliveredSeq, forKey: .deliveredSeq)
+            try c.encodeIfPresent(readSeq, forKey: .readSeq)
+        case .typing(let conversationId, let isTyping):
+            try c.encode("typing", forKey: .type)
+            try c.encode(conversationId, forKey: .conversationId)
+            try c.encode(isTyping, forKey: .isTyping)
+        case .ping(let ref):
+            try c.encode("ping", forKey: .type)
+            try c.encodeIfPresent(ref, forKey: .ref)
+        }
+    }
+}
+
+/// Thrown when decoding a frame whose `type` this version does not know.
+public struct UnknownFrameType: Error, Equatable {
+    public var type: String
+}

@@ -1,0 +1,47 @@
+/// Machine-readable error codes shared by the REST API and the WebSocket protocol.
+public enum ErrorCode: String, Codable, Sendable, CaseIterable {
+    // Request shape
+    case invalidJSON = "invalid_json"
+    case invalidUTF8 = "invalid_utf8"
+    case invalidFrame = "invalid_frame"
+    case unknownFrameType = "unknown_frame_type"
+    case invalidQuery = "invalid_query"
+    case payloadTooLarge = "payload_too_large"
+    // Auth
+    case unauthorized
+    case notAuthenticated = "not_authenticated"
+    case alreadyAuthenticated = "already_authenticated"
+    case invalidCredentials = "invalid_credentials"
+    case usernameTaken = "username_taken"
+    case invalidUsername = "invalid_username"
+    case invalidDisplayName = "invalid_display_name"
+    case invalidPassword = "invalid_password"
+    // Conversations and messages
+    case notFound = "not_found"
+    case conversationNotFound = "conversation_not_found"
+    case userNotFound = "user_not_found"
+    case invalidRecipient = "invalid_recipient"
+    case invalidClientId = "invalid_client_id"
+    case clientIdConflict = "client_id_conflict"
+    case textEmpty = "text_empty"
+    case textTooLong = "text_too_long"
+    case textInvalidCharacters = "text_invalid_characters"
+    case invalidCursor = "invalid_cursor"
+    // Limits and failures
+    case rateLimited = "rate_limited"
+    case unavailable
+    case internalError = "internal_error"
+}
+
+/// The JSON body of every REST error: `{"error": {"code": "...", "message": "..."}}`.
+public struct ErrorBody: Codable, Sendable, Equatable {
+    public struct Detail: Codable, Sendable, Equatable {
+        public var code: ErrorCode
+        public var message: String
+    }
+    public var error: Detail
+
+    public init(code: ErrorCode, message: String) {
+        self.error = Detail(code: code, message: message)
+    }
+}

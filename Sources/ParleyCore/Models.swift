@@ -1,0 +1,137 @@
+/// A registered person, as anyone who may start a chat with them sees them.
+public struct User: Hashable, Codable, Sendable {
+    public var id: UserID
+    /// Unique, lowercase handle used to find people.
+    public var username: String
+    public var displayName: String
+    public var createdAt: Timestamp
+
+    public init(id: UserID, username: String, displayName: String, createdAt: Timestamp) {
+        self.id = id
+        self.username = username
+        self.displayName = displayName
+        self.createdAt = createdAt
+    }
+}
+
+/// A stored message. `seq` is the conversation's gapless server order (1, 2, 3 …).
+public struct Message: Hashable, Codable, Sendable {
+    public var id: MessageID
+    public var conversationId: ConversationID
+    public var seq: Int64
+    public var senderId: UserID
+    public var clientId: ClientMessageID
+    public var text: String
+    /// Server time at which the message was committed.
+    public var createdAt: Timestamp
+
+    public init(
+        id: MessageID, conversationId: ConversationID, seq: Int64, senderId: UserID,
+        clientId: ClientMessageID, text: String, createdAt: Timestamp
+    ) {
+        self.id = id
+        self.conversationId = conversationId
+        self.seq = seq
+        self.senderId = senderId
+        self.clientId = clientId
+        self.text = text
+        self.createdAt = createdAt
+    }
+}
+
+/// One member of a conversation with their receipt cursors (guarantee 4: they only move forward).
+public struct ConversationMember: Hashable, Codable, Sendable {
+    public var userId: UserID
+    public var username: String
+    public var displayName: String
+    /// Highest seq this member's devices have stored.
+    public var deliveredSeq: Int64
+    /// Highest seq this member has seen.
+    public var readSeq: Int64
+    /// Whether the member has a live connection now (filled in by the server, not stored).
+    public var online: Bool?
+    /// When the member was last connected; `nil` while online or if never seen.
+    public var lastSeenAt: Timestamp?
+
+    public init(
+        userId: UserID, username: String, displayName: String, deliveredSeq: Int64, readSeq: Int64,
+        online: Bool? = nil, lastSeenAt: Timestamp? = nil
+    ) {
+        self.userId = userId
+        self.username = username
+        self.displayName = displayName
+        self.deliveredSeq = deliveredSeq
+        self.readSeq = readSeq
+        self.online = online
+        self.lastSeenAt = lastSeenAt
+    }
+}
+
+/// The kind of a conversation; only `direct` exists today.
+public enum ConversationKind: String, Codable, Sendable {
+    case direct
+}
+
+/// A conversation as one member sees it in their list.
+public struct ConversationSummary: Hashable, Codable, Sendable {
+    public var id: ConversationID
+    public var kind: ConversationKind
+    public var createdAt: Timestamp
+    /// seq of the newest message (0 when there is none yet).
+    public var lastSeq: Int64
+    public var lastMessage: Message?
+    /// Time of the last message, or creation when there is none: the list's sort key.
+    public var lastActivityAt: Timestamp
+    /// `lastSeq − my readSeq`, computed by the server.
+    public var unreadCount: Int64
+    public var members: [ConversationMember]
+
+    public init(
+        id: ConversationID, kind: ConversationKind, createdAt: Timestamp, lastSeq: Int64,
+        lastMessage: Message?, lastActivityAt: Timestamp, unreadCount: Int64, members: [ConversationMember]
+    ) {
+        self.id = id
+        self.kind = kind
+        self.createdAt = createdAt
+        self.lastSeq = lastSeq
+        self.lastMessage = lastMessage
+        self.lastActivityAt = lastActivityAt
+        self.unreadCount = unreadCount
+        self.members = members
+    }
+
+    /// The member who is not `me` (for a direct conversation).
+    public func otherMember(than me: UserID) -> ConversationMember? {
+        members.first { $0.userId != me }
+    }
+}
+
+/// A receipt cursor move of one member, as pushed to every member.
+public struct ReceiptUpdate: Hashable, Codable, Sendable {
+    public var conversationId: ConversationID
+    public var userId: UserID
+    public var deliveredSeq: Int64
+    public var readSeq: Int64
+
+    public init(conversationId: ConversationID, userId: UserID, deliveredSeq: Int64, readSeq: Int64) {
+        self.conversationId = conversationId
+        self.userId = userId
+        self.deliveredSeq = deliveredSeq
+        self.readSeq = readSeq
+    }
+}
+
+/// Static facts of a conversation, pushed when it appears in a user's list.
+public struct ConversationInfo: Hashable, Codable, Sendable {
+    public var id: ConversationID
+    public var kind: ConversationKind
+    public var createdAt: Timestamp
+    public var members: [User]
+
+    public init(id: ConversationID, kind: ConversationKind, createdAt: Timestamp, members: [User]) {
+        self.id = id
+        self.kind = kind
+        self.createdAt = createdAt
+        self.members = members
+    }
+}

@@ -1,0 +1,80 @@
+/// The rules for user input, shared by the server (which enforces them) and clients (which apply
+/// them before sending, so the two can never disagree).
+public enum Validation {
+    /// At most this many `Character`s (grapheme clusters) in a message, after trimming.
+    public static let maxMessageCharacters = 10_000
+    /// Clients show a counter past this many characters.
+    public static let messageCounterThreshold = 9_000
+
+    public struct Failure: Error, Equatable, Sendable {
+        public var code: ErrorCode
+        public var message: String
+        public init(_ code: ErrorCode, _ message: String) {
+            self.code = code
+            self.message = message
+        }
+    }
+
+    /// Normalizes and checks a message text.
+    ///
+    /// Rules, in order: line endings `\r\n` and `\r` become `\n`; leading and trailing whitespace and
+    /// newlines are trimmed; the result must be non-empty, at most ``maxMessageCharacters`` characters,
+    /// and free of control characters other than newline and tab (C0, DEL, C1).
+    /// Swift strings are always valid Unicode, so invalid UTF-8 is refused where bytes become strings.
+    /// - Returns: the text to store.
+    public static func messageText(_ raw: String) -> Result<String, Failure> {
+        let normalized = raw.contains("\r") ? raw.replacing("\r\n", with: "\n").replacing("\r", with: "\n") : raw
+        let text = trimmed(normalized)
+        if text.isEmpty { return .failure(Failure(.textEmpty, "Message text is empty.")) }
+        if text.unicodeScalars.contains(where: isForbiddenControl) {
+            return .failure(Failure(.textInvalidCharacters, "Message text contains control characters."))
+        }
+        // Count characters only when the UTF-8 size could exceed the limit: cheap for short texts.
+        if text.utf8.count > maxMessageCharacters, text.count > maxMessageCharacters {
+            return .failure(Failure(.textTooLong, "Message text is longer than \(maxMessageCharacters) characters."))
+        }
+        return .success(text)
+    }
+
+    /// Usernames: 3–32 characters of `a–z`, `0–9`, `_` and `.`, compared case-insensitively (stored lowercase).
+    public static func username(_ raw: String) -> Result<String, Failure> {
+        let name = raw.lowercased()
+        let allowed = name.unicodeScalars.allSatisfy { s in
+            (s >= "a" && s <= "z") || (s >= "0" && s <= "9") || s == "_" || s == "."
+        }
+        guard (3...32).contains(name.unicodeScalars.count), allowed else {
+            return .failure(Failure(.invalidUsername, "Username must be 3–32 characters: letters, digits, '_' or '.'."))
+        }
+        return .success(name)
+    }
+
+    /// Display names: trimmed, 1–64 characters, no control characters.
+    public static func displayName(_ raw: String) -> Result<String, Failure> {
+        let name = trimmed(raw)
+        guard (1...64).contains(name.count), !name.unicodeScalars.contains(where: { isForbiddenControl($0) || $0 == "\n" || $0 == "\t" })
+        else {
+            return .failure(Failure(.invalidDisplayName, "Display name must be 1–64 characters without control characters."))
+        }
+        return .success(name)
+    }
+
+    /// Passwords: 8–72 bytes of UTF-8 (bcrypt reads no further than 72 bytes, so longer would be silently cut).
+    public static func password(_ raw: String) -> Result<String, Failure> {
+        guard (8...72).contains(raw.utf8.count) else {
+            return .failure(Failure(.invalidPassword, "Password must be 8–72 bytes long."))
+        }
+        return .success(raw)
+    }
+
+    static func isForbiddenControl(_ scalar: Unicode.Scalar) -> Bool {
+        let v = scalar.value
+        if v == 0x0A || v == 0x09 { return false }
+        return v < 0x20 || v == 0x7F || (0x80...0x9F).contains(v)
+    }
+
+    static func trimmed(_ s: String) -> String {
+        guard let first = s.firstIndex(where: { !$0.isWhitespace }) else { return "" }
+        let last = s.lastIndex(where: { !$0.isWhitespace }) ?? first
+        return String(s[first...last])
+    }
+}

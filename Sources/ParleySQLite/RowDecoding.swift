@@ -1,0 +1,28 @@
+import GRDB
+import ParleyCore
+
+/// Column lists and row readers shared by the queries, so every query decodes a model the same way.
+enum Columns {
+    static let user = "u.id, u.username, u.display_name, u.created_at"
+    static let message = "m.id, m.conversation_id, m.seq, m.sender_id, m.client_id, m.text, m.created_at"
+}
+
+extension User {
+    /// Reads ``Columns/user`` starting at column `offset`.
+    init(row: Row, at offset: Int = 0) {
+        self.init(
+            id: UserID(rawValue: row[offset]), username: row[offset + 1], displayName: row[offset + 2],
+            createdAt: Timestamp(milliseconds: row[offset + 3]))
+    }
+}
+
+extension Message {
+    /// Reads ``Columns/message`` starting at column `offset`.
+    init(row: Row, at offset: Int = 0) {
+        self.init(
+            id: MessageID(rawValue: row[offset]), conversationId: ConversationID(rawValue: row[offset + 1]),
+            seq: row[offset + 2], senderId: UserID(rawValue: row[offset + 3]),
+            clientId: ClientMessageID(rawValue: row[offset + 4]), text: row[offset + 5],
+            createdAt: Timestamp(milliseconds: row[offset + 6]))
+    }
+}

@@ -1,0 +1,131 @@
+import GRDB
+import ParleyCore
+import ParleyStore
+
+extension SQLiteStore: ConversationStore {
+    public func createDirectConversation(between user: UserID, and other: UserID, now: Timestamp) async throws -> ConversationOutcome {
+        try await pool.write { db in
+            let (id, deliveries) = try Self.ensureDirect(user, other, now: now, db)
+            guard let summary = try Self.summaries(of: user, ids: [id], db).first else { throw StoreError.conversationNotFound }
+            return ConversationOutcome(conversation: summary, created: !deliveries.isEmpty, deliveries: deliveries)
+        }
+    }
+
+    /// Finds or creates the direct conversation of two users inside the caller's transaction.
+    /// Creation adds both members and a `conversation` event to each one's stream.
+    static func ensureDirect(_ user: UserID, _ other: UserID, now: Timestamp, _ db: Database) throws -> (ConversationID, [Delivery]) {
+        guard user != other else { throw StoreError.invalidRecipient }
+        let id = ConversationID.direct(user, other)
+        try db.execute(
+            sql: "INSERT INTO conversations (id, kind, created_at, last_seq, last_activity_at) VALUES (?, 'direct', ?, 0, ?) ON CONFLICT(id) DO NOTHING",
+            arguments: [id.rawValue, now.milliseconds, now.milliseconds])
+        guard db.changesCount == 1 else { return (id, []) }
+        let members = try users([user, other], db)
+        guard members.count == 2 else { throw StoreError.userNotFound }
+        for member in members {
+            try db.execute(
+                sql: "INSERT INTO conversation_members (conversation_id, user_id, joined_at) VALUES (?, ?, ?)",
+                arguments: [id.rawValue, member.id.rawValue, now.milliseconds])
+        }
+        let info = ConversationInfo(id: id, kind: .direct, createdAt: now, members: members)
+        let deliveries = try members.map { try appendEvent(.conversation(info), to: $0.id, now: now, db) }
+        return (id, deliveries)
+    }
+
+    public func conversations(of user: UserID, limit: Int, before: ConversationCursor?) async throws -> [ConversationSummary] {
+        try await pool.read { db in
+            var sql = """
+                SELECT c.id FROM conversation_members me JOIN conversations c ON c.id = me.conversation_id
+                WHERE me.user_id = ?
+                """
+            var arguments: StatementArguments = [user.rawValue]
+            if let before {
+                sql += " AND (c.last_activity_at < ? OR (c.last_activity_at = ? AND c.id < ?))"
+                arguments += [before.lastActivityAt.milliseconds, before.lastActivityAt.milliseconds, before.id.rawValue]
+            }
+            sql += " ORDER BY c.last_activity_at DESC, c.id DESC LIMIT ?"
+            arguments += [limit]
+            let ids = try String.fetchAll(db, sql: sql, arguments: arguments).map(ConversationID.init(rawValue:))
+            return try Self.summaries(of: user, ids: ids, db)
+        }
+    }
+
+    public func conversation(_ id: ConversationID, as user: UserID) async throws -> ConversationSummary {
+        try await pool.read { db in
+            guard let summary = try Self.summaries(of: user, ids: [id], db).first else { throw StoreError.conversationNotFound }
+            return summary
+        }
+    }
+
+    public func memberIDs(of conversation: ConversationID) async throws -> [UserID] {
+        try await pool.read { db in try Self.memberIDs(conversation, db) }
+    }
+
+    static func memberIDs(_ conversation: ConversationID, _ db: Database) throws -> [UserID] {
+        try String.fetchAll(
+            db, sql: "SELECT user_id FROM conversation_members WHERE conversation_id = ? ORDER BY user_id",
+            arguments: [conversation.rawValue]
+        ).map(UserID.init(rawValue:))
+    }
+
+    public func contacts(of user: UserID) async throws -> [UserID] {
+        try await pool.read { db in
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT DISTINCT other.user_id FROM conversation_members me
+                    JOIN conversation_members other ON other.conversation_id = me.conversation_id AND other.user_id != me.user_id
+                    WHERE me.user_id = ?
+                    """,
+                arguments: [user.rawValue]
+            ).map(UserID.init(rawValue:))
+        }
+    }
+
+    /// Summaries of the given conversations as `user` sees them, in the order of `ids`;
+    /// conversations `user` is not a member of are left out.
+    static func summaries(of user: UserID, ids: [ConversationID], _ db: Database) throws -> [ConversationSummary] {
+        try ids.compactMap { id -> ConversationSummary? in
+            guard let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT c.kind, c.created_at, c.last_seq, c.last_activity_at, me.read_seq
+                    FROM conversations c JOIN conversation_members me ON me.conversation_id = c.id AND me.user_id = ?
+                    WHERE c.id = ?
+                    """,
+                arguments: [user.rawValue, id.rawValue])
+            else { return nil }
+            let lastSeq: Int64 = row[2], readSeq: Int64 = row[4]
+            let members = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT m.user_id, u.username, u.display_name, m.delivered_seq, m.read_seq, u.last_seen_at
+                    FROM conversation_members m JOIN users u ON u.id = m.user_id
+                    WHERE m.conversation_id = ? ORDER BY m.user_id
+                    """,
+                arguments: [id.rawValue]
+            ).map { member in
+                ConversationMember(
+                    userId: UserID(rawValue: member[0]), username: member[1], displayName: member[2],
+                    deliveredSeq: member[3], readSeq: member[4],
+                    lastSeenAt: (member[5] as Int64?).map(Timestamp.init(milliseconds:)))
+            }
+            let lastMessage = try Row.fetchOne(
+                db, sql: "SELECT \(Columns.message) FROM messages m WHERE m.conversation_id = ? AND m.seq = ?",
+                arguments: [id.rawValue, lastSeq]
+            ).map { Message(row: $0) }
+            return ConversationSummary(
+                id: id, kind: ConversationKind(rawValue: row[0]) ?? .direct, createdAt: Timestamp(milliseconds: row[1]),
+                lastSeq: lastSeq, lastMessage: lastMessage, lastActivityAt: Timestamp(milliseconds: row[3]),
+                unreadCount: max(0, lastSeq - readSeq), members: members)
+        }
+    }
+
+    static func conversationInfo(_ id: ConversationID, _ db: Database) throws -> ConversationInfo {
+        guard let row = try Row.fetchOne(db, sql: "SELECT kind, created_at FROM conversations WHERE id = ?", arguments: [id.rawValue])
+        else { throw StoreError.conversationNotFound }
+        return ConversationInfo(
+            id: id, kind: ConversationKind(rawValue: row[0]) ?? .direct, createdAt: Timestamp(milliseconds: row[1]),
+            members: try users(memberIDs(id, db), db))
+    }
+}

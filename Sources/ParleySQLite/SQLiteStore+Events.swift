@@ -1,0 +1,86 @@
+import GRDB
+import ParleyCore
+import ParleyStore
+
+extension SQLiteStore: EventLog {
+    /// Appends an event to `user`'s stream inside the caller's write transaction.
+    ///
+    /// The position comes from the user's row (`stream_head + 1`), so it is gapless, and because the
+    /// row is written in the same transaction, positions are committed in the order they are assigned.
+    static func appendEvent(_ payload: StreamEvent.Payload, to user: UserID, now: Timestamp, _ db: Database) throws -> Delivery {
+        guard let position = try Int64.fetchOne(
+            db, sql: "UPDATE users SET stream_head = stream_head + 1 WHERE id = ? RETURNING stream_head",
+            arguments: [user.rawValue])
+        else { throw StoreError.userNotFound }
+        let sql = """
+            INSERT INTO events (user_id, pos, kind, conversation_id, seq, subject_id, delivered_seq, read_seq, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """
+        let statement = try db.cachedStatement(sql: sql)
+        switch payload {
+        case .message(let message):
+            try statement.execute(arguments: [user.rawValue, position, EventKind.message.rawValue, message.conversationId.rawValue,
+                                              message.seq, nil, nil, nil, now.milliseconds])
+        case .receipt(let receipt):
+            try statement.execute(arguments: [user.rawValue, position, EventKind.receipt.rawValue, receipt.conversationId.rawValue,
+                                              nil, receipt.userId.rawValue, receipt.deliveredSeq, receipt.readSeq, now.milliseconds])
+        case .conversation(let info):
+            try statement.execute(arguments: [user.rawValue, position, EventKind.conversation.rawValue, info.id.rawValue,
+                                              nil, nil, nil, nil, now.milliseconds])
+        }
+        return Delivery(recipient: user, event: StreamEvent(position: position, payload: payload))
+    }
+
+    public func events(of user: UserID, after: Int64, limit: Int) async throws -> Replay {
+        try await pool.read { db in
+            guard let bounds = try Row.fetchOne(db, sql: "SELECT stream_head, stream_floor FROM users WHERE id = ?", arguments: [user.rawValue])
+            else { throw StoreError.userNotFound }
+            let head: Int64 = bounds[0], floor: Int64 = bounds[1]
+            guard after >= floor, after <= head else { return .tooOld(head: head) }
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT e.pos, e.kind, e.conversation_id, e.subject_id, e.delivered_seq, e.read_seq, \(Columns.message)
+                    FROM events e
+                    LEFT JOIN messages m ON e.kind = \(EventKind.message.rawValue) AND m.conversation_id = e.conversation_id AND m.seq = e.seq
+                    WHERE e.user_id = ? AND e.pos > ? ORDER BY e.pos LIMIT ?
+                    """,
+                arguments: [user.rawValue, after, limit])
+            var events: [StreamEvent] = []
+            events.reserveCapacity(rows.count)
+            for row in rows {
+                let conversation = ConversationID(rawValue: row[2])
+                let payload: StreamEvent.Payload
+                switch EventKind(rawValue: row[1]) {
+                case .message:
+                    payload = .message(Message(row: row, at: 6))
+                case .receipt:
+                    payload = .receipt(ReceiptUpdate(conversationId: conversation, userId: UserID(rawValue: row[3]),
+                                                     deliveredSeq: row[4], readSeq: row[5]))
+                case .conversation:
+                    payload = .conversation(try Self.conversationInfo(conversation, db))
+                case nil:
+                    continue
+                }
+                events.append(StreamEvent(position: row[0], payload: payload))
+            }
+            return .events(events, head: head)
+        }
+    }
+
+    public func streamHead(of user: UserID) async throws -> Int64 {
+        try await pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT stream_head FROM users WHERE id = ?", arguments: [user.rawValue]) ?? 0
+        }
+    }
+
+    public func pruneEvents(keepPerUser: Int) async throws -> Int {
+        try await pool.write { db in
+            try db.execute(
+                sql: "UPDATE users SET stream_floor = stream_head - ? WHERE stream_head - ? > stream_floor",
+                arguments: [keepPerUser, keepPerUser])
+            try db.execute(sql: "DELETE FROM events WHERE pos <= (SELECT stream_floor FROM users WHERE users.id = events.user_id)")
+            return db.changesCount
+        }
+    }
+}

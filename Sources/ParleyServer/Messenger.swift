@@ -1,0 +1,75 @@
+import ParleyCore
+import ParleyStore
+
+/// The one path by which messages, conversations and receipts change, used by REST and WebSocket
+/// alike so both have the same semantics: rate limit, validate, commit, then fan out.
+struct Messenger: Sendable {
+    let store: any ParleyStore
+    let hub: ConnectionHub
+    let sendLimiter: RateLimiter
+    let metrics: ServerMetrics
+    private let clock = ContinuousClock()
+
+    /// Validates and stores a message; returns after commit (guarantee 3), having pushed the new
+    /// events to live connections.
+    func send(_ request: SendRequest, from sender: UserID) async throws -> SendOutcome {
+        if let wait = sendLimiter.acquire(sender.rawValue) {
+            throw ParleyError(.rateLimited, "Too many messages; try again in \(wait) s.", retryAfter: wait)
+        }
+        guard let clientId = ClientMessageID(validating: request.clientId.rawValue) else {
+            throw ParleyError(.invalidClientId, "clientId must be a UUID.")
+        }
+        let target: SendTarget
+        switch (request.conversationId, request.recipientId) {
+        case (let conversation?, nil):
+            guard let id = ConversationID(validating: conversation.rawValue) else { throw StoreError.conversationNotFound }
+            target = .conversation(id)
+        case (nil, let recipient?):
+            guard let id = UserID(validating: recipient.rawValue) else { throw StoreError.userNotFound }
+            target = .user(id)
+        default:
+            throw ParleyError(.invalidRecipient, "Give exactly one of conversationId and recipientId.")
+        }
+        let text = try Validation.messageText(request.text).get()
+        let start = clock.now
+        let outcome = try await store.send(NewMessage(sender: sender, clientId: clientId, target: target, text: text), now: .now())
+        metrics.sendDuration.recordNanoseconds(Int64((clock.now - start) / .nanoseconds(1)))
+        if outcome.duplicate {
+            metrics.duplicateSends.increment()
+        } else {
+            metrics.messagesSent.increment()
+            hub.publish(outcome.deliveries)
+            hub.stopTyping(user: sender, in: outcome.message.conversationId)
+            if case .user(let recipient) = target, outcome.deliveries.contains(where: \.isConversationCreation) {
+                try? await PresenceAnnouncer(store: store, hub: hub).introduce([sender, recipient])
+            }
+        }
+        return outcome
+    }
+
+    /// Finds or creates the direct conversation with `other`.
+    func startConversation(_ user: UserID, with other: UserID) async throws -> ConversationOutcome {
+        let outcome = try await store.createDirectConversation(between: user, and: other, now: .now())
+        hub.publish(outcome.deliveries)
+        if outcome.created { try? await PresenceAnnouncer(store: store, hub: hub).introduce([user, other]) }
+        return outcome
+    }
+
+    /// Moves the user's cursors forward; negative values are refused.
+    func updateReceipt(_ conversation: ConversationID, member: UserID, deliveredSeq: Int64?, readSeq: Int64?) async throws -> ReceiptUpdate {
+        guard deliveredSeq != nil || readSeq != nil else {
+            throw ParleyError(.invalidCursor, "Give deliveredSeq, readSeq or both.")
+        }
+        guard (deliveredSeq ?? 0) >= 0, (readSeq ?? 0) >= 0 else { throw ParleyError(.invalidCursor, "Cursors cannot be negative.") }
+        guard let id = ConversationID(validating: conversation.rawValue) else { throw StoreError.conversationNotFound }
+        let outcome = try await store.updateReceipt(in: id, member: member, deliveredSeq: deliveredSeq, readSeq: readSeq, now: .now())
+        hub.publish(outcome.deliveries)
+        return outcome.receipt
+    }
+}
+
+extension Delivery {
+    var isConversationCreation: Bool {
+        if case .conversation = event.payload { true } else { false }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import ParleyCore
+import ParleyStore
+
+/// An error a client may see: an HTTP status, a machine-readable code and a safe message.
+public struct ParleyError: Error, HTTPResponseError, Sendable {
+    public var status: HTTPResponse.Status
+    public var code: ErrorCode
+    public var message: String
+    /// Seconds to wait before trying again (429s).
+    public var retryAfter: Int?
+
+    public init(_ code: ErrorCode, _ message: String, retryAfter: Int? = nil) {
+        self.code = code
+        self.message = message
+        self.retryAfter = retryAfter
+        self.status = Self.status(for: code)
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        let body = try JSONEncoder().encode(ErrorBody(code: code, message: message))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    static func status(for code: ErrorCode) -> HTTPResponse.Status {
+        switch code {
+        case .unauthorized, .notAuthenticated, .invalidCredentials: .unauthorized
+        case .notFound, .conversationNotFound, .userNotFound: .notFound
+        case .usernameTaken, .clientIdConflict: .conflict
+        case .payloadTooLarge: .contentTooLarge
+        case .rateLimited: .tooManyRequests
+        case .unavailable: .serviceUnavailable
+        case .internalError: .internalServerError
+        case .invalidJSON, .invalidUTF8, .invalidFrame, .unknownFrameType, .invalidQuery, .alreadyAuthenticated,
+            .invalidUsername, .invalidDisplayName, .invalidPassword, .invalidRecipient, .invalidClientId,
+            .textEmpty, .textTooLong, .textInvalidCharacters, .invalidCursor:
+            .badRequest
+        }
+    }
+
+    init(_ failure: Validation.Failure) {
+        self.init(failure.code, failure.message)
+    }
+
+    /// The client-facing form of a store rule violation.
+    init(_ error: StoreError) {
+        switch error {
+        case .usernameTaken: self.init(.usernameTaken, "That username is taken.")
+        case .userNotFound: self.init(.userNotFound, "No such user.")
+        case .conversationNotFound: self.init(.conversationNotFound, "No such conversation.")
+        case .invalidRecipient: self.init(.invalidRecipient, "You cannot message yourself.")
+        case .clientIdConflict: self.init(.clientIdConflict, "This client id was already used for another conversation.")
+        case .cursorBeyondEnd: self.init(.invalidCursor, "The cursor is beyond the conversation's last message.")
+        }
+    }
+
+    /// Maps any error to what a client may see: known errors keep their meaning, anything else is a
+    /// generic 500 (the caller logs the original; no SQL or stack text leaves the server).
+    static func from(_ error: any Error) -> ParleyError? {
+        switch error {
+        case let error as ParleyError: error
+        case let error as StoreError: ParleyError(error)
+        case let error as Validation.Failure: ParleyError(error)
+        case is DecodingError: ParleyError(.invalidJSON, "The request body is not the expected JSON.")
+        case let error as HTTPError:
+            switch error.status {
+            case .notFound: ParleyError(.notFound, "No such route.")
+            case .contentTooLarge: ParleyError(.payloadTooLarge, "The request body is too large.")
+            case .methodNotAllowed: ParleyError(.notFound, "No such route for this method.")
+            default: error.status.code < 500 ? ParleyError(.invalidQuery, "The request is malformed.") : nil
+            }
+        default: nil
+        }
+    }
+}
+
+/// Turns every error into the JSON error body; unknown errors become a logged, generic 500.
+struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            if let known = ParleyError.from(error) { throw known }
+            context.logger.error("Request failed", metadata: ["error": "\(String(reflecting: error))", "path": "\(request.uri.path)"])
+            throw ParleyError(.internalError, "Something went wrong on the server.")
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import Logging
+import ParleyCore
+import ParleyStore
+import ServiceLifecycle
+import Synchronization
+
+/// The live side of the server: which users are connected where, fan-out of committed events,
+/// typing signals and presence.
+///
+/// The hub never decides what is true (the store does); it only forwards what was committed, so a
+/// connection that misses something here recovers it from the store by position.
+final class ConnectionHub: Service, Sendable {
+    private struct State {
+        var connections: [UserID: [Int: ClientConnection]] = [:]
+        var typing = TypingTracker()
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+    private let clock = ContinuousClock()
+    private let typingTimeout: Duration
+    private let logger: Logger
+    let metrics: ServerMetrics
+
+    init(typingTimeoutSeconds: Double, metrics: ServerMetrics, logger: Logger) {
+        self.typingTimeout = .milliseconds(Int64(typingTimeoutSeconds * 1000))
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    // MARK: Connections
+
+    /// Registers a connection; returns true when it is the user's first (they just came online),
+    /// or `nil` when the server is shutting down.
+    func attach(_ connection: ClientConnection) -> Bool? {
+        let first: Bool? = state.withLock { state in
+            guard !state.closed else { return nil }
+            let first = state.connections[connection.userId, default: [:]].isEmpty
+            state.connections[connection.userId, default: [:]][connection.id] = connection
+            return first
+        }
+        if first != nil { metrics.connections.increment() }
+        return first
+    }
+
+    /// Unregisters a connection; returns true when it was the user's last (they went offline).
+    /// Their typing signals end at once.
+    @discardableResult
+    func detach(_ connection: ClientConnection) -> Bool {
+        let (last, ended): (Bool, [(TypingTracker.Key, [UserID])]) = state.withLock { state in
+            guard state.connections[connection.userId]?.removeValue(forKey: connection.id) != nil else { return (false, []) }
+            guard state.connections[connection.userId]?.isEmpty == true else { return (false, []) }
+            state.connections.removeValue(forKey: connection.userId)
+            return (true, state.typing.stopAll(of: connection.userId))
+        }
+        metrics.connections.decrement()
+        announceTypingEnded(ended)
+        return last
+    }
+
+    func isOnline(_ user: UserID) -> Bool {
+        state.withLock { $0.connections[user]?.isEmpty == false }
+    }
+
+    func online(among users: [UserID]) -> Set<UserID> {
+        state.withLock { state in Set(users.filter { state.connections[$0]?.isEmpty == false }) }
+    }
+
+    // MARK: Fan-out
+
+    /// Pushes committed events to their recipients' connections, each user's in position order.
+    func publish(_ deliveries: [Delivery]) {
+        guard !deliveries.isEmpty else { return }
+        var byUser: [UserID: [StreamEvent]] = [:]
+        for delivery in deliveries { byUser[delivery.recipient, default: []].append(delivery.event) }
+        let targets = state.withLock { state in
+            byUser.compactMap { user, events in state.connections[user].map { (Array($0.values), events) } }
+        }
+        for (connections, events) in targets {
+            for connection in connections { connection.enqueue(.events(events)) }
+        }
+    }
+
+    /// Sends an ephemeral frame to every connection of the given users.
+    func send(_ frame: ServerFrame, to users: some Sequence<UserID>) {
+        let connections = state.withLock { state in users.flatMap { state.connections[$0].map { Array($0.values) } ?? [] } }
+        for connection in connections { connection.send(frame) }
+    }
+
+    // MARK: Typing
+
+    /// Starts, renews or stops a user's typing signal; `audience` are the conversation's other members.
+    func setTyping(_ isTyping: Bool, user: UserID, in conversation: ConversationID, audience: [UserID]) {
+        let key = TypingTracker.Key(conversation: conversation, user: user)
+        let expires = clock.now.advanced(by: typingTimeout)
+        let announce: [UserID]? = state.withLock { state in
+            if isTyping { return state.typing.start(key, audience: audience, until: expires) ? audience : nil }
+            return state.typing.stop(key)
+        }
+        if let announce { send(.typing(conversationId: conversation, userId: user, isTyping: isTyping), to: announce) }
+    }
+
+    /// Ends a typing signal because the user sent a message.
+    func stopTyping(user: UserID, in conversation: ConversationID) {
+        let key = TypingTracker.Key(conversation: conversation, user: user)
+        if let audience = state.withLock({ $0.typing.stop(key) }) {
+            send(.typing(conversationId: conversation, userId: user, isTyping: false), to: audience)
+        }
+    }
+
+    private func announceTypingEnded(_ ended: [(TypingTracker.Key, [UserID])]) {
+        for (key, audience) in ended {
+            send(.typing(conversationId: key.conversation, userId: key.user, isTyping: false), to: audience)
+        }
+    }
+
+    // MARK: Service
+
+    /// Expires typing signals until shutdown, then closes every connection.
+    func run() async throws {
+        let tick = Duration.milliseconds(min(500, max(50, typingTimeout.components.seconds * 100)))
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: tick) }
+            let ended = state.withLock { $0.typing.expire(now: clock.now) }
+            announceTypingEnded(ended)
+        }
+        let all = state.withLock { state in
+            state.closed = true
+            return state.connections.values.flatMap(\.values)
+        }
+        logger.info("Closing live connections", metadata: ["count": "\(all.count)"])
+        for connection in all { connection.finish() }
+    }
+}

@@ -1,0 +1,95 @@
+import Logging
+import ParleyCore
+import ParleyStore
+
+/// Answers the frames of one authenticated connection. Frames are handled one at a time, so the
+/// messages a connection sends are committed in the order it sent them.
+struct FrameHandler: Sendable {
+    let store: any ParleyStore
+    let hub: ConnectionHub
+    let messenger: Messenger
+    let connection: ClientConnection
+    let logger: Logger
+
+    var user: UserID { connection.userId }
+
+    func handle(_ frame: ClientFrame) async {
+        switch frame {
+        case .hello:
+            reply(ParleyError(.alreadyAuthenticated, "This connection is already authenticated."), ref: nil)
+        case .send(let request):
+            do {
+                let outcome = try await messenger.send(request, from: user)
+                connection.send(.sent(ref: request.ref, message: outcome.message, duplicate: outcome.duplicate))
+            } catch {
+                reply(error, ref: request.ref, clientId: request.clientId)
+            }
+        case .receipt(let ref, let conversation, let delivered, let read):
+            do {
+                _ = try await messenger.updateReceipt(conversation, member: user, deliveredSeq: delivered, readSeq: read)
+                connection.send(.ack(ref: ref))
+            } catch {
+                reply(error, ref: ref)
+            }
+        case .typing(let conversation, let isTyping):
+            do {
+                let members = try await store.memberIDs(of: conversation)
+                guard members.contains(user) else { throw StoreError.conversationNotFound }
+                hub.setTyping(isTyping, user: user, in: conversation, audience: members.filter { $0 != user })
+            } catch {
+                reply(error, ref: nil)
+            }
+        case .ping(let ref):
+            connection.send(.pong(ref: ref))
+        }
+    }
+
+    private func reply(_ error: any Error, ref: String?, clientId: ClientMessageID? = nil) {
+        let visible = ParleyError.from(error) ?? {
+            logger.error("Frame failed", metadata: ["error": "\(String(reflecting: error))"])
+            return ParleyError(.internalError, "Something went wrong on the server.")
+        }()
+        connection.send(.error(ref: ref, clientId: clientId, code: visible.code, message: visible.message))
+    }
+}
+
+/// Presence (guarantee 6): online / last seen, told only to people who share a conversation.
+struct PresenceAnnouncer: Sendable {
+    let store: any ParleyStore
+    let hub: ConnectionHub
+
+    func announceOnline(_ user: UserID) async throws {
+        hub.send(.presence(userId: user, online: true, lastSeenAt: nil), to: try await store.contacts(of: user))
+    }
+
+    /// Records when the user was last seen and tells their contacts, unless they are back already.
+    func announceOffline(_ user: UserID) async throws {
+        let now = Timestamp.now()
+        try await store.recordLastSeen(user, at: now)
+        guard !hub.isOnline(user) else { return }
+        hub.send(.presence(userId: user, online: false, lastSeenAt: now), to: try await store.contacts(of: user))
+    }
+
+    /// Tells a new connection the current presence of each of its user's contacts.
+    func sendSnapshot(to connection: ClientConnection) async throws {
+        for frame in try await presenceFrames(of: store.contacts(of: connection.userId)) { connection.send(frame) }
+    }
+
+    /// When a new conversation makes its members contacts, each learns the others' presence.
+    func introduce(_ members: [UserID]) async throws {
+        let frames = try await presenceFrames(of: members)
+        for (member, frame) in zip(members, frames) { hub.send(frame, to: members.filter { $0 != member }) }
+    }
+
+    /// One presence frame per user, in the order given.
+    private func presenceFrames(of users: [UserID]) async throws -> [ServerFrame] {
+        guard !users.isEmpty else { return [] }
+        let online = hub.online(among: users)
+        let lastSeen = try await store.lastSeen(users.filter { !online.contains($0) })
+        return users.map { user in
+            online.contains(user)
+                ? .presence(userId: user, online: true, lastSeenAt: nil)
+                : .presence(userId: user, online: false, lastSeenAt: lastSeen[user])
+        }
+    }
+}

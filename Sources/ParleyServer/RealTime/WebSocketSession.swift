@@ -1,0 +1,183 @@
+import Foundation
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import ParleyCore
+import ParleyStore
+
+/// One WebSocket connection from `hello` to close.
+///
+/// Resume rules (guarantee 5):
+/// 1. The connection is registered with the hub *before* the replay is read, so an event committed
+///    meanwhile is either in the replay, or queued live, or both — never neither.
+/// 2. The writer remembers the last position it wrote and skips anything at or below it: nothing twice.
+/// 3. A live event beyond the next position means something was missed (publishing raced); the
+///    writer fetches the gap from the store first: nothing lost, always in order.
+/// 4. A position the store no longer has (pruned, or from another database) gets `resync` with the
+///    head; the client reloads a snapshot and the stream goes on from the head.
+struct WebSocketSession: Sendable {
+    let store: any ParleyStore
+    let hub: ConnectionHub
+    let messenger: Messenger
+    let configuration: ServerConfiguration
+    static let replayPage = 500
+
+    func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, logger: Logger) async throws {
+        var messages = inbound.messages(maxSize: ServerLimits.maxBodyBytes).makeAsyncIterator()
+        let timeout = configuration.helloTimeoutSeconds
+        let watchdog = Task {
+            try await Task.sleep(for: .milliseconds(Int64(timeout * 1000)))
+            try await outbound.close(.policyViolation, reason: "hello expected")
+        }
+        let hello = try await readHello(&messages, outbound)
+        watchdog.cancel()
+        guard let (user, after) = hello else { return }
+
+        let connection = ClientConnection(userId: user, queueLimit: configuration.connectionQueueLimit)
+        guard let first = hub.attach(connection) else {
+            try await outbound.close(.goingAway, reason: "server shutting down")
+            return
+        }
+        let logger = {
+            var logger = logger
+            logger[metadataKey: "user"] = "\(user)"
+            return logger
+        }()
+        do {
+            let head = try await store.streamHead(of: user)
+            try await outbound.writeTextMessage(WireCoding.encode(.welcome(userId: user, head: head)))
+            let presence = PresenceAnnouncer(store: store, hub: hub)
+            if first { try await presence.announceOnline(user) }
+            try await presence.sendSnapshot(to: connection)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    await self.writeLoop(connection, outbound, resumeAfter: after, head: head, logger: logger)
+                }
+                try await readLoop(&messages, connection, logger: logger)
+                group.cancelAll()
+            }
+        } catch {
+            logger.debug("WebSocket session ended with error", metadata: ["error": "\(error)"])
+        }
+        connection.finish()
+        if hub.detach(connection) {
+            try? await PresenceAnnouncer(store: store, hub: hub).announceOffline(user)
+        }
+    }
+
+    /// Reads the first frame, which must be a valid `hello`; answers and closes otherwise.
+    private func readHello(
+        _ messages: inout WebSocketInboundMessageStream.AsyncIterator, _ outbound: WebSocketOutboundWriter
+    ) async throws -> (UserID, Int64?)? {
+        guard let message = try await messages.next() else { return nil }
+        let bytes = Self.bytes(of: message)
+        let refused: ParleyError
+        switch WireCoding.decodeFrame(bytes) {
+        case .success(.hello(let token, let after)):
+            if SessionTokens.isWellFormed(token),
+                let user = try await store.sessionUser(tokenHash: SessionTokens.hash(token), now: .now())
+            {
+                return (user, after)
+            }
+            refused = ParleyError(.unauthorized, "The token is invalid, expired or revoked.")
+        case .success:
+            refused = ParleyError(.notAuthenticated, "The first frame must be 'hello' with a token.")
+        case .failure(let error):
+            refused = error
+        }
+        try await outbound.writeTextMessage(WireCoding.encode(.error(ref: nil, clientId: nil, code: refused.code, message: refused.message)))
+        try await outbound.close(.policyViolation, reason: refused.code.rawValue)
+        return nil
+    }
+
+    private func readLoop(
+        _ messages: inout WebSocketInboundMessageStream.AsyncIterator, _ connection: ClientConnection, logger: Logger
+    ) async throws {
+        let handler = FrameHandler(store: store, hub: hub, messenger: messenger, connection: connection, logger: logger)
+        while let message = try await messages.next() {
+            let bytes = Self.bytes(of: message)
+            switch WireCoding.decodeFrame(bytes) {
+            case .success(let frame):
+                await handler.handle(frame)
+            case .failure(let error):
+                connection.send(.error(ref: WireCoding.ref(in: bytes), clientId: nil, code: error.code, message: error.message))
+            }
+        }
+    }
+
+    /// The only writer of the socket after `welcome`: replay, then queued frames and live events.
+    private func writeLoop(
+        _ connection: ClientConnection, _ outbound: WebSocketOutboundWriter, resumeAfter: Int64?, head: Int64, logger: Logger
+    ) async {
+        var cursor = StreamCursor(position: head)
+        do {
+            if let after = resumeAfter {
+                cursor.position = after
+                if try await !catchUp(&cursor, to: nil, outbound, user: connection.userId) {
+                    try await outbound.writeTextMessage(WireCoding.encode(.resync(position: cursor.position)))
+                }
+            }
+            try await outbound.writeTextMessage(WireCoding.encode(.synced(position: cursor.position)))
+            for await item in connection.outbound {
+                if connection.overflowed { break }
+                switch item {
+                case .frame(let frame):
+                    try await outbound.writeTextMessage(WireCoding.encode(frame))
+                case .events(let events):
+                    for event in events where event.position > cursor.position {
+                        if event.position > cursor.position + 1,
+                            try await !catchUp(&cursor, to: event.position - 1, outbound, user: connection.userId)
+                        {
+                            try await outbound.writeTextMessage(WireCoding.encode(.resync(position: cursor.position)))
+                        }
+                        if event.position == cursor.position + 1 {
+                            try await outbound.writeTextMessage(WireCoding.encode(.event(event)))
+                            cursor.position = event.position
+                        }
+                    }
+                }
+            }
+            if connection.overflowed {
+                hub.metrics.slowConsumersDisconnected.increment()
+                logger.notice("Disconnecting a slow reader")
+                try await outbound.close(.policyViolation, reason: "slow consumer: reconnect and resume")
+            } else if !Task.isCancelled {
+                try await outbound.close(.goingAway, reason: "server shutting down")
+            }
+        } catch {
+            logger.debug("WebSocket writer stopped", metadata: ["error": "\(error)"])
+            try? await outbound.close(.unexpectedServerError, reason: "internal error")
+        }
+    }
+
+    /// Writes stored events after the cursor up to `limit` (or the head). Returns false when the
+    /// position is too old to replay, leaving the cursor at the head.
+    private func catchUp(_ cursor: inout StreamCursor, to limit: Int64?, _ outbound: WebSocketOutboundWriter, user: UserID) async throws -> Bool {
+        while limit.map({ cursor.position < $0 }) ?? true {
+            switch try await store.events(of: user, after: cursor.position, limit: Self.replayPage) {
+            case .tooOld(let head):
+                cursor.position = head
+                return false
+            case .events(let events, _):
+                for event in events where limit.map({ event.position <= $0 }) ?? true {
+                    try await outbound.writeTextMessage(WireCoding.encode(.event(event)))
+                    cursor.position = event.position
+                }
+                if events.count < Self.replayPage { return true }
+            }
+        }
+        return true
+    }
+
+    static func bytes(of message: WebSocketMessage) -> [UInt8] {
+        switch message {
+        case .text(let text): Array(text.utf8)
+        case .binary(let buffer): Array(buffer.readableBytesView)
+        }
+    }
+}
+
+/// The last stream position written to a connection.
+struct StreamCursor {
+    var position: Int64
+}

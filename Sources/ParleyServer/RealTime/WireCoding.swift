@@ -1,0 +1,32 @@
+import Foundation
+import ParleyCore
+
+/// Decoding of client frames into typed results with the right error code for each failure.
+enum WireCoding {
+    static func encode(_ frame: ServerFrame) throws -> String {
+        String(decoding: try JSONEncoder().encode(frame), as: UTF8.self)
+    }
+
+    /// Parses a frame's bytes. Invalid UTF-8, bad JSON, unknown types and missing fields each get their own code.
+    static func decodeFrame(_ bytes: [UInt8]) -> Result<ClientFrame, ParleyError> {
+        guard String(validating: bytes, as: UTF8.self) != nil else {
+            return .failure(ParleyError(.invalidUTF8, "Frames must be valid UTF-8."))
+        }
+        let data = Data(bytes)
+        do {
+            return .success(try JSONDecoder().decode(ClientFrame.self, from: data))
+        } catch let error as UnknownFrameType {
+            return .failure(ParleyError(.unknownFrameType, "Unknown frame type '\(error.type.prefix(40))'."))
+        } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
+            return .failure(ParleyError(.invalidJSON, "The frame is not valid JSON."))
+        } catch {
+            return .failure(ParleyError(.invalidFrame, "The frame is missing fields or has fields of the wrong type."))
+        }
+    }
+
+    /// The `ref` of a frame that failed to decode, when it has a readable one, so the error can be matched.
+    static func ref(in bytes: [UInt8]) -> String? {
+        struct Ref: Decodable { var ref: String? }
+        return (try? JSONDecoder().decode(Ref.self, from: Data(bytes)))?.ref
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// JSON in and out of REST handlers, with the error codes the API documents.
+enum JSONBody {
+    /// Reads the whole body (at most ``ServerLimits/maxBodyBytes``) and decodes it.
+    /// Refuses invalid UTF-8 (`invalid_utf8`) before JSON parsing, which would otherwise lose the distinction.
+    static func decode<T: Decodable>(_ type: T.Type, from request: Request, context: ParleyRequestContext) async throws -> T {
+        var request = request
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: context.maxUploadSize)
+        } catch {
+            throw ParleyError(.payloadTooLarge, "The request body is larger than \(context.maxUploadSize) bytes.")
+        }
+        let bytes = Array(buffer.readableBytesView)
+        guard String(validating: bytes, as: UTF8.self) != nil else {
+            throw ParleyError(.invalidUTF8, "The request body is not valid UTF-8.")
+        }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(bytes))
+        } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
+            throw ParleyError(.invalidJSON, "The request body is not valid JSON.")
+        } catch let error as DecodingError {
+            throw ParleyError(.invalidJSON, "The request body does not match the expected shape (\(describe(error))).")
+        }
+    }
+
+    static func response<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
+        let data = try JSONEncoder().encode(value)
+        return Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// Names the offending field without echoing any input.
+    private static func describe(_ error: DecodingError) -> String {
+        switch error {
+        case .keyNotFound(let key, _): "missing '\(key.stringValue)'"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            "wrong type for '\(context.codingPath.map(\.stringValue).joined(separator: "."))'"
+        case .dataCorrupted(let context): "invalid '\(context.codingPath.map(\.stringValue).joined(separator: "."))'"
+        @unknown default: "invalid"
+        }
+    }
+}
+
+/// Typed query parameters with range checks, failing with `invalid_query`.
+struct QueryReader {
+    let request: Request
+
+    func int(_ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
+        guard let raw = request.uri.queryParameters.get(name) else { return value }
+        guard let number = Int(raw), range.contains(number) else {
+            throw ParleyError(.invalidQuery, "'\(name)' must be a whole number from \(range.lowerBound) to \(range.upperBound).")
+        }
+        return number
+    }
+
+    func seq(_ name: String) throws -> Int64? {
+        guard let raw = request.uri.queryParameters.get(name) else { return nil }
+        guard let number = Int64(raw), number >= 0 else { throw ParleyError(.invalidQuery, "'\(name)' must be a seq (0 or more).") }
+        return number
+    }
+
+    func string(_ name: String) -> String? {
+        request.uri.queryParameters.get(name)
+    }
+}

@@ -1,0 +1,65 @@
+import ParleyCore
+
+/// Accounts and sessions.
+public protocol AccountStore: Sendable {
+    /// - Throws: ``StoreError/usernameTaken``.
+    func createUser(_ user: NewUser, now: Timestamp) async throws -> User
+    func user(_ id: UserID) async throws -> User?
+    func users(_ ids: [UserID]) async throws -> [User]
+    func credentials(username: String) async throws -> Credentials?
+    /// Users whose username, display name, or a word of the display name starts with `prefix`
+    /// (case-insensitive), other than `excluding`, by username.
+    func searchUsers(prefix: String, excluding: UserID, limit: Int) async throws -> [User]
+    func createSession(tokenHash: String, user: UserID, expiresAt: Timestamp, now: Timestamp) async throws
+    /// The session's user, unless the session is unknown, revoked or expired at `now`.
+    func sessionUser(tokenHash: String, now: Timestamp) async throws -> UserID?
+    func deleteSession(tokenHash: String) async throws
+    func recordLastSeen(_ user: UserID, at: Timestamp) async throws
+    func lastSeen(_ users: [UserID]) async throws -> [UserID: Timestamp]
+}
+
+/// Conversations and their membership.
+public protocol ConversationStore: Sendable {
+    /// Returns the direct conversation of the two users, creating it if needed, atomically: two
+    /// concurrent calls end with one conversation. - Throws: ``StoreError/invalidRecipient``.
+    func createDirectConversation(between user: UserID, and other: UserID, now: Timestamp) async throws -> ConversationOutcome
+    /// The user's conversations, most recent activity first.
+    func conversations(of user: UserID, limit: Int, before: ConversationCursor?) async throws -> [ConversationSummary]
+    /// - Throws: ``StoreError/conversationNotFound`` if missing or `user` is not a member.
+    func conversation(_ id: ConversationID, as user: UserID) async throws -> ConversationSummary
+    /// Member ids of a conversation (empty if it does not exist).
+    func memberIDs(of conversation: ConversationID) async throws -> [UserID]
+    /// Everyone who shares at least one conversation with `user`.
+    func contacts(of user: UserID) async throws -> [UserID]
+}
+
+/// Messages and receipts: the writes behind guarantees 1–4.
+public protocol MessageStore: Sendable {
+    /// Stores a message, in one transaction with its seq, the sender's cursors and every member's
+    /// stream events; or returns the original message when (sender, client id) was stored before.
+    /// Returns only after commit.
+    func send(_ message: NewMessage, now: Timestamp) async throws -> SendOutcome
+    /// - Throws: ``StoreError/conversationNotFound``.
+    func messages(in conversation: ConversationID, as user: UserID, query: HistoryQuery) async throws -> HistoryPage
+    /// Moves the member's cursors forward (read implies delivered); lower values are ignored.
+    /// - Throws: ``StoreError/conversationNotFound``, ``StoreError/cursorBeyondEnd``.
+    func updateReceipt(in conversation: ConversationID, member: UserID, deliveredSeq: Int64?, readSeq: Int64?, now: Timestamp) async throws -> ReceiptOutcome
+}
+
+/// Each user's ordered, resumable event stream.
+public protocol EventLog: Sendable {
+    /// Events of `user` after position `after`, at most `limit`, or ``Replay/tooOld(head:)``.
+    func events(of user: UserID, after: Int64, limit: Int) async throws -> Replay
+    /// The user's newest stream position (0 before any event).
+    func streamHead(of user: UserID) async throws -> Int64
+    /// Forgets all but each user's newest `keepPerUser` events; returns how many were removed.
+    func pruneEvents(keepPerUser: Int) async throws -> Int
+}
+
+/// Everything the server needs from a database. Every backend passes the same conformance suite.
+public protocol ParleyStore: AccountStore, ConversationStore, MessageStore, EventLog {
+    /// Succeeds when the database answers (readiness).
+    func ping() async throws
+    /// Finishes pending writes and releases the database.
+    func close() async throws
+}

@@ -1,0 +1,129 @@
+import ParleyCore
+
+/// An account to create; the password is already hashed.
+public struct NewUser: Sendable {
+    public var username: String
+    public var displayName: String
+    public var passwordHash: String
+    public init(username: String, displayName: String, passwordHash: String) {
+        self.username = username
+        self.displayName = displayName
+        self.passwordHash = passwordHash
+    }
+}
+
+/// What login needs to check a password.
+public struct Credentials: Sendable {
+    public var user: User
+    public var passwordHash: String
+    public init(user: User, passwordHash: String) {
+        self.user = user
+        self.passwordHash = passwordHash
+    }
+}
+
+/// Where a message goes: an existing conversation, or a user (creating the direct conversation if needed).
+public enum SendTarget: Hashable, Sendable {
+    case conversation(ConversationID)
+    case user(UserID)
+}
+
+/// A validated message to store.
+public struct NewMessage: Sendable {
+    public var sender: UserID
+    public var clientId: ClientMessageID
+    public var target: SendTarget
+    public var text: String
+    public init(sender: UserID, clientId: ClientMessageID, target: SendTarget, text: String) {
+        self.sender = sender
+        self.clientId = clientId
+        self.target = target
+        self.text = text
+    }
+}
+
+/// An event committed to one user's stream, to be pushed to that user's live connections.
+public struct Delivery: Hashable, Sendable {
+    public var recipient: UserID
+    public var event: StreamEvent
+    public init(recipient: UserID, event: StreamEvent) {
+        self.recipient = recipient
+        self.event = event
+    }
+}
+
+/// The result of a send: the stored message (the original one for a retry) and the events it committed.
+public struct SendOutcome: Sendable {
+    public var message: Message
+    /// True when (sender, client id) was stored before: nothing new was written and `deliveries` is empty.
+    public var duplicate: Bool
+    public var deliveries: [Delivery]
+    public init(message: Message, duplicate: Bool, deliveries: [Delivery]) {
+        self.message = message
+        self.duplicate = duplicate
+        self.deliveries = deliveries
+    }
+}
+
+/// The result of creating (or finding) a direct conversation.
+public struct ConversationOutcome: Sendable {
+    public var conversation: ConversationSummary
+    public var created: Bool
+    public var deliveries: [Delivery]
+    public init(conversation: ConversationSummary, created: Bool, deliveries: [Delivery]) {
+        self.conversation = conversation
+        self.created = created
+        self.deliveries = deliveries
+    }
+}
+
+/// The result of a receipt request: the member's cursors after it, and events when they moved.
+public struct ReceiptOutcome: Sendable {
+    public var receipt: ReceiptUpdate
+    public var deliveries: [Delivery]
+    public init(receipt: ReceiptUpdate, deliveries: [Delivery]) {
+        self.receipt = receipt
+        self.deliveries = deliveries
+    }
+}
+
+/// A page request over a conversation's history, by seq. With neither bound: the latest `limit`.
+/// `before` and `after` are exclusive; with `after`, the page is the oldest `limit` after it.
+public struct HistoryQuery: Sendable, Equatable {
+    public var limit: Int
+    public var before: Int64?
+    public var after: Int64?
+    public init(limit: Int, before: Int64? = nil, after: Int64? = nil) {
+        self.limit = limit
+        self.before = before
+        self.after = after
+    }
+}
+
+/// A page of history, ascending by seq.
+public struct HistoryPage: Sendable, Equatable {
+    public var messages: [Message]
+    public var hasMore: Bool
+    public init(messages: [Message], hasMore: Bool) {
+        self.messages = messages
+        self.hasMore = hasMore
+    }
+}
+
+/// Position in the conversation list, which is sorted by (last activity, id) descending.
+public struct ConversationCursor: Sendable, Equatable {
+    public var lastActivityAt: Timestamp
+    public var id: ConversationID
+    public init(lastActivityAt: Timestamp, id: ConversationID) {
+        self.lastActivityAt = lastActivityAt
+        self.id = id
+    }
+}
+
+/// The answer to a resume request.
+public enum Replay: Sendable, Equatable {
+    /// Events after the requested position, oldest first (at most the limit asked; ask again for more).
+    case events([StreamEvent], head: Int64)
+    /// The position was pruned (or never existed): the client must resync; `head` is where to go on from.
+    case tooOld(head: Int64)
+}

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+/// The one binary: `parley serve`, and (as they land) the terminal client, bench and admin helpers.
+@main
+struct Parley: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "parley",
+        abstract: "Self-hosted real-time 1:1 messaging.",
+        subcommands: [Serve.self])
+}

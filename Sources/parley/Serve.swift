@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ParleyServer
+import ParleySQLite
+
+/// `parley serve`: runs the server. Each option may also come from a `PARLEY_*` environment
+/// variable; a flag wins over the environment, which wins over the default.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the Parley server (REST, WebSocket and the web client).")
+
+    @Option(help: "Address to listen on. [env: PARLEY_HOST] (default: 127.0.0.1)")
+    var host: String?
+    @Option(help: "Port to listen on. [env: PARLEY_PORT] (default: 8080)")
+    var port: Int?
+    @Option(help: "SQLite database file. [env: PARLEY_DATABASE] (default: data/parley.sqlite)")
+    var database: String?
+    @Option(help: "SQLite durability: full (fsync each commit) or normal. [env: PARLEY_DURABILITY] (default: full)")
+    var durability: String?
+    @Option(help: "Folder of the web client's files; empty to serve none. [env: PARLEY_PUBLIC_DIR] (default: Public)")
+    var publicDir: String?
+    @Option(help: "trace, debug, info, notice, warning, error or critical. [env: PARLEY_LOG_LEVEL] (default: info)")
+    var logLevel: String?
+    @Option(help: "text or json. [env: PARLEY_LOG_FORMAT] (default: text)")
+    var logFormat: String?
+    @Option(help: "bcrypt cost, 4–31. [env: PARLEY_BCRYPT_COST] (default: 12)")
+    var bcryptCost: Int?
+    @Option(help: "Messages per second per user. [env: PARLEY_SENDS_PER_SECOND] (default: 20)")
+    var sendsPerSecond: Double?
+
+    func run() async throws {
+        let settings = Settings(environment: ProcessInfo.processInfo.environment)
+        var configuration = ServerConfiguration()
+        configuration.host = host ?? settings.string("PARLEY_HOST") ?? configuration.host
+        configuration.port = try settings.checked("port", port ?? settings.int("PARLEY_PORT") ?? configuration.port, in: 0...65535)
+        let publicDir = publicDir ?? settings.string("PARLEY_PUBLIC_DIR") ?? "Public"
+        configuration.publicDirectory = publicDir.isEmpty ? nil : publicDir
+        let level = logLevel ?? settings.string("PARLEY_LOG_LEVEL") ?? "info"
+        guard let parsedLevel = Logger.Level(rawValue: level) else {
+            throw ValidationError("Unknown log level '\(level)'. Use trace, debug, info, notice, warning, error or critical.")
+        }
+        configuration.logLevel = parsedLevel
+        configuration.bcryptCost = UInt8(try settings.checked("bcrypt-cost", bcryptCost ?? settings.int("PARLEY_BCRYPT_COST") ?? 12, in: 4...31))
+        if let rate = sendsPerSecond ?? settings.double("PARLEY_SENDS_PER_SECOND") {
+            guard rate > 0 else { throw ValidationError("sends-per-second must be more than 0.") }
+            configuration.sendsPerSecond = rate
+            configuration.sendBurst = max(configuration.sendBurst, rate * 3)
+        }
+        let durabilityName = durability ?? settings.string("PARLEY_DURABILITY") ?? "full"
+        guard let durability = SQLiteStore.Durability(rawValue: durabilityName) else {
+            throw ValidationError("Unknown durability '\(durabilityName)'. Use full or normal.")
+        }
+        let format = logFormat ?? settings.string("PARLEY_LOG_FORMAT") ?? "text"
+        guard ["text", "json"].contains(format) else { throw ValidationError("Unknown log format '\(format)'. Use text or json.") }
+        let databasePath = database ?? settings.string("PARLEY_DATABASE") ?? "data/parley.sqlite"
+
+        LoggingSystem.bootstrap { label in
+            format == "json" ? JSONLogHandler(label: label) as any LogHandler : StreamLogHandler.standardError(label: label)
+        }
+        var logger = Logger(label: "parley")
+        logger.logLevel = parsedLevel
+        let store = try SQLiteStore(path: databasePath, durability: durability)
+        logger.info("Starting Parley", metadata: [
+            "address": "http://\(configuration.host):\(configuration.port)", "database": "\(databasePath)",
+            "durability": "\(durability.rawValue)",
+        ])
+        let app = try await buildApplication(configuration, store: store, logger: logger)
+        try await app.runService()
+    }
+}
+
+/// Reads `PARLEY_*` environment variables, refusing malformed numbers instead of ignoring them.
+struct Settings {
+    let environment: [String: String]
+
+    func string(_ name: String) -> String? { environment[name] }
+
+    func int(_ name: String) -> Int? {
+        environment[name].flatMap { Int($0) }
+    }
+
+    func double(_ name: String) -> Double? {
+        environment[name].flatMap { Double($0) }
+    }
+
+    func checked(_ option: String, _ value: Int, in range: ClosedRange<Int>) throws -> Int {
+        guard range.contains(value) else {
+            throw ValidationError("\(option) must be from \(range.lowerBound) to \(range.upperBound), not \(value).")
+        }
+        return value
+    }
+}
