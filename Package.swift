@@ -74,7 +74,6 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ],
-            resources: [.copy("Resources")],
             swiftSettings: swiftSettings
         ),
     ]

@@ -92,4 +92,5 @@ extension ClientFrame: Codable {
 /// Thrown when decoding a frame whose `type` this version does not know.
 public struct UnknownFrameType: Error, Equatable {
     public var type: String
+    public init(type: String) { self.type = type }
 }

@@ -22,7 +22,7 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
-        let body = try JSONEncoder().encode(ErrorBody(code: code, message: message))
+        let body = try WireFormat.encoder().encode(ErrorBody(code: code, message: message))
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 

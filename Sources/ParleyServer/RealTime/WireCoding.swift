@@ -4,7 +4,7 @@ import ParleyCore
 /// Decoding of client frames into typed results with the right error code for each failure.
 enum WireCoding {
     static func encode(_ frame: ServerFrame) throws -> String {
-        String(decoding: try JSONEncoder().encode(frame), as: UTF8.self)
+        String(decoding: try WireFormat.encoder().encode(frame), as: UTF8.self)
     }
 
     /// Parses a frame's bytes. Invalid UTF-8, bad JSON, unknown types and missing fields each get their own code.

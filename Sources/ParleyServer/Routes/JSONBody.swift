@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import ParleyCore
 
 /// JSON in and out of REST handlers, with the error codes the API documents.
 enum JSONBody {
@@ -29,7 +30,7 @@ enum JSONBody {
     }
 
     static func response<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
-        let data = try JSONEncoder().encode(value)
+        let data = try WireFormat.encoder().encode(value)
         return Response(
             status: status, headers: [.contentType: "application/json; charset=utf-8"],
             body: .init(byteBuffer: ByteBuffer(bytes: data)))

@@ -1,0 +1,92 @@
+import Foundation
+import ParleyCore
+import Testing
+
+@Suite struct MessageTextValidationTests {
+    @Test func trimsWhitespaceAndNewlinesAtBothEnds() throws {
+        #expect(try Validation.messageText("  \n hello\nworld \t\n").get() == "hello\nworld")
+    }
+
+    @Test(arguments: ["", " ", "\n\n", " \t \n ", "\u{3000}"])
+    func emptyOrWhitespaceOnlyIsRefused(text: String) {
+        #expect(Validation.messageText(text) == .failure(.init(.textEmpty, "Message text is empty.")))
+    }
+
+    @Test func countsCharactersNotBytesOrScalars() throws {
+        let family = "👨‍👩‍👧‍👦"  // one Character, seven scalars, 25 bytes
+        let atLimit = String(repeating: family, count: Validation.maxMessageCharacters)
+        #expect(try Validation.messageText(atLimit).get().count == Validation.maxMessageCharacters)
+        let overLimit = atLimit + "a"
+        #expect(throws: Validation.Failure.self) { try Validation.messageText(overLimit).get() }
+        #expect((try? Validation.messageText(overLimit).get()) == nil)
+        if case .failure(let failure) = Validation.messageText(overLimit) { #expect(failure.code == .textTooLong) }
+    }
+
+    @Test func limitAppliesAfterTrimming() throws {
+        let padded = "   " + String(repeating: "x", count: Validation.maxMessageCharacters) + "\n\n"
+        #expect(try Validation.messageText(padded).get().count == Validation.maxMessageCharacters)
+    }
+
+    @Test(arguments: ["a\u{0}b", "bell\u{7}", "esc\u{1B}[31m", "del\u{7F}", "c1\u{85}x", "vt\u{0B}x"])
+    func controlCharactersAreRefused(text: String) {
+        guard case .failure(let failure) = Validation.messageText(text) else {
+            Issue.record("accepted \(text.debugDescription)")
+            return
+        }
+        #expect(failure.code == .textInvalidCharacters)
+    }
+
+    @Test func newlineAndTabAreKeptAndCarriageReturnsNormalized() throws {
+        #expect(try Validation.messageText("a\tb\r\nc\rd").get() == "a\tb\nc\nd")
+    }
+
+    @Test func anyScriptAndEmojiPassUnchanged() throws {
+        for text in ["שלום עולם", "مرحبا", "こんにちは", "Ελληνικά", "🇺🇦🏳️‍🌈", "<script>alert(1)</script>"] {
+            #expect(try Validation.messageText(text).get() == text)
+        }
+    }
+}
+
+@Suite struct AccountValidationTests {
+    @Test func usernamesAreLowercasedAndLimitedToASafeAlphabet() throws {
+        #expect(try Validation.username("Alice_01.x").get() == "alice_01.x")
+        for bad in ["ab", String(repeating: "a", count: 33), "has space", "émile", "semi;colon", ""] {
+            #expect((try? Validation.username(bad).get()) == nil, "\(bad) should be refused")
+        }
+    }
+
+    @Test func displayNamesAreTrimmedAndBounded() throws {
+        #expect(try Validation.displayName("  Zoë Ångström ").get() == "Zoë Ångström")
+        #expect((try? Validation.displayName("   ").get()) == nil)
+        #expect((try? Validation.displayName(String(repeating: "n", count: 65)).get()) == nil)
+        #expect((try? Validation.displayName("two\nlines").get()) == nil)
+    }
+
+    @Test func passwordsAreEightToSeventyTwoBytes() {
+        #expect((try? Validation.password("1234567").get()) == nil)
+        #expect((try? Validation.password("12345678").get()) != nil)
+        #expect((try? Validation.password(String(repeating: "é", count: 37)).get()) == nil)  // 74 bytes
+        #expect((try? Validation.password(String(repeating: "é", count: 36)).get()) != nil)  // 72 bytes
+    }
+}
+
+@Suite struct IdentifierTests {
+    @Test func directConversationIdIsTheSameFromBothSides() {
+        let a = UserID.random(), b = UserID.random()
+        #expect(ConversationID.direct(a, b) == ConversationID.direct(b, a))
+        #expect(ConversationID(validating: ConversationID.direct(a, b).rawValue) == ConversationID.direct(a, b))
+    }
+
+    @Test func malformedConversationIdsAreRefused() {
+        let a = UserID.random(), b = UserID.random()
+        let (low, high) = a < b ? (a, b) : (b, a)
+        for bad in ["", "dm_", "dm_x_y", "gr_\(low)_\(high)", "dm_\(high)_\(low)", "dm_\(low)_\(low)", "dm_\(low)_\(high)_x"] {
+            #expect(ConversationID(validating: bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test func clientIdsMustBeUUIDsAndAreNormalized() {
+        #expect(ClientMessageID(validating: "not-a-uuid") == nil)
+        #expect(ClientMessageID(validating: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")?.rawValue == "e621e1f8-c36c-495a-93fc-0c247a3e6e5f")
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import HTTPTypes
+import NIOCore
+import ParleyCore
+import Testing
+
+@Suite struct AccountRouteTests {
+    @Test func registerLoginMeAndLogout() async throws {
+        try await TestServer.run { api in
+            let alice = try await api.register("Alice", displayName: "  Alice Liddell ")
+            #expect(alice.user.username == "alice" && alice.user.displayName == "Alice Liddell")
+            let me = try await api.request(.get, "/v1/me", token: alice.token)
+            #expect(try me.status == .ok && me.decode(User.self) == alice.user)
+
+            let login = try await api.request(.post, "/v1/auth/login", encoding: API.LoginRequest(username: "ALICE", password: "correct horse"))
+            #expect(login.status == .ok)
+            let second = try login.decode(API.SessionResponse.self)
+            #expect(second.token != alice.token && second.user == alice.user)
+
+            #expect(try await api.request(.post, "/v1/auth/logout", token: alice.token).status == .noContent)
+            let revoked = try await api.request(.get, "/v1/me", token: alice.token)
+            #expect(revoked.status == .unauthorized && revoked.errorCode == .unauthorized)
+            #expect(try await api.request(.get, "/v1/me", token: second.token).status == .ok, "other sessions survive a logout")
+        }
+    }
+
+    @Test func registrationValidatesEachField() async throws {
+        try await TestServer.run { api in
+            _ = try await api.register("taken")
+            let cases: [(String, ErrorCode, HTTPResponse.Status)] = [
+                (#"{"username":"taken","displayName":"X","password":"password1"}"#, .usernameTaken, .conflict),
+                (#"{"username":"a","displayName":"X","password":"password1"}"#, .invalidUsername, .badRequest),
+                (#"{"username":"bad name","displayName":"X","password":"password1"}"#, .invalidUsername, .badRequest),
+                (#"{"username":"okname","displayName":"  ","password":"password1"}"#, .invalidDisplayName, .badRequest),
+                (#"{"username":"okname","displayName":"X","password":"short"}"#, .invalidPassword, .badRequest),
+                (#"{"username":"okname","displayName":"X"}"#, .invalidJSON, .badRequest),
+                (#"{"username":"okname","displayName":"X","password":12345678}"#, .invalidJSON, .badRequest),
+                (#"{"username":"#, .invalidJSON, .badRequest),
+                ("", .invalidJSON, .badRequest),
+            ]
+            for (body, code, status) in cases {
+                let response = try await api.request(.post, "/v1/auth/register", json: body)
+                #expect(response.status == status && response.errorCode == code, "\(body)")
+            }
+            let invalidUTF8 = try await api.request(.post, "/v1/auth/register", body: ByteBuffer(bytes: Array(#"{"username":""#.utf8) + [0xFF, 0xFE] + Array(#""}"#.utf8)))
+            #expect(invalidUTF8.status == .badRequest && invalidUTF8.errorCode == .invalidUTF8)
+            let huge = try await api.request(.post, "/v1/auth/register", json: String(repeating: " ", count: 300_000) + "{}")
+            #expect(huge.status == .contentTooLarge && huge.errorCode == .payloadTooLarge)
+        }
+    }
+
+    @Test func loginFailuresDoNotRevealWhetherTheUserExists() async throws {
+        try await TestServer.run { api in
+            _ = try await api.register("alice")
+            let wrongPassword = try await api.request(.post, "/v1/auth/login", encoding: API.LoginRequest(username: "alice", password: "wrong password"))
+            let noSuchUser = try await api.request(.post, "/v1/auth/login", encoding: API.LoginRequest(username: "nobody", password: "wrong password"))
+            #expect(wrongPassword.status == .unauthorized && noSuchUser.status == .unauthorized)
+            #expect(wrongPassword.body == noSuchUser.body)
+            #expect(wrongPassword.errorCode == .invalidCredentials)
+        }
+    }
+
+    @Test func loginsAreThrottledWithRetryAfter() async throws {
+        try await TestServer.run(configure: { $0.loginBurst = 3; $0.loginsPerMinute = 1 }) { api in
+            _ = try await api.register("alice")
+            for _ in 0..<3 {
+                let attempt = try await api.request(.post, "/v1/auth/login", encoding: API.LoginRequest(username: "alice", password: "wrong password"))
+                #expect(attempt.status == .unauthorized)
+            }
+            let limited = try await api.request(.post, "/v1/auth/login", encoding: API.LoginRequest(username: "alice", password: "correct horse"))
+            #expect(limited.status == .tooManyRequests && limited.errorCode == .rateLimited)
+            #expect(Int(limited.headers[.retryAfter] ?? "") ?? 0 >= 1)
+        }
+    }
+
+    @Test func expiredAndMalformedTokensAreRefused() async throws {
+        try await TestServer.run(configure: { $0.sessionLifetimeSeconds = -1 }) { api in
+            let alice = try await api.register("alice")
+            let expired = try await api.request(.get, "/v1/me", token: alice.token)
+            #expect(expired.status == .unauthorized && expired.errorCode == .unauthorized)
+            for header in ["Basic abc", "Bearer", "Bearer short", "Bearer " + String(repeating: "é", count: 43)] {
+                let response = try await api.request(.get, "/v1/me", headers: [.authorization: header])
+                #expect(response.status == .unauthorized, "\(header)")
+            }
+        }
+    }
+
+    @Test func everyRouteButRegisterLoginAndHealthNeedsAToken() async throws {
+        try await TestServer.run { api in
+            let someone = try await api.register("someone")
+            let conversation = ConversationID.direct(someone.id, .random()).rawValue
+            let routes: [(HTTPRequest.Method, String)] = [
+                (.post, "/v1/auth/logout"), (.get, "/v1/me"), (.get, "/v1/users?query=so"), (.get, "/v1/users/\(someone.id)"),
+                (.get, "/v1/conversations"), (.post, "/v1/conversations"), (.get, "/v1/conversations/\(conversation)"),
+                (.get, "/v1/conversations/\(conversation)/messages"), (.post, "/v1/conversations/\(conversation)/receipts"),
+                (.post, "/v1/messages"),
+            ]
+            for (method, uri) in routes {
+                let response = try await api.request(method, uri, json: method == .post ? "{}" : nil)
+                #expect(response.status == .unauthorized && response.errorCode == .unauthorized, "\(method) \(uri)")
+            }
+            #expect(try await api.request(.get, "/healthz").status == .ok)
+        }
+    }
+
+    @Test func userSearchAndLookup() async throws {
+        try await TestServer.run { api in
+            let me = try await api.register("ada", displayName: "Ada Lovelace")
+            let grace = try await api.register("grace", displayName: "Grace Hopper")
+            let found = try await api.request(.get, "/v1/users?query=hop", token: me.token)
+            #expect(try found.decode(API.UserList.self).users == [grace.user])
+            let notMe = try await api.request(.get, "/v1/users?query=ada", token: me.token)
+            #expect(try notMe.decode(API.UserList.self).users.isEmpty)
+            for bad in ["/v1/users", "/v1/users?query=", "/v1/users?query=a&limit=0", "/v1/users?query=a&limit=x"] {
+                let response = try await api.request(.get, bad, token: me.token)
+                #expect(response.status == .badRequest && response.errorCode == .invalidQuery, "\(bad)")
+            }
+            #expect(try await api.request(.get, "/v1/users/\(grace.id)", token: me.token).decode(User.self) == grace.user)
+            #expect(try await api.request(.get, "/v1/users/\(UUID())", token: me.token).errorCode == .userNotFound)
+            #expect(try await api.request(.get, "/v1/users/not-an-id", token: me.token).status == .notFound)
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import ParleyCore
+import ParleySQLite
+
+/// A registered test user with a live session.
+struct Account: Sendable {
+    let user: User
+    let token: String
+    var id: UserID { user.id }
+}
+
+/// REST calls against the running test server.
+struct TestAPI: Sendable {
+    let client: any TestClientProtocol
+    let port: Int
+    /// The server's store, for tests that need to reach behind the API (pruning, inspection).
+    let store: SQLiteStore
+
+    func request(
+        _ method: HTTPRequest.Method, _ uri: String, token: String? = nil, json: String? = nil, headers: HTTPFields = [:]
+    ) async throws -> TestResponse {
+        try await request(method, uri, token: token, body: json.map { ByteBuffer(string: $0) }, headers: headers)
+    }
+
+    func request(
+        _ method: HTTPRequest.Method, _ uri: String, token: String? = nil, body: ByteBuffer?, headers: HTTPFields = [:]
+    ) async throws -> TestResponse {
+        var headers = headers
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        if body != nil { headers[.contentType] = "application/json" }
+        return try await client.executeRequest(uri: uri, method: method, headers: headers, body: body)
+    }
+
+    func request<Body: Encodable>(_ method: HTTPRequest.Method, _ uri: String, token: String? = nil, encoding value: Body) async throws -> TestResponse {
+        try await request(method, uri, token: token, json: String(decoding: try JSONEncoder().encode(value), as: UTF8.self))
+    }
+
+    func register(_ username: String, displayName: String? = nil, password: String = "correct horse") async throws -> Account {
+        let response = try await request(
+            .post, "/v1/auth/register",
+            encoding: API.RegisterRequest(username: username, displayName: displayName ?? username.capitalized, password: password))
+        guard response.status == .created else { throw TestFailure("register \(username): \(response.status) \(String(buffer: response.body))") }
+        let session = try response.decode(API.SessionResponse.self)
+        return Account(user: session.user, token: session.token)
+    }
+
+    /// Sends over REST and returns the stored message.
+    func send(_ text: String, from account: Account, to recipient: Account? = nil, in conversation: ConversationID? = nil,
+              clientId: ClientMessageID = .random()) async throws -> Message {
+        let response = try await request(
+            .post, "/v1/messages", token: account.token,
+            encoding: SendRequest(clientId: clientId, conversationId: conversation, recipientId: conversation == nil ? recipient?.id : nil, text: text))
+        guard response.status == .created || response.status == .ok else {
+            throw TestFailure("send: \(response.status) \(String(buffer: response.body))")
+        }
+        return try response.decode(API.SendResponse.self).message
+    }
+
+    func socket(_ account: Account, after: Int64? = nil) async throws -> TestSocket {
+        try await TestSocket.connect(port: port, hello: .hello(token: account.token, after: after))
+    }
+}
+
+extension TestResponse {
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try JSONDecoder().decode(T.self, from: Data(body.readableBytesView))
+    }
+
+    /// The error code of a JSON error body, or nil.
+    var errorCode: ErrorCode? { (try? decode(ErrorBody.self))?.error.code }
+}
