@@ -11,8 +11,11 @@ import ParleyStore
 public func buildApplication(
     _ configuration: ServerConfiguration, store: any ParleyStore, logger: Logger? = nil
 ) async throws -> some ApplicationProtocol {
-    var logger = logger ?? Logger(label: "parley")
-    logger.logLevel = configuration.logLevel
+    let logger = {
+        var logger = logger ?? Logger(label: "parley")
+        logger.logLevel = configuration.logLevel
+        return logger
+    }()
     let metrics = ServerMetrics()
     let hub = ConnectionHub(typingTimeoutSeconds: configuration.typingTimeoutSeconds, metrics: metrics, logger: logger)
     let sendLimiter = RateLimiter(ratePerSecond: configuration.sendsPerSecond, burst: configuration.sendBurst)
@@ -44,6 +47,11 @@ public func buildApplication(
             webSocketRouter: webSocketRouter,
             configuration: .init(ws: .init(maxFrameSize: ServerLimits.maxBodyBytes, autoPing: .enabled(timePeriod: .seconds(30)), validateUTF8: true))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "parley"),
+        onServerRunning: { channel in
+            let port = channel.localAddress?.port ?? configuration.port
+            logger.info("Parley is listening", metadata: ["url": "http://\(configuration.host):\(port)"])
+            await configuration.onServerRunning?(port)
+        },
         logger: logger)
     app.addServices(
         StoreLifecycle(store: store, logger: logger),

@@ -28,5 +28,8 @@ public struct ServerConfiguration: Sendable {
     /// Seconds a new WebSocket has to send `hello`.
     public var helloTimeoutSeconds: Double = 10
 
+    /// Called with the bound port once the server listens (useful with port 0).
+    public var onServerRunning: (@Sendable (_ port: Int) async -> Void)?
+
     public init() {}
 }

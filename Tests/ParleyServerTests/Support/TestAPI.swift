@@ -12,29 +12,39 @@ struct Account: Sendable {
     var id: UserID { user.id }
 }
 
+/// An HTTP response as the tests see it, whichever client fetched it.
+struct APIResponse: Sendable {
+    let status: HTTPResponse.Status
+    let headers: HTTPFields
+    let body: ByteBuffer
+}
+
+/// Sends one HTTP request to the server under test.
+typealias HTTPTransport = @Sendable (_ uri: String, _ method: HTTPRequest.Method, _ headers: HTTPFields, _ body: ByteBuffer?) async throws -> APIResponse
+
 /// REST calls against the running test server.
 struct TestAPI: Sendable {
-    let client: any TestClientProtocol
+    let transport: HTTPTransport
     let port: Int
     /// The server's store, for tests that need to reach behind the API (pruning, inspection).
     let store: SQLiteStore
 
     func request(
         _ method: HTTPRequest.Method, _ uri: String, token: String? = nil, json: String? = nil, headers: HTTPFields = [:]
-    ) async throws -> TestResponse {
+    ) async throws -> APIResponse {
         try await request(method, uri, token: token, body: json.map { ByteBuffer(string: $0) }, headers: headers)
     }
 
     func request(
         _ method: HTTPRequest.Method, _ uri: String, token: String? = nil, body: ByteBuffer?, headers: HTTPFields = [:]
-    ) async throws -> TestResponse {
+    ) async throws -> APIResponse {
         var headers = headers
         if let token { headers[.authorization] = "Bearer \(token)" }
         if body != nil { headers[.contentType] = "application/json" }
-        return try await client.executeRequest(uri: uri, method: method, headers: headers, body: body)
+        return try await transport(uri, method, headers, body)
     }
 
-    func request<Body: Encodable>(_ method: HTTPRequest.Method, _ uri: String, token: String? = nil, encoding value: Body) async throws -> TestResponse {
+    func request<Body: Encodable>(_ method: HTTPRequest.Method, _ uri: String, token: String? = nil, encoding value: Body) async throws -> APIResponse {
         try await request(method, uri, token: token, json: String(decoding: try JSONEncoder().encode(value), as: UTF8.self))
     }
 
@@ -64,11 +74,31 @@ struct TestAPI: Sendable {
     }
 }
 
-extension TestResponse {
+extension APIResponse {
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         try JSONDecoder().decode(T.self, from: Data(body.readableBytesView))
     }
 
     /// The error code of a JSON error body, or nil.
     var errorCode: ErrorCode? { (try? decode(ErrorBody.self))?.error.code }
+}
+
+extension TestAPI {
+    /// Requests through Hummingbird's live test client.
+    init(client: any TestClientProtocol, port: Int, store: SQLiteStore) {
+        self.init(transport: { uri, method, headers, body in
+            let response = try await client.executeRequest(uri: uri, method: method, headers: headers, body: body)
+            return APIResponse(status: response.status, headers: response.headers, body: response.body)
+        }, port: port, store: store)
+    }
+
+    /// Requests through a plain test client connected to `port` (a server in another process).
+    init(connectedTo client: TestClient, port: Int, store: SQLiteStore) {
+        self.init(transport: { uri, method, headers, body in
+            var headers = headers
+            headers[.connection] = "keep-alive"
+            let response = try await client.execute(TestClient.Request(uri, method: method, authority: "127.0.0.1", headers: headers, body: body))
+            return APIResponse(status: response.head.status, headers: response.head.headerFields, body: response.body ?? ByteBuffer())
+        }, port: port, store: store)
+    }
 }

@@ -7,11 +7,12 @@ import WSCore
 
 /// A real WebSocket client for tests: frames it receives collect in an inbox that tests wait on.
 final class TestSocket: Sendable {
-    let inbox = FrameInbox()
+    let inbox: FrameInbox
     private let outgoing: AsyncStream<WebSocketMessage>.Continuation
     private let connection: Task<WebSocketCloseFrame?, any Error>
 
-    private init(outgoing: AsyncStream<WebSocketMessage>.Continuation, connection: Task<WebSocketCloseFrame?, any Error>) {
+    private init(inbox: FrameInbox, outgoing: AsyncStream<WebSocketMessage>.Continuation, connection: Task<WebSocketCloseFrame?, any Error>) {
+        self.inbox = inbox
         self.outgoing = outgoing
         self.connection = connection
     }
@@ -41,7 +42,7 @@ final class TestSocket: Sendable {
                 }
             }
         }
-        let socket = TestSocket(outgoing: continuation, connection: connection)
+        let socket = TestSocket(inbox: inbox, outgoing: continuation, connection: connection)
         if let hello {
             socket.send(hello)
             _ = try await socket.inbox.waitFor("welcome") { frames in

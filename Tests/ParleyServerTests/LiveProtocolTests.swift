@@ -1,0 +1,93 @@
+import Foundation
+import ParleyCore
+import Testing
+
+/// Bad input over the WebSocket gets an error frame and the connection goes on; bad auth closes it.
+@Suite struct LiveProtocolTests {
+    @Test func malformedFramesGetErrorFramesAndTheConnectionSurvives() async throws {
+        try await TestServer.run { api in
+            let alice = try await api.register("alice"), bob = try await api.register("bob")
+            let a = try await api.socket(alice)
+            let cases: [(String, ErrorCode)] = [
+                ("{not json", .invalidJSON),
+                (#"{"type":"teleport","ref":"t1"}"#, .unknownFrameType),
+                (#"{"type":"send","ref":"s1"}"#, .invalidFrame),
+                (#"{"type":"hello","token":"x"}"#, .alreadyAuthenticated),
+                (#"{"type":"send","ref":"s2","clientId":"\#(UUID())","recipientId":"\#(bob.id)","text":"   "}"#, .textEmpty),
+                (#"{"type":"send","ref":"s3","clientId":"nope","recipientId":"\#(bob.id)","text":"x"}"#, .invalidClientId),
+                (#"{"type":"receipt","conversationId":"\#(ConversationID.direct(alice.id, bob.id))","readSeq":1}"#, .conversationNotFound),
+                ("[]", .invalidFrame),
+            ]
+            for (raw, code) in cases {
+                a.sendRaw(raw)
+                a.send(.ping(ref: raw))
+                _ = try await a.inbox.waitFor("pong after \(raw)") { $0.contains(.pong(ref: raw)) ? true : nil }
+            }
+            let codes = await a.inbox.frames.compactMap(\.errorCode)
+            #expect(codes == cases.map(\.1))
+            let refs = await a.inbox.frames.compactMap { if case .error(let ref, _, _, _) = $0 { ref } else { nil } }
+            #expect(refs == ["t1", "s1", "s2", "s3"])
+            a.sendBinary(Array(#"{"type":"ping","ref":""#.utf8) + [0xC3, 0x28] + Array(#""}"#.utf8))
+            _ = try await a.inbox.waitFor("invalid utf8") { $0.contains { $0.errorCode == .invalidUTF8 } ? true : nil }
+            a.sendBinary(Array(#"{"type":"ping","ref":"binary ok"}"#.utf8))
+            _ = try await a.inbox.waitFor("binary pong") { $0.contains(.pong(ref: "binary ok")) ? true : nil }
+        }
+    }
+
+    @Test func sendErrorsCarryTheClientIdAndNonMembersCannotPost() async throws {
+        try await TestServer.run { api in
+            let alice = try await api.register("alice"), bob = try await api.register("bob"), eve = try await api.register("eve")
+            let id = try await api.send("hi", from: alice, to: bob).conversationId
+            let e = try await api.socket(eve)
+            let clientId = ClientMessageID.random()
+            e.send(.send(SendRequest(ref: "intrude", clientId: clientId, conversationId: id, text: "let me in")))
+            let error = try await e.inbox.waitFor("send error") { frames in
+                frames.lazy.compactMap { if case .error(let ref, let client, let code, _) = $0 { (ref, client, code) } else { nil } }.first
+            }
+            #expect(error.0 == "intrude" && error.1 == clientId && error.2 == .conversationNotFound)
+            let page = try await api.request(.get, "/v1/conversations/\(id)/messages", token: alice.token).decode(API.MessagePage.self)
+            #expect(page.messages.count == 1)
+        }
+    }
+
+    @Test func nonMembersReceiveNoEventsOfOthersConversations() async throws {
+        try await TestServer.run { api in
+            let alice = try await api.register("alice"), bob = try await api.register("bob"), eve = try await api.register("eve")
+            let e = try await api.socket(eve, after: 0)
+            _ = try await e.synced()
+            let id = try await api.send("for bob only", from: alice, to: bob).conversationId
+            _ = try await api.request(.post, "/v1/conversations/\(id)/receipts", token: bob.token, json: #"{"readSeq":1}"#)
+            e.send(.ping(ref: "sync"))
+            _ = try await e.inbox.waitFor("pong") { $0.contains(.pong(ref: "sync")) ? true : nil }
+            #expect(await e.inbox.streamEvents.isEmpty)
+        }
+    }
+
+    @Test func badHelloIsAnsweredAndClosed() async throws {
+        try await TestServer.run { api in
+            let alice = try await api.register("alice")
+            let cases: [(ClientFrame, ErrorCode)] = [
+                (.hello(token: "not-a-token", after: nil), .unauthorized),
+                (.hello(token: String(repeating: "A", count: 43), after: nil), .unauthorized),
+                (.ping(ref: nil), .notAuthenticated),
+            ]
+            for (hello, code) in cases {
+                let socket = try await TestSocket.connect(port: api.port, hello: hello)
+                #expect(try await socket.firstError().code == code)
+                let close = try await socket.closed()
+                #expect(close?.closeCode == .policyViolation)
+            }
+            _ = try await api.request(.post, "/v1/auth/logout", token: alice.token)
+            let revoked = try await TestSocket.connect(port: api.port, hello: .hello(token: alice.token, after: nil))
+            #expect(try await revoked.firstError().code == .unauthorized)
+        }
+    }
+
+    @Test func aConnectionThatNeverSaysHelloIsClosed() async throws {
+        try await TestServer.run(configure: { $0.helloTimeoutSeconds = 0.3 }) { api in
+            let silent = try await TestSocket.connect(port: api.port, hello: nil)
+            let close = try await silent.closed()
+            #expect(close?.closeCode == .policyViolation)
+        }
+    }
+}

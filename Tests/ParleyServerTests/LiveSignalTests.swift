@@ -1,0 +1,98 @@
+import Foundation
+import ParleyCore
+import Testing
+
+/// Guarantee 6: typing and presence are ephemeral and only reach people who share a conversation.
+@Suite struct LiveSignalTests {
+    @Test func typingReachesTheOtherMemberAndExpiresOnItsOwn() async throws {
+        try await TestServer.run { api in
+            let alice = try await api.register("alice"), bob = try await api.register("bob")
+            let id = try await api.send("hi", from: alice, to: bob).conversationId
+            let a = try await api.socket(alice), b = try await api.socket(bob)
+            a.send(.typing(conversationId: id, isTyping: true))
+            try await b.typing(alice.id, isTyping: true)
+            // Nobody says stop: the server ends it after its timeout (0.6 s in tests).
+            try await b.typing(alice.id, isTyping: false)
+            #expect(await a.inbox.frames.allSatisfy { if case .typing = $0 { false } else { true } }, "typing is not echoed to the typist")
+        }
+    }
+
+    @Test func typingEndsAtOnceOnSendAndOnDisconnect() async throws {
+        try await TestServer.run(configure: { $0.typingTimeoutSeconds = 60 }) { api in
+            let alice = try await api.register("alice"), bob = try await api.register("bob")
+            let id = try await api.send("hi", from: alice, to: bob).conversationId
+            let a = try await api.socket(alice), b = try await api.socket(bob)
+            a.send(.typing(conversationId: id, isTyping: true))
+            try await b.typing(alice.id, isTyping: true)
+            a.send(.send(SendRequest(clientId: .random(), conversationId: id, text: "done typing")))
+            try await b.typing(alice.id, isTyping: false)
+
+            let again = try await api.socket(alice)
+            again.send(.typing(conversationId: id, isTyping: true))
+            _ = try await b.inbox.waitFor("second typing start") { frames in
+                frames.filter { if case .typing(_, _, true) = $0 { true } else { false } }.count == 2 ? true : nil
+            }
+            await a.close()
+            await again.close()
+            _ = try await b.inbox.waitFor("typing end on disconnect") { frames in
+                frames.filter { if case .typing(_, _, false) = $0 { true } else { false } }.count == 2 ? true : nil
+            }
+        }
+    }
+
+    @Test func typingInSomeoneElsesConversationIsRefused() async throws {
+        try await TestServer.run { api in
+            let alice = try await api.register("alice"), bob = try await api.register("bob"), eve = try await api.register("eve")
+            let id = try await api.send("hi", from: alice, to: bob).conversationId
+            let b = try await api.socket(bob), e = try await api.socket(eve)
+            e.send(.typing(conversationId: id, isTyping: true))
+            #expect(try await e.firstError().code == .conversationNotFound)
+            e.send(.ping(ref: "after"))
+            _ = try await e.inbox.waitFor("pong") { $0.contains(.pong(ref: "after")) ? true : nil }
+            #expect(await b.inbox.frames.allSatisfy { if case .typing = $0 { false } else { true } })
+        }
+    }
+
+    @Test func presenceGoesOnlyToContacts() async throws {
+        try await TestServer.run { api in
+            let alice = try await api.register("alice"), bob = try await api.register("bob"), eve = try await api.register("eve")
+            _ = try await api.send("hi", from: alice, to: bob)
+            let b = try await api.socket(bob), e = try await api.socket(eve)
+            // Bob's snapshot on connect: alice has never been online.
+            #expect(try await b.presence(alice.id, online: false) == nil)
+
+            let a = try await api.socket(alice)
+            _ = try await b.presence(alice.id, online: true)
+            _ = try await a.presence(bob.id, online: true)  // alice's snapshot shows bob online
+            let listed = try await api.request(.get, "/v1/conversations", token: bob.token).decode(API.ConversationList.self)
+            #expect(listed.conversations[0].otherMember(than: bob.id)?.online == true)
+
+            let beforeClose = Timestamp.now()
+            await a.close()
+            let aliceID = alice.id
+            let lastSeen = try await b.inbox.waitFor("offline with last seen") { frames in
+                frames.lazy.compactMap { frame -> Timestamp? in
+                    if case .presence(aliceID, false, let seen?) = frame { seen } else { nil }
+                }.first
+            }
+            #expect(lastSeen >= beforeClose)
+            e.send(.ping(ref: "sync"))
+            _ = try await e.inbox.waitFor("pong") { $0.contains(.pong(ref: "sync")) ? true : nil }
+            #expect(await e.inbox.frames.allSatisfy { if case .presence = $0 { false } else { true } }, "eve shares no conversation")
+        }
+    }
+
+    @Test func aNewConversationIntroducesPresenceAndEveryDeviceGetsEvents() async throws {
+        try await TestServer.run { api in
+            let alice = try await api.register("alice"), bob = try await api.register("bob")
+            let phone = try await api.socket(bob), laptop = try await api.socket(bob)
+            let a = try await api.socket(alice)
+            a.send(.send(SendRequest(clientId: .random(), recipientId: bob.id, text: "first contact")))
+            for device in [phone, laptop] {
+                #expect(try await device.message(seq: 1).text == "first contact")
+                _ = try await device.presence(alice.id, online: true)
+            }
+            _ = try await a.presence(bob.id, online: true)
+        }
+    }
+}
