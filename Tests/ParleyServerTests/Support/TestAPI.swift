@@ -4,6 +4,7 @@ import HummingbirdTesting
 import NIOCore
 import ParleyCore
 import ParleySQLite
+import Testing
 
 /// A registered test user with a live session.
 struct Account: Sendable {
@@ -41,7 +42,11 @@ struct TestAPI: Sendable {
         var headers = headers
         if let token { headers[.authorization] = "Bearer \(token)" }
         if body != nil { headers[.contentType] = "application/json" }
-        return try await transport(uri, method, headers, body)
+        let response = try await transport(uri, method, headers, body)
+        for problem in OpenAPISpec.shared.problems(method: method, uri: uri, status: Int(response.status.code), body: Data(response.body.readableBytesView)) {
+            Issue.record("Response does not match openapi.yaml: \(problem)")
+        }
+        return response
     }
 
     func request<Body: Encodable>(_ method: HTTPRequest.Method, _ uri: String, token: String? = nil, encoding value: Body) async throws -> APIResponse {

@@ -1,0 +1,31 @@
+import Foundation
+import Logging
+import ParleyCore
+@testable import ParleyServer
+import ParleySQLite
+import Testing
+
+/// openapi.yaml and the server agree. Every REST response in every test is also checked against the
+/// spec (see ``TestAPI``); this suite checks the route set and the checker itself.
+@Suite struct OpenAPIConformanceTests {
+    @Test func theSpecDocumentsExactlyTheServersRoutes() throws {
+        let store = try SQLiteStore(path: TestServer.temporaryDatabase())
+        let server = ServerContext(configuration: TestServer.configuration(), store: store, logger: nil)
+        let routes = (makeRouter(server).routes + makeWebSocketRouter(server).routes).map { route in
+            let path = route.path.description.split(separator: "/").map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }
+            return "\(route.method.rawValue) /\(path.joined(separator: "/"))"
+        }
+        #expect(Set(routes) == OpenAPISpec.shared.operations)
+        #expect(routes.count == Set(routes).count)
+    }
+
+    @Test func theCheckerCatchesUndocumentedStatusesAndWrongShapes() {
+        let spec = OpenAPISpec.shared
+        let user = #"{"id":"\#(UserID.random())","username":"alice","displayName":"Alice","createdAt":1}"#
+        #expect(spec.problems(method: .get, uri: "/v1/me", status: 200, body: Data(user.utf8)).isEmpty)
+        #expect(!spec.problems(method: .get, uri: "/v1/me", status: 418, body: Data()).isEmpty)
+        #expect(!spec.problems(method: .get, uri: "/v1/me", status: 200, body: Data(#"{"id":"x","username":"alice"}"#.utf8)).isEmpty)
+        #expect(!spec.problems(method: .get, uri: "/v1/me", status: 200, body: Data(user.replacingOccurrences(of: "}", with: #","extra":1}"#).utf8)).isEmpty)
+        #expect(!spec.problems(method: .get, uri: "/v1/me", status: 401, body: Data(#"{"error":{"code":"made_up","message":"x"}}"#.utf8)).isEmpty)
+    }
+}

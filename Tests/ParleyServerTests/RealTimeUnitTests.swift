@@ -1,0 +1,69 @@
+import ParleyCore
+@testable import ParleyServer
+import Testing
+
+@Suite struct ClientConnectionTests {
+    @Test func aFullQueueMarksTheReaderSlowAndEndsTheQueue() async {
+        let connection = ClientConnection(userId: .random(), queueLimit: 2)
+        connection.send(.pong(ref: "1"))
+        connection.send(.pong(ref: "2"))
+        #expect(!connection.overflowed)
+        connection.send(.pong(ref: "3"))
+        #expect(connection.overflowed)
+        var drained: [String?] = []
+        for await item in connection.outbound {
+            if case .frame(.pong(let ref)) = item { drained.append(ref) }
+        }
+        #expect(drained == ["1", "2"], "the queue holds at most its limit and then ends")
+    }
+}
+
+@Suite struct RateLimiterTests {
+    @Test func burstThenRetryAfterPerKey() {
+        let limiter = RateLimiter(ratePerSecond: 0.5, burst: 2)
+        #expect(limiter.acquire("a") == nil)
+        #expect(limiter.acquire("a") == nil)
+        #expect(limiter.acquire("a") == 2, "one token takes 2 s at 0.5/s")
+        #expect(limiter.acquire("b") == nil, "keys are independent")
+    }
+
+    @Test func tokensRefillOverTime() async throws {
+        let limiter = RateLimiter(ratePerSecond: 50, burst: 1)
+        #expect(limiter.acquire("a") == nil)
+        #expect(limiter.acquire("a") != nil)
+        try await Task.sleep(for: .milliseconds(60))
+        #expect(limiter.acquire("a") == nil)
+    }
+}
+
+@Suite struct TypingTrackerTests {
+    let conversation = ConversationID.direct(.random(), .random())
+    let alice = UserID.random(), bob = UserID.random()
+
+    @Test func startIsReportedOnceAndRenewalsExtendTheDeadline() {
+        var tracker = TypingTracker()
+        let key = TypingTracker.Key(conversation: conversation, user: alice)
+        let now = ContinuousClock.now
+        let started = tracker.start(key, audience: [bob], until: now.advanced(by: .seconds(5)))
+        let renewed = tracker.start(key, audience: [bob], until: now.advanced(by: .seconds(10)))
+        #expect(started && !renewed)
+        let early = tracker.expire(now: now.advanced(by: .seconds(6)))
+        #expect(early.isEmpty)
+        let ended = tracker.expire(now: now.advanced(by: .seconds(10)))
+        #expect(ended.map(\.0) == [key] && ended[0].1 == [bob])
+        let stoppedAgain = tracker.stop(key)
+        #expect(stoppedAgain == nil, "an expired signal is not ended twice")
+    }
+
+    @Test func disconnectEndsAllOfAUsersSignals() {
+        var tracker = TypingTracker()
+        let later = ContinuousClock.now.advanced(by: .seconds(5))
+        let other = ConversationID.direct(.random(), .random())
+        _ = tracker.start(.init(conversation: conversation, user: alice), audience: [bob], until: later)
+        _ = tracker.start(.init(conversation: other, user: alice), audience: [bob], until: later)
+        _ = tracker.start(.init(conversation: conversation, user: bob), audience: [alice], until: later)
+        let ended = tracker.stopAll(of: alice)
+        #expect(ended.count == 2)
+        #expect(tracker.entries.count == 1)
+    }
+}
