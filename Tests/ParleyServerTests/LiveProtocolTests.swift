@@ -1,4 +1,5 @@
 import Foundation
+import NIOWebSocket
 import ParleyCore
 import Testing
 
@@ -80,6 +81,37 @@ import Testing
             _ = try await api.request(.post, "/v1/auth/logout", token: alice.token)
             let revoked = try await TestSocket.connect(port: api.port, hello: .hello(token: alice.token, after: nil))
             #expect(try await revoked.firstError().code == .unauthorized)
+        }
+    }
+
+    @Test func invalidUTF8TextAndOversizedFramesCloseTheConnection() async throws {
+        try await TestServer.run { api in
+            let alice = try await api.register("alice")
+            let garbled = try await api.socket(alice)
+            garbled.sendTextBytes(Array(#"{"type":"ping","ref":""#.utf8) + [0xFF] + Array(#""}"#.utf8))
+            #expect(try await garbled.closed()?.closeCode == .dataInconsistentWithMessage)
+            let huge = try await api.socket(alice)
+            huge.sendRaw(#"{"type":"ping","ref":""# + String(repeating: "x", count: 300_000) + #""}"#)
+            #expect(try await huge.closed()?.closeCode == .messageTooLarge)
+        }
+    }
+
+    /// Regression: a session failing while its writer was still starting used to leave the socket
+    /// "closing" without a close frame, so both sides waited out the close timeout.
+    @Test func manySessionsFailingAtOnceAllCloseWithTheirCode() async throws {
+        try await TestServer.run { api in
+            let alice = try await api.register("alice")
+            let codes = try await withThrowingTaskGroup(of: WebSocketErrorCode?.self) { group in
+                for _ in 0..<25 {
+                    group.addTask {
+                        let socket = try await api.socket(alice)
+                        socket.sendTextBytes([0x22, 0xFF, 0x22])
+                        return try await socket.closed()?.closeCode
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(codes.count == 25 && codes.allSatisfy { $0 == .dataInconsistentWithMessage })
         }
     }
 

@@ -43,6 +43,7 @@ struct WebSocketSession: Sendable {
             logger[metadataKey: "user"] = "\(user)"
             return logger
         }()
+        var failure: (any Error)?
         do {
             let head = try await store.streamHead(of: user)
             try await outbound.writeTextMessage(WireCoding.encode(.welcome(userId: user, head: head)))
@@ -57,12 +58,16 @@ struct WebSocketSession: Sendable {
                 group.cancelAll()
             }
         } catch {
-            logger.debug("WebSocket session ended with error", metadata: ["error": "\(error)"])
+            // Cleaned up below, then rethrown so the socket closes with the code the error carries
+            // (e.g. 1007 for invalid UTF-8) instead of a normal close.
+            failure = error
+            logger.debug("WebSocket session ended with error", metadata: ["error": "\(String(reflecting: error))"])
         }
         connection.finish()
         if hub.detach(connection) {
             try? await PresenceAnnouncer(store: store, hub: hub).announceOffline(user)
         }
+        if let failure { throw failure }
     }
 
     /// Reads the first frame, which must be a valid `hello`; answers and closes otherwise.
@@ -146,7 +151,9 @@ struct WebSocketSession: Sendable {
             }
         } catch {
             logger.debug("WebSocket writer stopped", metadata: ["error": "\(error)"])
-            try? await outbound.close(.unexpectedServerError, reason: "internal error")
+            // Cancelled means the reader ended the session and the handler closes the socket with the
+            // right code; closing here too would claim the close without sending it.
+            if !Task.isCancelled { try? await outbound.close(.unexpectedServerError, reason: "internal error") }
         }
     }
 

@@ -3,15 +3,16 @@ import HummingbirdWSClient
 import Logging
 import NIOCore
 import ParleyCore
+import NIOWebSocket
 import WSCore
 
 /// A real WebSocket client for tests: frames it receives collect in an inbox that tests wait on.
 final class TestSocket: Sendable {
     let inbox: FrameInbox
-    private let outgoing: AsyncStream<WebSocketMessage>.Continuation
+    private let outgoing: AsyncStream<WebSocketOutboundWriter.OutboundFrame>.Continuation
     private let connection: Task<WebSocketCloseFrame?, any Error>
 
-    private init(inbox: FrameInbox, outgoing: AsyncStream<WebSocketMessage>.Continuation, connection: Task<WebSocketCloseFrame?, any Error>) {
+    private init(inbox: FrameInbox, outgoing: AsyncStream<WebSocketOutboundWriter.OutboundFrame>.Continuation, connection: Task<WebSocketCloseFrame?, any Error>) {
         self.inbox = inbox
         self.outgoing = outgoing
         self.connection = connection
@@ -19,7 +20,7 @@ final class TestSocket: Sendable {
 
     /// Connects and, when `hello` is given, sends it and waits for `welcome` (or an error).
     static func connect(port: Int, hello: ClientFrame?) async throws -> TestSocket {
-        let (stream, continuation) = AsyncStream.makeStream(of: WebSocketMessage.self)
+        let (stream, continuation) = AsyncStream.makeStream(of: WebSocketOutboundWriter.OutboundFrame.self)
         let inbox = FrameInbox()
         let connection = Task {
             try await WebSocketClient.connect(
@@ -27,12 +28,7 @@ final class TestSocket: Sendable {
             ) { inbound, outbound, _ in
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
-                        for await message in stream {
-                            switch message {
-                            case .text(let text): try await outbound.writeTextMessage(text)
-                            case .binary(let buffer): try await outbound.writeBinaryMessage(buffer)
-                            }
-                        }
+                        for await frame in stream { try await outbound.write(frame) }
                         try await outbound.close(.normalClosure, reason: nil)
                     }
                     for try await message in inbound.messages(maxSize: 1 << 20) {
@@ -59,6 +55,11 @@ final class TestSocket: Sendable {
     func sendRaw(_ text: String) { outgoing.yield(.text(text)) }
 
     func sendBinary(_ bytes: [UInt8]) { outgoing.yield(.binary(ByteBuffer(bytes: bytes))) }
+
+    /// A text frame with arbitrary bytes (which a Swift `String` could not hold if they are not UTF-8).
+    func sendTextBytes(_ bytes: [UInt8]) {
+        outgoing.yield(.custom(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: bytes))))
+    }
 
     /// Closes from the client side and waits until the connection is gone.
     func close() async {
