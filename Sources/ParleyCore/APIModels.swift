@@ -52,16 +52,7 @@ public enum API {
         }
     }
 
-    public struct MessagePage: Codable, Sendable {
-        /// Ascending by seq.
-        public var messages: [Message]
-        /// Whether more messages exist beyond this page in the direction asked.
-        public var hasMore: Bool
-        public init(messages: [Message], hasMore: Bool) {
-            self.messages = messages
-            self.hasMore = hasMore
-        }
-    }
+    public typealias MessagePage = ParleyCore.MessagePage
 
     public struct SendResponse: Codable, Sendable {
         public var message: Message
@@ -79,5 +70,16 @@ public enum API {
             self.deliveredSeq = deliveredSeq
             self.readSeq = readSeq
         }
+    }
+}
+
+/// A page of a conversation's history, ascending by seq.
+public struct MessagePage: Codable, Sendable, Equatable {
+    public var messages: [Message]
+    /// Whether more messages exist beyond this page in the direction asked.
+    public var hasMore: Bool
+    public init(messages: [Message], hasMore: Bool) {
+        self.messages = messages
+        self.hasMore = hasMore
     }
 }

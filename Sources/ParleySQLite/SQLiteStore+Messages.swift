@@ -61,7 +61,7 @@ extension SQLiteStore: MessageStore {
         return SendOutcome(message: message, duplicate: false, deliveries: deliveries)
     }
 
-    public func messages(in conversation: ConversationID, as user: UserID, query: HistoryQuery) async throws -> HistoryPage {
+    public func messages(in conversation: ConversationID, as user: UserID, query: HistoryQuery) async throws -> MessagePage {
         try await pool.read { db in
             guard try Bool.fetchOne(
                 db, sql: "SELECT 1 FROM conversation_members WHERE conversation_id = ? AND user_id = ?",
@@ -85,7 +85,7 @@ extension SQLiteStore: MessageStore {
             let hasMore = messages.count > query.limit
             if hasMore { messages.removeLast() }
             if !ascending { messages.reverse() }
-            return HistoryPage(messages: messages, hasMore: hasMore)
+            return MessagePage(messages: messages, hasMore: hasMore)
         }
     }
 

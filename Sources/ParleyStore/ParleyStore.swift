@@ -40,7 +40,7 @@ public protocol MessageStore: Sendable {
     /// Returns only after commit.
     func send(_ message: NewMessage, now: Timestamp) async throws -> SendOutcome
     /// - Throws: ``StoreError/conversationNotFound``.
-    func messages(in conversation: ConversationID, as user: UserID, query: HistoryQuery) async throws -> HistoryPage
+    func messages(in conversation: ConversationID, as user: UserID, query: HistoryQuery) async throws -> MessagePage
     /// Moves the member's cursors forward (read implies delivered); lower values are ignored.
     /// - Throws: ``StoreError/conversationNotFound``, ``StoreError/cursorBeyondEnd``.
     func updateReceipt(in conversation: ConversationID, member: UserID, deliveredSeq: Int64?, readSeq: Int64?, now: Timestamp) async throws -> ReceiptOutcome

@@ -100,16 +100,6 @@ public struct HistoryQuery: Sendable, Equatable {
     }
 }
 
-/// A page of history, ascending by seq.
-public struct HistoryPage: Sendable, Equatable {
-    public var messages: [Message]
-    public var hasMore: Bool
-    public init(messages: [Message], hasMore: Bool) {
-        self.messages = messages
-        self.hasMore = hasMore
-    }
-}
-
 /// Position in the conversation list, which is sorted by (last activity, id) descending.
 public struct ConversationCursor: Sendable, Equatable {
     public var lastActivityAt: Timestamp

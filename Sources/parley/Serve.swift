@@ -32,7 +32,7 @@ struct Serve: AsyncParsableCommand {
         let settings = Settings(environment: ProcessInfo.processInfo.environment)
         var configuration = ServerConfiguration()
         configuration.host = host ?? settings.string("PARLEY_HOST") ?? configuration.host
-        configuration.port = try settings.checked("port", port ?? settings.int("PARLEY_PORT") ?? configuration.port, in: 0...65535)
+        configuration.port = try settings.checked("port", port ?? (try settings.int("PARLEY_PORT")) ?? configuration.port, in: 0...65535)
         let publicDir = publicDir ?? settings.string("PARLEY_PUBLIC_DIR") ?? "Public"
         configuration.publicDirectory = publicDir.isEmpty ? nil : publicDir
         let level = logLevel ?? settings.string("PARLEY_LOG_LEVEL") ?? "info"
@@ -40,8 +40,8 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("Unknown log level '\(level)'. Use trace, debug, info, notice, warning, error or critical.")
         }
         configuration.logLevel = parsedLevel
-        configuration.bcryptCost = UInt8(try settings.checked("bcrypt-cost", bcryptCost ?? settings.int("PARLEY_BCRYPT_COST") ?? 12, in: 4...31))
-        if let rate = sendsPerSecond ?? settings.double("PARLEY_SENDS_PER_SECOND") {
+        configuration.bcryptCost = UInt8(try settings.checked("bcrypt-cost", bcryptCost ?? (try settings.int("PARLEY_BCRYPT_COST")) ?? 12, in: 4...31))
+        if let rate = try sendsPerSecond ?? settings.double("PARLEY_SENDS_PER_SECOND") {
             guard rate > 0 else { throw ValidationError("sends-per-second must be more than 0.") }
             configuration.sendsPerSecond = rate
             configuration.sendBurst = max(configuration.sendBurst, rate * 3)
@@ -75,12 +75,16 @@ struct Settings {
 
     func string(_ name: String) -> String? { environment[name] }
 
-    func int(_ name: String) -> Int? {
-        environment[name].flatMap { Int($0) }
+    func int(_ name: String) throws -> Int? {
+        guard let raw = environment[name] else { return nil }
+        guard let value = Int(raw) else { throw ValidationError("\(name) must be a whole number, not '\(raw)'.") }
+        return value
     }
 
-    func double(_ name: String) -> Double? {
-        environment[name].flatMap { Double($0) }
+    func double(_ name: String) throws -> Double? {
+        guard let raw = environment[name] else { return nil }
+        guard let value = Double(raw) else { throw ValidationError("\(name) must be a number, not '\(raw)'.") }
+        return value
     }
 
     func checked(_ option: String, _ value: Int, in range: ClosedRange<Int>) throws -> Int {

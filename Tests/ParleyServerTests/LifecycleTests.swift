@@ -31,6 +31,13 @@ import Testing
         #expect(stored.map(\.seq) == Array(1...Int64(stored.count)))
     }
 
+    @Test func sigtermShutsTheRealBinaryDownCleanly() async throws {
+        let server = try await ServerProcess(database: TestServer.temporaryDatabase())
+        #expect(server.stop() == 0)
+        let log = server.output
+        #expect(log.contains("Database closed"), "\(log)")
+    }
+
     @Test func acknowledgedMessagesSurviveARestartAndResumeWorksAcrossIt() async throws {
         let database = TestServer.temporaryDatabase()
         let (alice, bob, position, acked) = try await TestServer.run(database: database) { api in

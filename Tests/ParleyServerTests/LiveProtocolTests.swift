@@ -19,7 +19,7 @@ import Testing
                 (#"{"type":"receipt","conversationId":"\#(ConversationID.direct(alice.id, bob.id))","readSeq":1}"#, .conversationNotFound),
                 ("[]", .invalidFrame),
             ]
-            for (raw, code) in cases {
+            for (raw, _) in cases {
                 a.sendRaw(raw)
                 a.send(.ping(ref: raw))
                 _ = try await a.inbox.waitFor("pong after \(raw)") { $0.contains(.pong(ref: raw)) ? true : nil }

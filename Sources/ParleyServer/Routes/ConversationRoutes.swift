@@ -38,7 +38,7 @@ struct ConversationRoutes {
             let history = HistoryQuery(
                 limit: try query.int("limit", default: 50, range: 1...200), before: try query.seq("before"), after: try query.seq("after"))
             let page = try await store.messages(in: try conversationID(context), as: me, query: history)
-            return try JSONBody.response(API.MessagePage(messages: page.messages, hasMore: page.hasMore))
+            return try JSONBody.response(page)
         }
         router.post("/v1/conversations/:id/receipts") { request, context in
             let me = try context.requireUser()

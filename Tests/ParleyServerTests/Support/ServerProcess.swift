@@ -2,11 +2,18 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
+import Synchronization
 
 /// The real `parley` binary running as a child process, for tests that must kill it like a crash.
 final class ServerProcess: @unchecked Sendable {
     let process = Process()
     let port: Int
+    private let log = LogBuffer()
+
+    static let exitedMarker = "[parley exited]"
+
+    /// Everything the server logged so far.
+    var output: String { log.text }
 
     /// Starts `parley serve` on a free port and waits until it listens.
     init(database: String) async throws {
@@ -22,17 +29,23 @@ final class ServerProcess: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         let handle = output.fileHandleForReading
-        port = try await withThrowingTaskGroup(of: Int.self) { group in
+        // Drain the log on a thread for the child's whole life, so it never blocks on a full pipe.
+        Thread.detachNewThread { [log] in
+            while case let chunk = handle.availableData, !chunk.isEmpty {
+                log.append(String(decoding: chunk, as: UTF8.self))
+            }
+            log.append("\n" + Self.exitedMarker)
+        }
+        port = try await withThrowingTaskGroup(of: Int.self) { [log] group in
             group.addTask {
-                var log = ""
                 while true {
-                    let chunk = handle.availableData
-                    if chunk.isEmpty { throw TestFailure("parley exited before listening: \(log)") }
-                    log += String(decoding: chunk, as: UTF8.self)
-                    if let range = log.range(of: #"url=http://127\.0\.0\.1:(\d+)"#, options: .regularExpression),
-                       let port = Int(log[range].split(separator: ":").last ?? "") {
+                    let text = log.text
+                    if let range = text.range(of: #"url=http://127\.0\.0\.1:(\d+)"#, options: .regularExpression),
+                       let port = Int(text[range].split(separator: ":").last ?? "") {
                         return port
                     }
+                    if text.contains(Self.exitedMarker) { throw TestFailure("parley exited before listening: \(text)") }
+                    try await Task.sleep(for: .milliseconds(20))
                 }
             }
             group.addTask {
@@ -42,8 +55,6 @@ final class ServerProcess: @unchecked Sendable {
             defer { group.cancelAll() }
             return try await group.next() ?? 0
         }
-        // Keep draining the log so the child never blocks on a full pipe.
-        Thread.detachNewThread { while !handle.availableData.isEmpty {} }
     }
 
     /// SIGKILL: no graceful shutdown, no flush — a crash.
@@ -52,9 +63,19 @@ final class ServerProcess: @unchecked Sendable {
         process.waitUntilExit()
     }
 
-    func stop() {
+    /// SIGTERM, as an orchestrator stops a service; returns the exit status.
+    @discardableResult
+    func stop() -> Int32 {
         process.terminate()
         process.waitUntilExit()
+        return process.terminationStatus
     }
 }
 
+
+/// Text appended by one thread and read by others.
+final class LogBuffer: Sendable {
+    private let storage = Mutex("")
+    var text: String { storage.withLock { $0 } }
+    func append(_ more: String) { storage.withLock { $0 += more } }
+}
