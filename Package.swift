@@ -26,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.30.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
         // Shared vocabulary: ids, models, wire frames, validation. Foundation only.
@@ -54,10 +56,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Load and latency benchmark: a client of the protocol, so it never imports the server.
+        .target(
+            name: "ParleyBench",
+            dependencies: [
+                "ParleyCore",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "parley",
             dependencies: [
-                "ParleyServer", "ParleySQLite",
+                "ParleyServer", "ParleySQLite", "ParleyBench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -65,13 +78,13 @@ let package = Package(
         .testTarget(name: "ParleyCoreTests", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ParleyStoreTests",
-            dependencies: ["ParleyStore", "ParleySQLite"],
+            dependencies: ["ParleyStore", "ParleySQLite", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "ParleyServerTests",
             dependencies: [
-                "ParleyServer", "ParleySQLite",
+                "ParleyServer", "ParleySQLite", "ParleyBench",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Yams", package: "Yams"),

@@ -81,7 +81,7 @@ extension SQLiteStore: AccountStore {
     public func sessionUser(tokenHash: String, now: Timestamp) async throws -> UserID? {
         try await pool.read { db in
             try String.fetchOne(
-                db, sql: "SELECT user_id FROM sessions WHERE token_hash = ? AND expires_at > ?",
+                db.cachedStatement(sql: "SELECT user_id FROM sessions WHERE token_hash = ? AND expires_at > ?"),
                 arguments: [tokenHash, now.milliseconds]
             ).map(UserID.init(rawValue:))
         }

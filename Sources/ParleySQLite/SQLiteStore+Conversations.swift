@@ -4,7 +4,7 @@ import ParleyStore
 
 extension SQLiteStore: ConversationStore {
     public func createDirectConversation(between user: UserID, and other: UserID, now: Timestamp) async throws -> ConversationOutcome {
-        try await pool.write { db in
+        try await batcher.write { db in
             let (id, deliveries) = try Self.ensureDirect(user, other, now: now, db)
             guard let summary = try Self.summaries(of: user, ids: [id], db).first else { throw StoreError.conversationNotFound }
             return ConversationOutcome(conversation: summary, created: !deliveries.isEmpty, deliveries: deliveries)
@@ -16,9 +16,9 @@ extension SQLiteStore: ConversationStore {
     static func ensureDirect(_ user: UserID, _ other: UserID, now: Timestamp, _ db: Database) throws -> (ConversationID, [Delivery]) {
         guard user != other else { throw StoreError.invalidRecipient }
         let id = ConversationID.direct(user, other)
-        try db.execute(
-            sql: "INSERT INTO conversations (id, kind, created_at, last_seq, last_activity_at) VALUES (?, 'direct', ?, 0, ?) ON CONFLICT(id) DO NOTHING",
-            arguments: [id.rawValue, now.milliseconds, now.milliseconds])
+        try db.cachedStatement(
+            sql: "INSERT INTO conversations (id, kind, created_at, last_seq, last_activity_at) VALUES (?, 'direct', ?, 0, ?) ON CONFLICT(id) DO NOTHING"
+        ).execute(arguments: [id.rawValue, now.milliseconds, now.milliseconds])
         guard db.changesCount == 1 else { return (id, []) }
         let members = try users([user, other], db)
         guard members.count == 2 else { throw StoreError.userNotFound }
@@ -63,7 +63,7 @@ extension SQLiteStore: ConversationStore {
 
     static func memberIDs(_ conversation: ConversationID, _ db: Database) throws -> [UserID] {
         try String.fetchAll(
-            db, sql: "SELECT user_id FROM conversation_members WHERE conversation_id = ? ORDER BY user_id",
+            db.cachedStatement(sql: "SELECT user_id FROM conversation_members WHERE conversation_id = ? ORDER BY user_id"),
             arguments: [conversation.rawValue]
         ).map(UserID.init(rawValue:))
     }
@@ -87,22 +87,20 @@ extension SQLiteStore: ConversationStore {
     static func summaries(of user: UserID, ids: [ConversationID], _ db: Database) throws -> [ConversationSummary] {
         try ids.compactMap { id -> ConversationSummary? in
             guard let row = try Row.fetchOne(
-                db,
-                sql: """
+                db.cachedStatement(sql: """
                     SELECT c.kind, c.created_at, c.last_seq, c.last_activity_at, me.read_seq
                     FROM conversations c JOIN conversation_members me ON me.conversation_id = c.id AND me.user_id = ?
                     WHERE c.id = ?
-                    """,
+                    """),
                 arguments: [user.rawValue, id.rawValue])
             else { return nil }
             let lastSeq: Int64 = row[2], readSeq: Int64 = row[4]
             let members = try Row.fetchAll(
-                db,
-                sql: """
+                db.cachedStatement(sql: """
                     SELECT m.user_id, u.username, u.display_name, m.delivered_seq, m.read_seq, u.last_seen_at
                     FROM conversation_members m JOIN users u ON u.id = m.user_id
                     WHERE m.conversation_id = ? ORDER BY m.user_id
-                    """,
+                    """),
                 arguments: [id.rawValue]
             ).map { member in
                 ConversationMember(
@@ -111,7 +109,7 @@ extension SQLiteStore: ConversationStore {
                     lastSeenAt: (member[5] as Int64?).map(Timestamp.init(milliseconds:)))
             }
             let lastMessage = try Row.fetchOne(
-                db, sql: "SELECT \(Columns.message) FROM messages m WHERE m.conversation_id = ? AND m.seq = ?",
+                db.cachedStatement(sql: "SELECT \(Columns.message) FROM messages m WHERE m.conversation_id = ? AND m.seq = ?"),
                 arguments: [id.rawValue, lastSeq]
             ).map { Message(row: $0) }
             return ConversationSummary(

@@ -9,7 +9,7 @@ extension SQLiteStore: EventLog {
     /// row is written in the same transaction, positions are committed in the order they are assigned.
     static func appendEvent(_ payload: StreamEvent.Payload, to user: UserID, now: Timestamp, _ db: Database) throws -> Delivery {
         guard let position = try Int64.fetchOne(
-            db, sql: "UPDATE users SET stream_head = stream_head + 1 WHERE id = ? RETURNING stream_head",
+            db.cachedStatement(sql: "UPDATE users SET stream_head = stream_head + 1 WHERE id = ? RETURNING stream_head"),
             arguments: [user.rawValue])
         else { throw StoreError.userNotFound }
         let sql = """

@@ -4,7 +4,7 @@ import ParleyStore
 
 extension SQLiteStore: MessageStore {
     public func send(_ new: NewMessage, now: Timestamp) async throws -> SendOutcome {
-        try await pool.write { db in try Self.send(new, now: now, db) }
+        try await batcher.write { db in try Self.send(new, now: now, db) }
     }
 
     /// The send transaction. Rules:
@@ -21,7 +21,7 @@ extension SQLiteStore: MessageStore {
         case .user(let user): .direct(new.sender, user)
         }
         if let existing = try Row.fetchOne(
-            db, sql: "SELECT \(Columns.message) FROM messages m WHERE m.sender_id = ? AND m.client_id = ?",
+            db.cachedStatement(sql: "SELECT \(Columns.message) FROM messages m WHERE m.sender_id = ? AND m.client_id = ?"),
             arguments: [new.sender.rawValue, new.clientId.rawValue]
         ).map({ Message(row: $0) }) {
             guard existing.conversationId == targetID else { throw StoreError.clientIdConflict }
@@ -42,7 +42,7 @@ extension SQLiteStore: MessageStore {
         guard members.contains(new.sender) else { throw StoreError.conversationNotFound }
 
         guard let seq = try Int64.fetchOne(
-            db, sql: "UPDATE conversations SET last_seq = last_seq + 1, last_activity_at = ? WHERE id = ? RETURNING last_seq",
+            db.cachedStatement(sql: "UPDATE conversations SET last_seq = last_seq + 1, last_activity_at = ? WHERE id = ? RETURNING last_seq"),
             arguments: [now.milliseconds, targetID.rawValue])
         else { throw StoreError.conversationNotFound }
         let message = Message(
@@ -64,7 +64,7 @@ extension SQLiteStore: MessageStore {
     public func messages(in conversation: ConversationID, as user: UserID, query: HistoryQuery) async throws -> MessagePage {
         try await pool.read { db in
             guard try Bool.fetchOne(
-                db, sql: "SELECT 1 FROM conversation_members WHERE conversation_id = ? AND user_id = ?",
+                db.cachedStatement(sql: "SELECT 1 FROM conversation_members WHERE conversation_id = ? AND user_id = ?"),
                 arguments: [conversation.rawValue, user.rawValue]) == true
             else { throw StoreError.conversationNotFound }
             var sql = "SELECT \(Columns.message) FROM messages m WHERE m.conversation_id = ?"
@@ -81,7 +81,7 @@ extension SQLiteStore: MessageStore {
             let ascending = query.after != nil
             sql += " ORDER BY m.seq \(ascending ? "ASC" : "DESC") LIMIT ?"
             arguments += [query.limit + 1]
-            var messages = try Row.fetchAll(db, sql: sql, arguments: arguments).map { Message(row: $0) }
+            var messages = try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { Message(row: $0) }
             let hasMore = messages.count > query.limit
             if hasMore { messages.removeLast() }
             if !ascending { messages.reverse() }
@@ -92,13 +92,12 @@ extension SQLiteStore: MessageStore {
     public func updateReceipt(
         in conversation: ConversationID, member: UserID, deliveredSeq: Int64?, readSeq: Int64?, now: Timestamp
     ) async throws -> ReceiptOutcome {
-        try await pool.write { db in
+        try await batcher.write { db in
             guard let row = try Row.fetchOne(
-                db,
-                sql: """
+                db.cachedStatement(sql: """
                     SELECT m.delivered_seq, m.read_seq, c.last_seq FROM conversation_members m
                     JOIN conversations c ON c.id = m.conversation_id WHERE m.conversation_id = ? AND m.user_id = ?
-                    """,
+                    """),
                 arguments: [conversation.rawValue, member.rawValue])
             else { throw StoreError.conversationNotFound }
             let (oldDelivered, oldRead, lastSeq): (Int64, Int64, Int64) = (row[0], row[1], row[2])
@@ -111,9 +110,8 @@ extension SQLiteStore: MessageStore {
             guard receipt.deliveredSeq != oldDelivered || receipt.readSeq != oldRead else {
                 return ReceiptOutcome(receipt: receipt, deliveries: [])
             }
-            try db.execute(
-                sql: "UPDATE conversation_members SET delivered_seq = ?, read_seq = ? WHERE conversation_id = ? AND user_id = ?",
-                arguments: [receipt.deliveredSeq, receipt.readSeq, conversation.rawValue, member.rawValue])
+            try db.cachedStatement(sql: "UPDATE conversation_members SET delivered_seq = ?, read_seq = ? WHERE conversation_id = ? AND user_id = ?")
+                .execute(arguments: [receipt.deliveredSeq, receipt.readSeq, conversation.rawValue, member.rawValue])
             let deliveries = try Self.memberIDs(conversation, db).map { try Self.appendEvent(.receipt(receipt), to: $0, now: now, db) }
             return ReceiptOutcome(receipt: receipt, deliveries: deliveries)
         }

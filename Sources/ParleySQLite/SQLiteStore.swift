@@ -16,6 +16,8 @@ public final class SQLiteStore: ParleyStore, Sendable {
     }
 
     let pool: DatabasePool
+    /// Sends, receipts and conversation creation go through here: one commit per batch.
+    let batcher: GroupCommitWriter
 
     /// Opens (creating if needed) and migrates the database at `path`.
     public init(path: String, durability: Durability = .full) throws {
@@ -29,6 +31,7 @@ public final class SQLiteStore: ParleyStore, Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         pool = try DatabasePool(path: path, configuration: configuration)
         try SQLiteSchema.migrator.migrate(pool)
+        batcher = GroupCommitWriter(pool: pool)
     }
 
     public func ping() async throws {

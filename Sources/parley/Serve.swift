@@ -27,6 +27,8 @@ struct Serve: AsyncParsableCommand {
     var bcryptCost: Int?
     @Option(help: "Messages per second per user. [env: PARLEY_SENDS_PER_SECOND] (default: 20)")
     var sendsPerSecond: Double?
+    @Option(help: "Login and registration attempts per minute per username and per address. [env: PARLEY_LOGINS_PER_MINUTE] (default: 10)")
+    var loginsPerMinute: Double?
 
     func run() async throws {
         let settings = Settings(environment: ProcessInfo.processInfo.environment)
@@ -45,6 +47,11 @@ struct Serve: AsyncParsableCommand {
             guard rate > 0 else { throw ValidationError("sends-per-second must be more than 0.") }
             configuration.sendsPerSecond = rate
             configuration.sendBurst = max(configuration.sendBurst, rate * 3)
+        }
+        if let rate = try loginsPerMinute ?? settings.double("PARLEY_LOGINS_PER_MINUTE") {
+            guard rate > 0 else { throw ValidationError("logins-per-minute must be more than 0.") }
+            configuration.loginsPerMinute = rate
+            configuration.loginBurst = max(configuration.loginBurst, rate)
         }
         let durabilityName = durability ?? settings.string("PARLEY_DURABILITY") ?? "full"
         guard let durability = SQLiteStore.Durability(rawValue: durabilityName) else {

@@ -67,3 +67,28 @@ import Testing
         #expect(tracker.entries.count == 1)
     }
 }
+
+@Suite struct EventFrameEncoderTests {
+    @Test func framesAreByteIdenticalToTheStandardEncodingForEveryKind() throws {
+        let a = UserID.random(), b = UserID.random()
+        let conversation = ConversationID.direct(a, b)
+        let message = Message(id: .random(), conversationId: conversation, seq: 9, senderId: a, clientId: .random(),
+                              text: "quote \" backslash \\ newline \n emoji 🙂", createdAt: Timestamp(milliseconds: 1_700_000_000_000))
+        let payloads: [StreamEvent.Payload] = [
+            .message(message),
+            .receipt(ReceiptUpdate(conversationId: conversation, userId: b, deliveredSeq: 9, readSeq: 8)),
+            .conversation(ConversationInfo(id: conversation, kind: .direct, createdAt: Timestamp(milliseconds: 5), members: [
+                User(id: a, username: "a_user", displayName: "A", createdAt: Timestamp(milliseconds: 1))])),
+        ]
+        var encoder = EventFrameEncoder()
+        for (index, payload) in payloads.enumerated() {
+            for position in [Int64(1), 1_000_000_007] {
+                let event = StreamEvent(position: position + Int64(index), payload: payload)
+                let fast = try encoder.encode(event)
+                let standard = String(decoding: try WireFormat.encoder().encode(ServerFrame.event(event)), as: UTF8.self)
+                #expect(fast.text == standard)
+                #expect(fast.position == event.position)
+            }
+        }
+    }
+}

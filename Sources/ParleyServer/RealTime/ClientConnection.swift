@@ -10,8 +10,9 @@ import Synchronization
 final class ClientConnection: Sendable {
     enum Outbound: Sendable {
         case frame(ServerFrame)
-        /// Stream events for this user, in position order (possibly with gaps or repeats: the writer sorts it out).
-        case events([StreamEvent])
+        /// Stream events for this user, already encoded, in position order (possibly with gaps or
+        /// repeats: the writer sorts it out).
+        case events([EncodedEvent])
     }
 
     let userId: UserID

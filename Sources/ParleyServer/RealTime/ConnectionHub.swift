@@ -69,15 +69,31 @@ final class ConnectionHub: Service, Sendable {
     // MARK: Fan-out
 
     /// Pushes committed events to their recipients' connections, each user's in position order.
+    /// Each payload is encoded once, and only for recipients who are connected.
     func publish(_ deliveries: [Delivery]) {
         guard !deliveries.isEmpty else { return }
-        var byUser: [UserID: [StreamEvent]] = [:]
-        for delivery in deliveries { byUser[delivery.recipient, default: []].append(delivery.event) }
-        let targets = state.withLock { state in
-            byUser.compactMap { user, events in state.connections[user].map { (Array($0.values), events) } }
+        let online: [UserID: [ClientConnection]] = state.withLock { state in
+            var online: [UserID: [ClientConnection]] = [:]
+            for delivery in deliveries where online[delivery.recipient] == nil {
+                if let connections = state.connections[delivery.recipient], !connections.isEmpty {
+                    online[delivery.recipient] = Array(connections.values)
+                }
+            }
+            return online
         }
-        for (connections, events) in targets {
-            for connection in connections { connection.enqueue(.events(events)) }
+        guard !online.isEmpty else { return }
+        var encoder = EventFrameEncoder()
+        var byUser: [UserID: [EncodedEvent]] = [:]
+        for delivery in deliveries where online[delivery.recipient] != nil {
+            do {
+                byUser[delivery.recipient, default: []].append(try encoder.encode(delivery.event))
+            } catch {
+                // The connection will find the gap and fetch the event from the store.
+                logger.error("Could not encode an event", metadata: ["error": "\(error)"])
+            }
+        }
+        for (user, events) in byUser {
+            for connection in online[user] ?? [] { connection.enqueue(.events(events)) }
         }
     }
 

@@ -115,28 +115,32 @@ struct WebSocketSession: Sendable {
         _ connection: ClientConnection, _ outbound: WebSocketOutboundWriter, resumeAfter: Int64?, head: Int64, logger: Logger
     ) async {
         var cursor = StreamCursor(position: head)
+        let encoder = WireFormat.encoder()
+        func write(_ frame: ServerFrame) async throws {
+            try await outbound.writeTextMessage(String(decoding: try encoder.encode(frame), as: UTF8.self))
+        }
         do {
             if let after = resumeAfter {
                 cursor.position = after
                 if try await !catchUp(&cursor, to: nil, outbound, user: connection.userId) {
-                    try await outbound.writeTextMessage(WireCoding.encode(.resync(position: cursor.position)))
+                    try await write(.resync(position: cursor.position))
                 }
             }
-            try await outbound.writeTextMessage(WireCoding.encode(.synced(position: cursor.position)))
+            try await write(.synced(position: cursor.position))
             for await item in connection.outbound {
                 if connection.overflowed { break }
                 switch item {
                 case .frame(let frame):
-                    try await outbound.writeTextMessage(WireCoding.encode(frame))
+                    try await write(frame)
                 case .events(let events):
                     for event in events where event.position > cursor.position {
                         if event.position > cursor.position + 1,
                             try await !catchUp(&cursor, to: event.position - 1, outbound, user: connection.userId)
                         {
-                            try await outbound.writeTextMessage(WireCoding.encode(.resync(position: cursor.position)))
+                            try await write(.resync(position: cursor.position))
                         }
                         if event.position == cursor.position + 1 {
-                            try await outbound.writeTextMessage(WireCoding.encode(.event(event)))
+                            try await outbound.writeTextMessage(event.text)
                             cursor.position = event.position
                         }
                     }
@@ -166,8 +170,9 @@ struct WebSocketSession: Sendable {
                 cursor.position = head
                 return false
             case .events(let events, _):
+                var encoder = EventFrameEncoder()
                 for event in events where limit.map({ event.position <= $0 }) ?? true {
-                    try await outbound.writeTextMessage(WireCoding.encode(.event(event)))
+                    try await outbound.writeTextMessage(encoder.encode(event).text)
                     cursor.position = event.position
                 }
                 if events.count < Self.replayPage { return true }

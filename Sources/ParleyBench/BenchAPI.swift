@@ -1,0 +1,83 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import ParleyCore
+
+/// The REST calls the bench needs, over AsyncHTTPClient.
+public struct BenchAPI: Sendable {
+    public let baseURL: String
+    let client: HTTPClient
+
+    public init(baseURL: String, client: HTTPClient = .shared) {
+        self.baseURL = baseURL
+        self.client = client
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// A session for a user.
+    public struct Session: Sendable {
+        public let user: User
+        public let token: String
+    }
+
+    func call<Response: Decodable>(
+        _ method: HTTPMethod, _ path: String, token: String? = nil, body: (some Encodable)? = nil as String?, as type: Response.Type
+    ) async throws -> Response {
+        var request = HTTPClientRequest(url: baseURL + path)
+        request.method = method
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: try WireFormat.encoder().encode(body)))
+        }
+        let response = try await client.execute(request, timeout: .seconds(60))
+        let bytes = try await response.body.collect(upTo: 64 << 20)
+        guard (200..<300).contains(response.status.code) else {
+            throw Failure(description: "\(method) \(path): \(response.status.code) \(String(buffer: bytes))")
+        }
+        return try JSONDecoder().decode(Response.self, from: Data(bytes.readableBytesView))
+    }
+
+    public func register(_ username: String, password: String = "bench-password") async throws -> Session {
+        let response = try await call(
+            .POST, "/v1/auth/register", body: API.RegisterRequest(username: username, displayName: username, password: password),
+            as: API.SessionResponse.self)
+        return Session(user: response.user, token: response.token)
+    }
+
+    public func startConversation(_ session: Session, with other: UserID) async throws -> ConversationSummary {
+        try await call(.POST, "/v1/conversations", token: session.token, body: API.CreateConversationRequest(userId: other), as: ConversationSummary.self)
+    }
+
+    public func history(_ session: Session, _ conversation: ConversationID, before: Int64? = nil, limit: Int = 50) async throws -> MessagePage {
+        let query = "?limit=\(limit)" + (before.map { "&before=\($0)" } ?? "")
+        return try await call(.GET, "/v1/conversations/\(conversation)/messages\(query)", token: session.token, as: MessagePage.self)
+    }
+
+    public func send(_ session: Session, _ request: SendRequest) async throws -> API.SendResponse {
+        try await call(.POST, "/v1/messages", token: session.token, body: request, as: API.SendResponse.self)
+    }
+
+    /// Registers `count` users named `<prefix><n>`, `concurrency` at a time.
+    public func registerMany(prefix: String, count: Int, concurrency: Int = 16) async throws -> [Session] {
+        var sessions = [Session?](repeating: nil, count: count)
+        try await withThrowingTaskGroup(of: (Int, Session).self) { group in
+            var next = 0
+            func addNext() {
+                let index = next
+                next += 1
+                group.addTask { (index, try await register("\(prefix)\(index)")) }
+            }
+            for _ in 0..<min(concurrency, count) { addNext() }
+            while let (index, session) = try await group.next() {
+                sessions[index] = session
+                if next < count { addNext() }
+            }
+        }
+        return sessions.compactMap { $0 }
+    }
+}

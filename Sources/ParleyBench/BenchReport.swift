@@ -1,0 +1,48 @@
+import Foundation
+import Histogram
+
+/// Percentiles of a latency histogram, in microseconds.
+public struct Percentiles: Codable, Sendable {
+    public var count: UInt64
+    public var p50: UInt64
+    public var p90: UInt64
+    public var p99: UInt64
+    public var p999: UInt64
+    public var max: UInt64
+
+    public init(_ histogram: Histogram<UInt64>) {
+        count = histogram.totalCount
+        p50 = histogram.valueAtPercentile(50)
+        p90 = histogram.valueAtPercentile(90)
+        p99 = histogram.valueAtPercentile(99)
+        p999 = histogram.valueAtPercentile(99.9)
+        max = histogram.max
+    }
+
+    /// `p50 0.41 ms · p90 … · max …`
+    public var summary: String {
+        func ms(_ micros: UInt64) -> String { String(format: "%.2f", Double(micros) / 1000) }
+        return "p50 \(ms(p50)) · p90 \(ms(p90)) · p99 \(ms(p99)) · p99.9 \(ms(p999)) · max \(ms(max)) ms (n=\(count))"
+    }
+}
+
+/// Resident memory of a process from /proc (Linux), in KiB; nil where unavailable.
+public enum ProcessMemory {
+    public static func residentKiB(pid: Int32) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            return Int(line.split(separator: " ").dropFirst().first ?? "")
+        }
+        return nil
+    }
+}
+
+/// Prints a report as a human summary and, last, one JSON line for scripts.
+public enum ReportPrinter {
+    public static func print<Report: Encodable>(_ lines: [String], _ report: Report) {
+        for line in lines { Swift.print(line) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        if let data = try? encoder.encode(report) { Swift.print(String(decoding: data, as: UTF8.self)) }
+    }
+}

@@ -1,0 +1,202 @@
+import Foundation
+import Histogram
+import ParleyCore
+import Synchronization
+
+/// The delivery workload: P pairs, each sender sends M numbered messages to its partner.
+public struct MessageBench: Sendable {
+    public struct Options: Codable, Sendable {
+        public var pairs = 50
+        public var messagesPerSender = 200
+        /// Aggregate messages per second across all senders; nil sends as fast as `window` allows.
+        public var rate: Double? = 1000
+        /// Sends in flight per sender in as-fast-as-possible mode.
+        public var window = 16
+        public var maxSeconds: Double = 60
+        public var drainSeconds: Double = 10
+        public init() {}
+    }
+
+    public struct Report: Codable, Sendable {
+        public var options: Options
+        public var sent = 0, acknowledged = 0, errors = 0, unanswered = 0, delivered = 0, lost = 0, duplicated = 0, outOfOrder = 0
+        public var seconds = 0.0, throughput = 0.0, connectSeconds = 0.0
+        public var delivery: Percentiles?
+        public var ack: Percentiles?
+        public var serverRSSBeforeKiB: Int?, serverRSSAfterKiB: Int?
+    }
+
+    let api: BenchAPI
+    let webSocketURL: String
+    let serverPID: Int32?
+
+    public init(api: BenchAPI, webSocketURL: String, serverPID: Int32?) {
+        self.api = api
+        self.webSocketURL = webSocketURL
+        self.serverPID = serverPID
+    }
+
+    /// Per pair: what the sender got acknowledged and what the receiver saw.
+    final class PairState: Sendable {
+        struct Values {
+            var ledger = DeliveryLedger()
+            var acknowledged: Set<Int> = []
+            var errors = 0
+            var ackLatency = Histogram<UInt64>(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
+        }
+        let values = Mutex(Values())
+        /// One element per answered send (ack or error): the sender's window.
+        let answers: AsyncStream<Void>
+        let answered: AsyncStream<Void>.Continuation
+        init() { (answers, answered) = AsyncStream.makeStream(of: Void.self) }
+    }
+
+    public func run(_ options: Options, log: @Sendable (String) -> Void = { _ in }) async throws -> Report {
+        var report = Report(options: options)
+        let prefix = "b" + String(UInt32.random(in: 0...UInt32.max), radix: 36) + "_"
+        log("registering \(options.pairs * 2) users")
+        let users = try await api.registerMany(prefix: prefix, count: options.pairs * 2)
+        let senders = Array(users.prefix(options.pairs)), receivers = Array(users.suffix(options.pairs))
+        var conversations: [ConversationID] = []
+        for (sender, receiver) in zip(senders, receivers) {
+            conversations.append(try await api.startConversation(sender, with: receiver.user.id).id)
+        }
+        let pairs = (0..<options.pairs).map { _ in PairState() }
+        report.serverRSSBeforeKiB = serverPID.flatMap(ProcessMemory.residentKiB)
+
+        log("connecting \(options.pairs * 2) WebSockets")
+        let connectStart = ContinuousClock.now
+        var sockets: [BenchSocket] = []
+        for (index, receiver) in receivers.enumerated() {
+            let pair = pairs[index]
+            sockets.append(try await BenchSocket.connect(url: webSocketURL, token: receiver.token) { text in
+                guard text.hasPrefix(#"{"message":"#), let payload = Self.payload(in: text) else { return }
+                let micros = BenchClock.nowMicros() &- payload.sentAtMicros
+                pair.values.withLock { $0.ledger.deliver(payload.number, micros: micros) }
+            })
+        }
+        var senderSockets: [BenchSocket] = []
+        for (index, sender) in senders.enumerated() {
+            let pair = pairs[index]
+            senderSockets.append(try await BenchSocket.connect(url: webSocketURL, token: sender.token) { text in
+                if text.hasPrefix(#"{"duplicate":"#), let payload = Self.payload(in: text) {
+                    let micros = BenchClock.nowMicros() &- payload.sentAtMicros
+                    pair.values.withLock {
+                        $0.acknowledged.insert(payload.number)
+                        _ = $0.ackLatency.record(min(micros, 120_000_000))
+                    }
+                    pair.answered.yield()
+                } else if text.hasPrefix(#"{"clientId":"#) {
+                    pair.values.withLock { $0.errors += 1 }
+                    pair.answered.yield()
+                }
+            })
+        }
+        report.connectSeconds = (ContinuousClock.now - connectStart).seconds
+
+        log("sending")
+        let start = ContinuousClock.now
+        let deadline = start.advanced(by: .seconds(options.maxSeconds))
+        let (senderSockets_, conversations_) = (senderSockets, conversations)
+        let sentCounts = await withTaskGroup(of: Int.self) { group in
+            for index in 0..<options.pairs {
+                group.addTask {
+                    await self.sendAll(index: index, socket: senderSockets_[index], conversation: conversations_[index],
+                                       pair: pairs[index], options: options, start: start, deadline: deadline)
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        report.sent = sentCounts
+
+        // Drain: wait until every send is answered and every acknowledged message has arrived,
+        // as long as something still moves (a stall of `drainSeconds` ends it, and so do 5 minutes).
+        let hardStop = ContinuousClock.now.advanced(by: .seconds(300))
+        var lastProgress = ContinuousClock.now, lastCounts = (-1, -1), lastDelivery = ContinuousClock.now
+        while ContinuousClock.now < hardStop {
+            let (answered, missing, delivered) = pairs.reduce((0, 0, 0)) { total, pair in
+                pair.values.withLock {
+                    (total.0 + $0.acknowledged.count + $0.errors, total.1 + $0.ledger.lost(acknowledged: $0.acknowledged),
+                     total.2 + $0.ledger.deliveredCount)
+                }
+            }
+            if delivered != lastCounts.1 { lastDelivery = ContinuousClock.now }
+            if (answered, delivered) != lastCounts { lastProgress = ContinuousClock.now }
+            lastCounts = (answered, delivered)
+            if answered >= report.sent && missing == 0 { break }
+            if ContinuousClock.now - lastProgress > .seconds(options.drainSeconds) { break }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        report.seconds = (lastDelivery - start).seconds
+
+        var delivery = Histogram<UInt64>(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
+        var ack = delivery
+        for pair in pairs {
+            pair.values.withLock { values in
+                report.acknowledged += values.acknowledged.count
+                report.errors += values.errors
+                report.delivered += values.ledger.deliveredCount
+                report.duplicated += values.ledger.duplicated
+                report.outOfOrder += values.ledger.outOfOrder
+                report.lost += values.ledger.lost(acknowledged: values.acknowledged)
+                delivery.add(values.ledger.latency)
+                ack.add(values.ackLatency)
+            }
+        }
+        report.unanswered = report.sent - report.acknowledged - report.errors
+        report.delivery = Percentiles(delivery)
+        report.ack = Percentiles(ack)
+        report.throughput = Double(report.delivered) / max(report.seconds, 0.001)
+        report.serverRSSAfterKiB = serverPID.flatMap(ProcessMemory.residentKiB)
+        for socket in sockets + senderSockets { socket.close() }
+        for socket in sockets + senderSockets { await socket.closed() }
+        return report
+    }
+
+    /// One sender: paced at its share of the rate, or keeping `window` sends in flight.
+    private func sendAll(index: Int, socket: BenchSocket, conversation: ConversationID, pair: PairState,
+                         options: Options, start: ContinuousClock.Instant, deadline: ContinuousClock.Instant) async -> Int {
+        func send(_ number: Int) {
+            let payload = BenchPayload(sender: index, number: number, sentAtMicros: BenchClock.nowMicros())
+            socket.send(.send(SendRequest(clientId: .random(), conversationId: conversation, text: payload.text)))
+        }
+        var sent = 0
+        if let rate = options.rate {
+            let interval = Duration.seconds(Double(options.pairs) / rate)
+            // Spread the senders across one interval so the aggregate rate is smooth.
+            let offset = interval * (Double(index) / Double(options.pairs))
+            for number in 1...options.messagesPerSender {
+                let due = start.advanced(by: offset + interval * (number - 1))
+                guard due < deadline else { break }
+                try? await Task.sleep(until: due, clock: .continuous)
+                send(number)
+                sent += 1
+            }
+            return sent
+        }
+        var answers = pair.answers.makeAsyncIterator()
+        var inFlight = 0
+        while sent < options.messagesPerSender, ContinuousClock.now < deadline {
+            while inFlight < options.window, sent < options.messagesPerSender {
+                sent += 1
+                inFlight += 1
+                send(sent)
+            }
+            guard await answers.next() != nil else { break }
+            inFlight -= 1
+        }
+        return sent
+    }
+
+    /// The bench payload of a `message` or `sent` frame, parsed without decoding the whole frame.
+    static func payload(in frame: String) -> BenchPayload? {
+        guard let range = frame.range(of: #""text":"bench "#) else { return nil }
+        let rest = frame[range.upperBound...]
+        guard let close = rest.firstIndex(of: "\"") else { return nil }
+        return BenchPayload(text: "bench " + rest[..<close])
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

@@ -1,0 +1,104 @@
+import GRDB
+import Synchronization
+
+/// Runs many callers' write transactions as one SQLite transaction, so one commit (one fsync with
+/// durability `full`) serves a whole batch. This is what lets durable sends go far past the
+/// fsyncs-per-second of the disk.
+///
+/// Rules:
+/// 1. Jobs run in the order they were submitted (FIFO), each inside its own savepoint.
+/// 2. A job that throws rolls back only its own savepoint and gets its own error; the rest of the
+///    batch goes on.
+/// 3. No caller hears back before the batch's transaction has committed; if the commit fails, every
+///    job of the batch gets that error (nothing of it was written).
+/// 4. A batch is whatever is waiting when the writer becomes free (at most `maxBatch` jobs): under
+///    light load a batch is a single job, so latency is one transaction, not a timer.
+final class GroupCommitWriter: Sendable {
+    private struct State {
+        var pending: [Job] = []
+        var draining = false
+    }
+
+    private let pool: DatabasePool
+    private let maxBatch: Int
+    private let state = Mutex(State())
+
+    init(pool: DatabasePool, maxBatch: Int = 1024) {
+        self.pool = pool
+        self.maxBatch = maxBatch
+    }
+
+    /// Runs `work` in the next batch and returns its result once the batch is committed.
+    func write<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let job = Job(work: work, continuation: continuation)
+            let startDraining = state.withLock { state in
+                state.pending.append(job)
+                guard !state.draining else { return false }
+                state.draining = true
+                return true
+            }
+            if startDraining { Task { await drain() } }
+        }
+    }
+
+    private func drain() async {
+        while true {
+            // The batch is taken once the writer is free, so whatever queued while waiting joins it.
+            let taken = TakenBatch()
+            do {
+                try await pool.write { db in
+                    taken.jobs = self.takeBatch()
+                    for job in taken.jobs { job.execute(db) }
+                }
+                for job in taken.jobs { job.complete(commitError: nil) }
+            } catch {
+                for job in taken.jobs { job.complete(commitError: error) }
+            }
+            if taken.jobs.isEmpty { return }
+        }
+    }
+
+    /// Up to `maxBatch` waiting jobs; when none wait, the writer stops draining.
+    private func takeBatch() -> [Job] {
+        state.withLock { state in
+            let batch = Array(state.pending.prefix(maxBatch))
+            state.pending.removeFirst(batch.count)
+            if batch.isEmpty { state.draining = false }
+            return batch
+        }
+    }
+}
+
+/// The jobs a batch took inside the transaction, kept for answering them after it.
+private final class TakenBatch: @unchecked Sendable {
+    var jobs: [Job] = []
+}
+
+/// One caller's work and how to answer it. Touched by the writer's queue, then by the drainer,
+/// never at the same time.
+private final class Job: @unchecked Sendable {
+    private let run: (Database) -> Void
+    private let finish: ((any Error)?) -> Void
+
+    init<T: Sendable>(work: @escaping @Sendable (Database) throws -> T, continuation: CheckedContinuation<T, any Error>) {
+        var result: Result<T, any Error> = .failure(CancellationError())
+        run = { db in
+            result = Result {
+                var value: T?
+                try db.inSavepoint {
+                    value = try work(db)
+                    return .commit
+                }
+                guard let value else { throw CancellationError() }
+                return value
+            }
+        }
+        finish = { commitError in
+            if let commitError { continuation.resume(throwing: commitError) } else { continuation.resume(with: result) }
+        }
+    }
+
+    func execute(_ db: Database) { run(db) }
+    func complete(commitError: (any Error)?) { finish(commitError) }
+}

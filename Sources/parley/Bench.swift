@@ -1,0 +1,155 @@
+import ArgumentParser
+import Foundation
+import ParleyBench
+
+/// `parley bench`: load and latency measurements over the real protocol, on loopback only.
+struct Bench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Measure delivery latency, throughput, connection memory and history speed.",
+        discussion: """
+            Without --url, starts `parley serve` as a child process on a temporary database (bcrypt cost 4, \
+            rate limits lifted) and stops it afterwards. With --url, drives that server (loopback addresses only).
+            Prints a human summary, then one JSON line.
+            """,
+        subcommands: [Messages.self, Connections.self, History.self])
+
+    struct Target: ParsableArguments {
+        @Option(help: "A running server, e.g. http://127.0.0.1:8080 (loopback only). Default: start one.")
+        var url: String?
+        @Option(help: "PID of the server given by --url, to report its memory.")
+        var serverPid: Int32?
+        @Option(help: "Durability of the server the bench starts: full or normal.")
+        var durability = "full"
+
+        /// Runs `body` against the target server, starting and stopping one if needed.
+        func with<T>(_ body: (BenchAPI, String, Int32?) async throws -> T) async throws -> T {
+            if let url {
+                guard let host = URL(string: url)?.host, host == "localhost" || host == "::1" || host.hasPrefix("127.") else {
+                    throw ValidationError("--url must be a loopback address (127.0.0.0/8, ::1 or localhost).")
+                }
+                let ws = url.replacingOccurrences(of: "http", with: "ws", options: .anchored) + "/v1/ws"
+                return try await body(BenchAPI(baseURL: url), ws, serverPid)
+            }
+            FileLimits.raise()
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-\(UUID().uuidString)")
+            let server = try await ServerLauncher(
+                binary: ServerLauncher.currentExecutable, database: directory.appendingPathComponent("bench.sqlite").path,
+                extraArguments: ["--durability", durability])
+            defer {
+                server.stop()
+                try? FileManager.default.removeItem(at: directory)
+            }
+            return try await body(BenchAPI(baseURL: "http://127.0.0.1:\(server.port)"), "ws://127.0.0.1:\(server.port)/v1/ws", server.pid)
+        }
+    }
+
+    struct Messages: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "P pairs; each sender sends M messages to its partner.")
+        @OptionGroup var target: Target
+        @Option(help: "Sender/receiver pairs.") var pairs = 50
+        @Option(help: "Messages per sender.") var messages = 200
+        @Option(help: "Aggregate messages per second; 0 = as fast as possible.") var rate = 1000.0
+        @Option(help: "Sends in flight per sender when --rate 0.") var window = 16
+        @Option(help: "Stop sending after this many seconds.") var duration = 60.0
+
+        func validate() throws {
+            guard (1...5000).contains(pairs), (1...1_000_000).contains(messages), rate >= 0, (1...1024).contains(window),
+                  duration > 0, duration <= 600
+            else { throw ValidationError("pairs 1–5000, messages 1–1,000,000, rate ≥ 0, window 1–1024, duration 0–600 s.") }
+        }
+
+        func run() async throws {
+            var options = MessageBench.Options()
+            options.pairs = pairs
+            options.messagesPerSender = messages
+            options.rate = rate > 0 ? rate : nil
+            options.window = window
+            options.maxSeconds = duration
+            let report = try await target.with { api, ws, pid in
+                try await MessageBench(api: api, webSocketURL: ws, serverPID: pid).run(options) { print($0) }
+            }
+            ReportPrinter.print([
+                "sent \(report.sent), acknowledged \(report.acknowledged), delivered \(report.delivered), errors \(report.errors), unanswered \(report.unanswered)",
+                "lost \(report.lost), duplicated \(report.duplicated), out of order \(report.outOfOrder)",
+                String(format: "throughput %.0f msgs/s over %.2f s (connect %.2f s)", report.throughput, report.seconds, report.connectSeconds),
+                "delivery \(report.delivery?.summary ?? "-")",
+                "ack      \(report.ack?.summary ?? "-")",
+                "server RSS \(report.serverRSSBeforeKiB.map { "\($0 / 1024) MiB" } ?? "?") → \(report.serverRSSAfterKiB.map { "\($0 / 1024) MiB" } ?? "?")",
+            ], report)
+            if report.lost + report.duplicated + report.outOfOrder > 0 { throw ExitCode(2) }
+        }
+    }
+
+    struct Connections: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Open C idle authenticated WebSockets and measure server memory.")
+        @OptionGroup var target: Target
+        @Option(help: "Connections to open.") var count = 10_000
+        @Option(help: "Users the connections belong to.") var users = 100
+        @Option(help: "Seconds to hold them open.") var hold = 5.0
+
+        func validate() throws {
+            guard (1...200_000).contains(count), (1...10_000).contains(users), (0...600).contains(hold) else {
+                throw ValidationError("count 1–200,000, users 1–10,000, hold 0–600 s.")
+            }
+        }
+
+        func run() async throws {
+            var options = ConnectionBench.Options()
+            options.connections = count
+            options.users = users
+            options.holdSeconds = hold
+            let report = try await target.with { api, ws, pid in
+                try await ConnectionBench(api: api, webSocketURL: ws, serverPID: pid).run(options) { print($0) }
+            }
+            ReportPrinter.print([
+                String(format: "opened %d (failed %d) in %.2f s", report.opened, report.failed, report.connectSeconds),
+                "server RSS \(report.serverRSSBeforeKiB ?? 0) KiB → \(report.serverRSSOpenKiB ?? 0) KiB open → \(report.serverRSSClosedKiB ?? 0) KiB closed",
+                "per connection: \(report.bytesPerConnection.map { "\($0) bytes" } ?? "?")",
+            ], report)
+        }
+    }
+
+    struct History: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Pages of 50 from a large conversation, and cold chat opens.")
+        @OptionGroup var target: Target
+        @Option(help: "Messages in the conversation.") var messages = 100_000
+        @Option(help: "Pages to fetch.") var pages = 500
+        @Option(help: "Cold opens (connect, hello, latest 50).") var coldOpens = 100
+
+        func validate() throws {
+            guard (51...2_000_000).contains(messages), (1...100_000).contains(pages), (0...10_000).contains(coldOpens) else {
+                throw ValidationError("messages 51–2,000,000, pages 1–100,000, cold-opens 0–10,000.")
+            }
+        }
+
+        func run() async throws {
+            var options = HistoryBench.Options()
+            options.messages = messages
+            options.pages = pages
+            options.coldOpens = coldOpens
+            let report = try await target.with { api, ws, _ in
+                try await HistoryBench(api: api, webSocketURL: ws).run(options) { print($0) }
+            }
+            ReportPrinter.print([
+                String(format: "filled %d messages in %.1f s", messages, report.fillSeconds),
+                "page of 50  \(report.page?.summary ?? "-")",
+                "cold open   \(report.coldOpen?.summary ?? "-")",
+            ], report)
+        }
+    }
+}
+
+/// Raises the open-files limit to its hard maximum (each connection is a file descriptor).
+enum FileLimits {
+    static func raise() {
+        #if os(Linux)
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        #else
+        let resource = RLIMIT_NOFILE
+        #endif
+        var limit = rlimit()
+        guard getrlimit(resource, &limit) == 0 else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(resource, &limit)
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import GRDB
+@testable import ParleySQLite
+import Testing
+
+/// The rules in ``GroupCommitWriter``'s doc comment, one test each.
+@Suite struct GroupCommitWriterTests {
+    struct Refused: Error, Equatable {}
+
+    static func makePool() throws -> DatabasePool {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("parley-gc-\(UUID().uuidString).sqlite").path
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA foreign_keys = ON") }
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        try pool.write { db in
+            try db.execute(sql: "CREATE TABLE parent (id INTEGER PRIMARY KEY)")
+            try db.execute(sql: "CREATE TABLE item (n INTEGER NOT NULL, parent INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)")
+        }
+        return pool
+    }
+
+    @Test func jobsRunInSubmissionOrderAndAFailingJobRollsBackOnlyItself() async throws {
+        let pool = try Self.makePool()
+        let writer = GroupCommitWriter(pool: pool)
+        var results: [Result<Int, Refused>] = []
+        for n in 1...60 {
+            do {
+                let value = try await writer.write { db -> Int in
+                    try db.execute(sql: "INSERT INTO item (n) VALUES (?)", arguments: [n])
+                    if n.isMultiple(of: 5) { throw Refused() }
+                    return n
+                }
+                results.append(.success(value))
+            } catch let error as Refused {
+                results.append(.failure(error))
+            }
+        }
+        #expect(results.filter { (try? $0.get()) == nil }.count == 12)
+        let stored = try await pool.read { db in try Int.fetchAll(db, sql: "SELECT n FROM item ORDER BY rowid") }
+        #expect(stored == (1...60).filter { !$0.isMultiple(of: 5) })
+    }
+
+    @Test func concurrentJobsShareBatchesAndAllCommit() async throws {
+        let pool = try Self.makePool()
+        let writer = GroupCommitWriter(pool: pool)
+        let values = try await withThrowingTaskGroup(of: Int.self) { group in
+            for n in 1...500 {
+                group.addTask {
+                    try await writer.write { db in
+                        try db.execute(sql: "INSERT INTO item (n) VALUES (?)", arguments: [n])
+                        return n
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(Set(values) == Set(1...500))
+        // Answered means committed: another connection sees every row.
+        #expect(try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item") } == 500)
+    }
+
+    @Test func aFailedCommitFailsEveryJobOfTheBatchAndWritesNothing() async throws {
+        let pool = try Self.makePool()
+        let writer = GroupCommitWriter(pool: pool)
+        // Hold the writer so both jobs queue and land in one batch.
+        let blocker = Task { try await pool.write { _ in Thread.sleep(forTimeInterval: 0.3) } }
+        try await Task.sleep(for: .milliseconds(50))
+        let good = Task {
+            try await writer.write { db in
+                try db.execute(sql: "INSERT INTO item (n) VALUES (1)")
+                return 1
+            }
+        }
+        let bad = Task {
+            try await writer.write { db in
+                // A deferred foreign key violation only shows at COMMIT.
+                try db.execute(sql: "INSERT INTO item (n, parent) VALUES (2, 999)")
+                return 2
+            }
+        }
+        let outcomes = [await good.result, await bad.result]
+        _ = try await blocker.value
+        #expect(outcomes.allSatisfy { (try? $0.get()) == nil })
+        #expect(try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item") } == 0)
+        // The writer keeps working after a failed batch.
+        #expect(try await writer.write { db in try Int.fetchOne(db, sql: "SELECT 7") } == 7)
+    }
+}
+
