@@ -60,7 +60,8 @@ public enum BenchClock {
     static let origin = ContinuousClock.now
 
     public static func nowMicros() -> UInt64 {
+        let origin = Self.origin  // first use initializes it: read it before taking "now"
         let elapsed = ContinuousClock.now - origin
-        return UInt64(elapsed.components.seconds) * 1_000_000 + UInt64(elapsed.components.attoseconds / 1_000_000_000_000)
+        return UInt64(max(0, elapsed.components.seconds)) * 1_000_000 + UInt64(max(0, elapsed.components.attoseconds / 1_000_000_000_000))
     }
 }
