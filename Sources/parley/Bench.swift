@@ -35,7 +35,20 @@ struct Bench: AsyncParsableCommand {
             let server = try await ServerLauncher(
                 binary: ServerLauncher.currentExecutable, database: directory.appendingPathComponent("bench.sqlite").path,
                 extraArguments: ["--durability", durability])
+            // The server is a child in its own process group: stop it if the bench is interrupted too.
+            let interrupts = [SIGINT, SIGTERM].map { signal in
+                Foundation.signal(signal, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: signal)
+                source.setEventHandler {
+                    server.stop()
+                    try? FileManager.default.removeItem(at: directory)
+                    Foundation.exit(128 + signal)
+                }
+                source.resume()
+                return source
+            }
             defer {
+                interrupts.forEach { $0.cancel() }
                 server.stop()
                 try? FileManager.default.removeItem(at: directory)
             }
