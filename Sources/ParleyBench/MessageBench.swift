@@ -75,10 +75,10 @@ public struct MessageBench: Sendable {
                 pair.values.withLock { $0.ledger.deliver(payload.number, micros: micros) }
             })
         }
-        var senderSockets: [BenchSocket] = []
+        var senderSocketList: [BenchSocket] = []
         for (index, sender) in senders.enumerated() {
             let pair = pairs[index]
-            senderSockets.append(try await BenchSocket.connect(url: webSocketURL, token: sender.token) { text in
+            senderSocketList.append(try await BenchSocket.connect(url: webSocketURL, token: sender.token) { text in
                 if text.hasPrefix(#"{"duplicate":"#), let payload = Self.payload(in: text) {
                     let micros = BenchClock.nowMicros() &- payload.sentAtMicros
                     pair.values.withLock {
@@ -97,11 +97,11 @@ public struct MessageBench: Sendable {
         log("sending")
         let start = ContinuousClock.now
         let deadline = start.advanced(by: .seconds(options.maxSeconds))
-        let (senderSockets_, conversations_) = (senderSockets, conversations)
+        let (senderSockets, conversationIDs) = (senderSocketList, conversations)
         let sentCounts = await withTaskGroup(of: Int.self) { group in
             for index in 0..<options.pairs {
                 group.addTask {
-                    await self.sendAll(index: index, socket: senderSockets_[index], conversation: conversations_[index],
+                    await self.sendAll(index: index, socket: senderSockets[index], conversation: conversationIDs[index],
                                        pair: pairs[index], options: options, start: start, deadline: deadline)
                 }
             }

@@ -1,0 +1,46 @@
+// REST calls. Errors carry the server's machine-readable code.
+
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+export class Api {
+  constructor(getToken) {
+    this.getToken = getToken;
+  }
+
+  async request(method, path, body) {
+    const headers = { Accept: "application/json" };
+    const token = this.getToken();
+    if (token) headers.Authorization = `Bearer ${token}`;
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    let response;
+    try {
+      response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    } catch {
+      throw new ApiError(0, "offline", "Cannot reach the server.");
+    }
+    if (response.status === 204) return null;
+    const data = await response.json().catch(() => null);
+    if (!response.ok) {
+      throw new ApiError(response.status, data?.error?.code ?? "error", data?.error?.message ?? `Request failed (${response.status}).`);
+    }
+    return data;
+  }
+
+  register(username, displayName, password) { return this.request("POST", "/v1/auth/register", { username, displayName, password }); }
+  login(username, password) { return this.request("POST", "/v1/auth/login", { username, password }); }
+  logout() { return this.request("POST", "/v1/auth/logout"); }
+  conversations() { return this.request("GET", "/v1/conversations?limit=100"); }
+  conversation(id) { return this.request("GET", `/v1/conversations/${encodeURIComponent(id)}`); }
+  history(id, before) {
+    const query = before ? `?limit=50&before=${before}` : "?limit=50";
+    return this.request("GET", `/v1/conversations/${encodeURIComponent(id)}/messages${query}`);
+  }
+  searchUsers(query) { return this.request("GET", `/v1/users?limit=20&query=${encodeURIComponent(query)}`); }
+  user(id) { return this.request("GET", `/v1/users/${encodeURIComponent(id)}`); }
+}

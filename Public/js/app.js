@@ -1,0 +1,154 @@
+// Entry point: session, routing (#/c/<conversation id> or #/u/<user id> for a new chat), wiring.
+import { Api, ApiError } from "./api.js";
+import { ChatView } from "./chat-view.js";
+import { $ } from "./dom.js";
+import { ListView } from "./list-view.js";
+import { LiveSocket } from "./socket.js";
+import { ChatStore } from "./store.js";
+
+const SESSION_KEY = "parley.session";
+let session = readSession();
+let app = null;
+
+function readSession() {
+  try { return JSON.parse(localStorage.getItem(SESSION_KEY)); } catch { return null; }
+}
+
+const api = new Api(() => session?.token);
+
+// MARK: auth
+
+let registering = false;
+function setRegistering(value) {
+  registering = value;
+  $("auth-title").textContent = value ? "Create an account" : "Sign in";
+  $("auth-submit").textContent = value ? "Create account" : "Sign in";
+  $("auth-switch").textContent = value ? "Have an account? Sign in" : "New here? Create an account";
+  $("display-name-field").hidden = !value;
+  $("auth-password").autocomplete = value ? "new-password" : "current-password";
+  $("auth-error").hidden = true;
+}
+
+$("auth-switch").addEventListener("click", () => setRegistering(!registering));
+$("auth-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const username = $("auth-username").value.trim();
+  const password = $("auth-password").value;
+  const displayName = $("auth-display-name").value.trim() || username;
+  $("auth-submit").disabled = true;
+  try {
+    const result = registering ? await api.register(username, displayName, password) : await api.login(username, password);
+    session = { token: result.token, user: result.user };
+    localStorage.setItem(SESSION_KEY, JSON.stringify(session));
+    $("auth-password").value = "";
+    start();
+  } catch (error) {
+    $("auth-error").textContent = error.message;
+    $("auth-error").hidden = false;
+  } finally {
+    $("auth-submit").disabled = false;
+  }
+});
+
+function showAuth() {
+  $("app-view").hidden = true;
+  $("auth-view").hidden = false;
+  setRegistering(false);
+  $("auth-username").focus();
+}
+
+async function logout({ remote = true } = {}) {
+  if (remote) await api.logout().catch(() => {});
+  app?.socket.stop();
+  app = null;
+  session = null;
+  localStorage.removeItem(SESSION_KEY);
+  history.replaceState(null, "", "/");
+  showAuth();
+}
+
+// MARK: app
+
+function start() {
+  $("auth-view").hidden = true;
+  $("app-view").hidden = false;
+  const store = new ChatStore({ api, session });
+  const chat = new ChatView(store);
+  const list = new ListView(store, {
+    onOpen: (id) => { location.hash = `#/c/${id}`; },
+    onStartChat: (user) => {
+      const id = store.conversationWith(user.id);
+      location.hash = store.conversations.has(id) ? `#/c/${id}` : `#/u/${user.id}`;
+    },
+  });
+  const socket = new LiveSocket({
+    token: session.token,
+    getPosition: () => store.position,
+    onFrame: (frame) => {
+      if (frame.type === "error" && frame.error?.code === "unauthorized") logout({ remote: false });
+      else store.handleFrame(frame);
+    },
+    onState: (state) => store.setConnection(state),
+  });
+  store.socket = socket;
+  store.onIncoming = (message) => {
+    const summary = store.conversations.get(message.conversationId);
+    const name = summary ? store.other(summary)?.displayName : "someone";
+    announce(`New message from ${name}: ${message.text.slice(0, 140)}`);
+  };
+  store.subscribe(() => {
+    list.openId = chat.id;
+    list.render();
+    chat.render();
+    $("offline-banner").hidden = store.connection === "online";
+  });
+  app = { store, chat, list, socket };
+  socket.start();
+  route();
+}
+
+async function route() {
+  if (!app) return;
+  const { store, chat } = app;
+  const [, kind, id] = location.hash.match(/^#\/(c|u)\/(.+)$/) ?? [];
+  $("app-view").classList.toggle("chat-open", Boolean(kind));
+  if (kind === "c") {
+    const summary = store.conversations.get(id);
+    await chat.open(id, summary ? store.other(summary) : null);
+  } else if (kind === "u") {
+    const conversationId = store.conversationWith(id);
+    if (store.conversations.has(conversationId)) { location.replace(`#/c/${conversationId}`); return; }
+    try {
+      const user = await api.user(id);
+      await chat.open(conversationId, { userId: user.id, displayName: user.displayName });
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) logout({ remote: false });
+    }
+  } else {
+    chat.close();
+  }
+  store.changed();
+}
+
+function announce(text) {
+  const region = $("announcer");
+  const line = document.createElement("p");
+  line.textContent = text;
+  region.append(line);
+  while (region.childElementCount > 5) region.firstElementChild.remove();
+}
+
+window.addEventListener("hashchange", route);
+navigator.serviceWorker?.register("/sw.js").catch(() => {});
+$("logout").addEventListener("click", () => logout());
+$("back").addEventListener("click", () => { location.hash = ""; });
+
+if (session?.token) {
+  // Check the stored session is still valid before showing the app.
+  api.request("GET", "/v1/me").then(start, (error) => {
+    if (error instanceof ApiError && error.status === 401) logout({ remote: false });
+    else start();  // offline: show what we have; the socket keeps trying
+  });
+} else {
+  showAuth();
+}

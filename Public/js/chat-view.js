@@ -1,0 +1,236 @@
+// One open chat: header, message list (keyed rendering, date separators, statuses), scrolling,
+// read marking and the composer.
+import { $, avatar, el, reconcile } from "./dom.js";
+import { COUNTER_THRESHOLD, MAX_CHARACTERS, canSend, characterCount, clockTime, dayKey, dayLabel, normalizedText, presenceText } from "./format.js";
+
+const STATUS_MARKS = { sending: "🕓", sent: "✓", delivered: "✓✓", read: "✓✓", failed: "!" };
+const STATUS_LABELS = { sending: "Sending", sent: "Sent", delivered: "Delivered", read: "Read", failed: "Not sent" };
+
+export class ChatView {
+  constructor(store) {
+    this.store = store;
+    this.id = null;
+    this.other = null;
+    this.visibleSeqs = new Set();
+    this.lastTypingSent = 0;
+    this.observer = new IntersectionObserver((entries) => this.onVisibility(entries), { root: $("messages") });
+    const messages = $("messages");
+    messages.addEventListener("scroll", () => this.onScroll());
+    $("new-messages-pill").addEventListener("click", () => this.scrollToBottom(true));
+    const input = $("composer-input");
+    input.addEventListener("input", () => this.onInput());
+    input.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        this.submit();
+      }
+    });
+    input.addEventListener("blur", () => this.stopTyping());
+    $("composer").addEventListener("submit", (event) => { event.preventDefault(); this.submit(); });
+    for (const type of ["focus", "visibilitychange"]) {
+      (type === "focus" ? window : document).addEventListener(type, () => this.markVisibleRead());
+    }
+  }
+
+  /** Opens the chat with `other` ({ userId, displayName }) in conversation `id` (which may not exist yet). */
+  async open(id, other) {
+    if (this.id !== id) {
+      this.stopTyping();
+      this.id = id;
+      this.other = other;
+      this.visibleSeqs.clear();
+      this.observer.disconnect();
+      this.stickToBottom = true;
+      $("message-list").replaceChildren();
+      $("composer-input").value = "";
+      this.onInput();
+    }
+    $("chat").hidden = false;
+    $("chat-placeholder").hidden = true;
+    const thread = this.store.thread(id);
+    this.render();
+    // A chat that does not exist yet answers 404 and starts empty ("Say hello!").
+    if (!thread.loaded) await this.store.loadThread(id);
+    this.render();
+    this.scrollToBottom(true);
+    $("composer-input").focus();
+  }
+
+  close() {
+    this.stopTyping();
+    this.id = null;
+    $("chat").hidden = true;
+    $("chat-placeholder").hidden = false;
+  }
+
+  items() {
+    const store = this.store;
+    const thread = store.thread(this.id);
+    const summary = store.conversations.get(this.id);
+    const confirmed = [...thread.messages.values()].sort((a, b) => a.seq - b.seq);
+    const pending = store.pendingFor(this.id).map((p) => ({
+      id: p.clientId, clientId: p.clientId, senderId: store.me, text: p.text, createdAt: p.createdAt, status: p.status, error: p.error,
+    }));
+    const items = [];
+    let day = null;
+    for (const message of [...confirmed, ...pending]) {
+      const key = dayKey(message.createdAt);
+      if (key !== day) {
+        day = key;
+        items.push({ key: `day-${key}`, separator: dayLabel(message.createdAt) });
+      }
+      const mine = message.senderId === store.me;
+      items.push({ key: `m-${message.clientId}`, message, mine, status: mine ? store.statusOf(message, summary) : null });
+    }
+    return items;
+  }
+
+  render() {
+    if (!this.id) return;
+    const store = this.store;
+    const summary = store.conversations.get(this.id);
+    const other = (summary && store.other(summary)) ?? this.other;
+    const name = other?.displayName ?? "";
+    $("chat-name").textContent = name;
+    $("chat-avatar").replaceWith(Object.assign(avatar(name, other?.userId ?? "", false), { id: "chat-avatar" }));
+    const typing = store.typingIn(this.id);
+    $("chat-status").textContent = typing ? "typing…" : presenceText(store.presence.get(other?.userId));
+    const thread = store.thread(this.id);
+    // Opened while offline: load the history once the connection is back.
+    if (!thread.loaded && !thread.loading && store.connection === "online") store.loadThread(this.id);
+    const items = this.items();
+    $("chat-empty").hidden = !(thread.loaded && items.length === 0);
+    $("older-loading").hidden = !thread.loadingOlder;
+
+    const scroller = $("messages");
+    const list = $("message-list");
+    const nearBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 120;
+    const lastKeyBefore = list.lastElementChild?.dataset.key;
+    const countBefore = list.childElementCount;
+    const anchor = this.firstVisibleRow();
+    const anchorOffset = anchor ? anchor.getBoundingClientRect().top : 0;
+    reconcile(list, items, (item) => this.createRow(item), (node, item) => this.updateRow(node, item));
+    const lastItem = items[items.length - 1];
+    if (lastKeyBefore && lastItem?.key === lastKeyBefore && items.length > countBefore && anchor?.isConnected) {
+      // Older messages were added on top: keep the row the reader was looking at where it was.
+      scroller.scrollTop += anchor.getBoundingClientRect().top - anchorOffset;
+    } else if (lastItem && lastItem.key !== lastKeyBefore) {
+      if (nearBottom || this.stickToBottom || lastItem.mine) this.scrollToBottom(true);
+      else $("new-messages-pill").hidden = false;
+    }
+    this.markVisibleRead();
+  }
+
+  createRow(item) {
+    const li = el("li");
+    if (item.separator) {
+      li.className = "separator";
+      li.append(el("span", null, item.separator));
+      return li;
+    }
+    const { message, mine } = item;
+    li.className = `message ${mine ? "mine" : "theirs"}`;
+    const bubble = el("div", "bubble", message.text);
+    bubble.dir = "auto";
+    const meta = el("div", "meta");
+    meta.append(el("time", null, clockTime(message.createdAt)));
+    li.append(bubble, meta);
+    li.dataset.seq = message.seq ?? "";
+    if (!mine && message.seq) this.observer.observe(li);
+    this.updateRow(li, item);
+    return li;
+  }
+
+  updateRow(li, item) {
+    if (item.separator || !item.mine) return;
+    if (li.dataset.status === item.status) return;
+    li.dataset.status = item.status;
+    const meta = li.querySelector(".meta");
+    meta.querySelector(".status")?.remove();
+    meta.querySelector(".retry")?.remove();
+    const mark = el("span", `status ${item.status}`, STATUS_MARKS[item.status]);
+    mark.setAttribute("role", "img");
+    mark.setAttribute("aria-label", STATUS_LABELS[item.status]);
+    mark.title = item.message.error ?? STATUS_LABELS[item.status];
+    meta.append(mark);
+    if (item.status === "failed") {
+      const retry = el("button", "retry", "Retry");
+      retry.type = "button";
+      retry.setAttribute("aria-label", `Retry sending: ${item.message.error ?? ""}`);
+      retry.addEventListener("click", () => this.store.retry(item.message.clientId));
+      meta.append(retry);
+    }
+  }
+
+  /** The first message row at least partly inside the scroller's viewport (separators move, messages do not). */
+  firstVisibleRow() {
+    const top = $("messages").getBoundingClientRect().top;
+    for (const row of $("message-list").children) {
+      if (row.classList.contains("message") && row.getBoundingClientRect().bottom > top) return row;
+    }
+    return null;
+  }
+
+  scrollToBottom(hidePill) {
+    const scroller = $("messages");
+    scroller.scrollTop = scroller.scrollHeight;
+    if (hidePill) $("new-messages-pill").hidden = true;
+  }
+
+  onScroll() {
+    const scroller = $("messages");
+    const distance = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight;
+    this.stickToBottom = distance < 120;
+    if (this.stickToBottom) $("new-messages-pill").hidden = true;
+    if (scroller.scrollTop < 80 && this.id) this.store.loadThread(this.id, { older: true });
+  }
+
+  onVisibility(entries) {
+    for (const entry of entries) {
+      const seq = Number(entry.target.dataset.seq);
+      if (entry.isIntersecting) this.visibleSeqs.add(seq);
+      else this.visibleSeqs.delete(seq);
+    }
+    this.markVisibleRead();
+  }
+
+  /** Marks read up to the newest visible message of the other person, only in a focused, visible tab. */
+  markVisibleRead() {
+    if (!this.id || document.visibilityState !== "visible" || !document.hasFocus() || this.visibleSeqs.size === 0) return;
+    this.store.markRead(this.id, Math.max(...this.visibleSeqs));
+  }
+
+  onInput() {
+    const input = $("composer-input");
+    input.style.height = "auto";
+    input.style.height = `${input.scrollHeight}px`;
+    const count = characterCount(normalizedText(input.value));
+    const counter = $("composer-counter");
+    counter.hidden = count <= COUNTER_THRESHOLD;
+    counter.textContent = `${count.toLocaleString()} / ${MAX_CHARACTERS.toLocaleString()}`;
+    counter.classList.toggle("over", count > MAX_CHARACTERS);
+    $("send").disabled = !canSend(input.value);
+    if (!this.id) return;
+    if (input.value.trim() && Date.now() - this.lastTypingSent > 3000) {
+      this.lastTypingSent = Date.now();
+      this.store.sendTyping(this.id, true);
+    } else if (!input.value.trim()) {
+      this.stopTyping();
+    }
+  }
+
+  stopTyping() {
+    if (this.lastTypingSent && this.id) this.store.sendTyping(this.id, false);
+    this.lastTypingSent = 0;
+  }
+
+  submit() {
+    const input = $("composer-input");
+    if (!this.id || !canSend(input.value)) return;
+    this.store.send(this.id, this.other?.userId, normalizedText(input.value));
+    input.value = "";
+    this.stopTyping();
+    this.onInput();
+    this.stickToBottom = true;
+  }
+}

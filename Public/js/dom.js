@@ -1,0 +1,44 @@
+// Tiny DOM helpers. User text only ever goes through textContent.
+import { avatarHue as hueOf, initials as initialsOf } from "./format.js";
+
+export const $ = (id) => document.getElementById(id);
+
+export function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+/** An initials avatar with an optional online dot. */
+export function avatar(name, id, online) {
+  const node = el("span", "avatar");
+  node.setAttribute("aria-hidden", "true");
+  node.append(document.createTextNode(initialsOf(name)));
+  node.style.background = `hsl(${hueOf(id)} 55% 45%)`;
+  if (online) node.append(el("span", "dot"));
+  return node;
+}
+
+/**
+ * Makes `parent`'s children match `items` (each with a unique `key`), reusing existing nodes:
+ * `create(item)` makes a node, `update(node, item)` refreshes one. Only moved or new nodes touch the DOM.
+ */
+export function reconcile(parent, items, create, update) {
+  const existing = new Map();
+  for (const child of parent.children) existing.set(child.dataset.key, child);
+  let cursor = parent.firstElementChild;
+  for (const item of items) {
+    let node = existing.get(item.key);
+    if (node) {
+      existing.delete(item.key);
+      update(node, item);
+    } else {
+      node = create(item);
+      node.dataset.key = item.key;
+    }
+    if (node !== cursor) parent.insertBefore(node, cursor);
+    else cursor = cursor.nextElementSibling;
+  }
+  for (const stale of existing.values()) stale.remove();
+}

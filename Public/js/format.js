@@ -1,0 +1,89 @@
+// Pure helpers: dates, initials, text rules. Shared by the views; no DOM access.
+
+export const MAX_CHARACTERS = 10000;
+export const COUNTER_THRESHOLD = 9000;
+
+const segmenter = typeof Intl.Segmenter === "function" ? new Intl.Segmenter(undefined, { granularity: "grapheme" }) : null;
+
+/** Characters as people count them (grapheme clusters), like Swift's `Character` count on the server. */
+export function characterCount(text) {
+  if (!segmenter) return [...text].length;
+  let count = 0;
+  for (const _ of segmenter.segment(text)) count++;
+  return count;
+}
+
+/** The text the server would store: CRLF/CR → LF, trimmed. */
+export function normalizedText(raw) {
+  return raw.replace(/\r\n?/g, "\n").trim();
+}
+
+/** Whether the composer may send `raw` (non-empty after trimming, at most 10,000 characters). */
+export function canSend(raw) {
+  const text = normalizedText(raw);
+  return text.length > 0 && characterCount(text) <= MAX_CHARACTERS;
+}
+
+function startOfDay(date) {
+  return new Date(date.getFullYear(), date.getMonth(), date.getDate()).getTime();
+}
+
+function daysBetween(ms, now) {
+  return Math.round((startOfDay(new Date(now)) - startOfDay(new Date(ms))) / 86400000);
+}
+
+/** List timestamp: time today, "Yesterday", weekday within a week, date older. */
+export function smartTime(ms, now = Date.now()) {
+  const date = new Date(ms);
+  const days = daysBetween(ms, now);
+  if (days <= 0) return date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  if (days === 1) return "Yesterday";
+  if (days < 7) return date.toLocaleDateString([], { weekday: "long" });
+  return date.toLocaleDateString([], { year: "numeric", month: "short", day: "numeric" });
+}
+
+/** Date separator label: "Today", "Yesterday", weekday within a week, date older. */
+export function dayLabel(ms, now = Date.now()) {
+  const days = daysBetween(ms, now);
+  if (days <= 0) return "Today";
+  if (days === 1) return "Yesterday";
+  if (days < 7) return new Date(ms).toLocaleDateString([], { weekday: "long" });
+  return new Date(ms).toLocaleDateString([], { year: "numeric", month: "long", day: "numeric" });
+}
+
+export function dayKey(ms) {
+  const d = new Date(ms);
+  return `${d.getFullYear()}-${d.getMonth() + 1}-${d.getDate()}`;
+}
+
+export function clockTime(ms) {
+  return new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+}
+
+/** "AL" for "Ada Lovelace", "G" for "grace". */
+export function initials(name) {
+  const words = name.trim().split(/\s+/).filter(Boolean);
+  const letters = words.slice(0, 2).map((w) => [...w][0] ?? "");
+  return letters.join("").toUpperCase() || "?";
+}
+
+/** A stable avatar colour per user id. */
+export function avatarHue(id) {
+  let hash = 0;
+  for (const c of id) hash = (hash * 31 + c.charCodeAt(0)) >>> 0;
+  return hash % 360;
+}
+
+/** "online", "last seen today at 14:02", "last seen Yesterday", … */
+export function presenceText(presence, now = Date.now()) {
+  if (!presence) return "";
+  if (presence.online) return "online";
+  if (!presence.lastSeenAt) return "offline";
+  const days = daysBetween(presence.lastSeenAt, now);
+  return days <= 0 ? `last seen today at ${clockTime(presence.lastSeenAt)}` : `last seen ${smartTime(presence.lastSeenAt, now)}`;
+}
+
+/** The deterministic id of the direct conversation of two users (as the server derives it). */
+export function directConversationId(a, b) {
+  return a < b ? `dm_${a}_${b}` : `dm_${b}_${a}`;
+}

@@ -1,0 +1,320 @@
+// Client state and its rules. Views read it and re-render on `subscribe`.
+//
+// Outbox rules:
+// 1. A message is stored locally first (localStorage, per user) with status "sending" and a clientId,
+//    so it survives a reload and shows at once.
+// 2. While connected it is sent, in the order written; unacknowledged sends are sent again after
+//    every reconnect (the server's idempotency makes that safe).
+// 3. A `sent` ack (or our own message arriving on the stream) confirms it: it leaves the outbox.
+// 4. A refusal (validation, not found) marks it "failed" with the reason; retry() sends it again,
+//    remove() drops it. Rate limits and server trouble are not refusals: it is retried later.
+// 5. Pending messages show after the last confirmed one, in the order written.
+
+import { directConversationId } from "./format.js";
+
+const TRANSIENT = new Set(["rate_limited", "unavailable", "internal_error"]);
+
+export class ChatStore {
+  constructor({ api, session }) {
+    this.api = api;
+    this.session = session;
+    this.me = session.user.id;
+    this.conversations = new Map();   // id → summary (server shape)
+    this.threads = new Map();         // id → { messages: Map<seq, message>, hasOlder, loaded }
+    this.presence = new Map();        // userId → { online, lastSeenAt }
+    this.typing = new Map();          // conversationId → { userId, until }
+    this.position = null;             // last processed stream position (this page's life)
+    this.connection = "connecting";
+    this.listState = "loading";
+    this.listError = null;
+    this.outbox = this.loadOutbox();
+    this.listeners = new Set();
+    this.onIncoming = () => {};
+    this.socket = null;
+    this.inFlight = new Set();
+    this.deliveredTimers = new Map();
+  }
+
+  // MARK: subscription
+
+  subscribe(listener) { this.listeners.add(listener); return () => this.listeners.delete(listener); }
+
+  changed() {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    requestAnimationFrame(() => {
+      this.scheduled = false;
+      for (const listener of this.listeners) listener();
+    });
+  }
+
+  // MARK: outbox persistence
+
+  get outboxKey() { return `parley.outbox.${this.me}`; }
+
+  loadOutbox() {
+    try { return JSON.parse(localStorage.getItem(this.outboxKey) ?? "[]"); } catch { return []; }
+  }
+
+  saveOutbox() { localStorage.setItem(this.outboxKey, JSON.stringify(this.outbox)); }
+
+  // MARK: snapshot
+
+  async loadConversations() {
+    this.listState = this.conversations.size ? this.listState : "loading";
+    this.listError = null;
+    this.changed();
+    try {
+      const { conversations } = await this.api.conversations();
+      for (const summary of conversations) {
+        this.conversations.set(summary.id, summary);
+        for (const member of summary.members) {
+          if (member.userId !== this.me && !this.presence.has(member.userId)) {
+            this.presence.set(member.userId, { online: !!member.online, lastSeenAt: member.lastSeenAt });
+          }
+        }
+      }
+      this.listState = "ready";
+    } catch (error) {
+      this.listState = "error";
+      this.listError = error.message;
+    }
+    this.changed();
+  }
+
+  async loadThread(id, { older = false } = {}) {
+    const thread = this.thread(id);
+    if (older && (!thread.hasOlder || thread.loadingOlder || !thread.loaded)) return 0;
+    if (!older && thread.loading) return 0;
+    thread.loading = !older;
+    const before = older ? Math.min(...thread.messages.keys()) : undefined;
+    thread.loadingOlder = older;
+    this.changed();
+    try {
+      const page = await this.api.history(id, before);
+      for (const message of page.messages) thread.messages.set(message.seq, message);
+      thread.hasOlder = page.hasMore;
+      thread.loaded = true;
+      return page.messages.length;
+    } catch (error) {
+      if (error.status === 404) { thread.loaded = true; thread.hasOlder = false; }
+      return 0;
+    } finally {
+      thread.loadingOlder = false;
+      thread.loading = false;
+      this.changed();
+    }
+  }
+
+  thread(id) {
+    if (!this.threads.has(id)) this.threads.set(id, { messages: new Map(), hasOlder: true, loaded: false, loading: false, loadingOlder: false });
+    return this.threads.get(id);
+  }
+
+  // MARK: reading
+
+  other(summary) { return summary.members.find((m) => m.userId !== this.me); }
+
+  me_(summary) { return summary.members.find((m) => m.userId === this.me); }
+
+  sortedConversations() {
+    return [...this.conversations.values()].sort((a, b) => b.lastActivityAt - a.lastActivityAt || (a.id < b.id ? 1 : -1));
+  }
+
+  unread(summary) {
+    const mine = this.me_(summary);
+    return Math.max(0, summary.lastSeq - (mine?.readSeq ?? 0));
+  }
+
+  pendingFor(id) { return this.outbox.filter((p) => p.conversationId === id); }
+
+  /** sending / sent / delivered / read / failed for one of my messages. */
+  statusOf(message, summary) {
+    if (message.status) return message.status;
+    const other = summary && this.other(summary);
+    if (!other) return "sent";
+    if (other.readSeq >= message.seq) return "read";
+    if (other.deliveredSeq >= message.seq) return "delivered";
+    return "sent";
+  }
+
+  // MARK: sending
+
+  send(conversationId, recipientId, text) {
+    const entry = {
+      clientId: crypto.randomUUID(), conversationId, recipientId: this.conversations.has(conversationId) ? null : recipientId,
+      text, createdAt: Date.now(), status: "sending", error: null,
+    };
+    this.outbox.push(entry);
+    this.saveOutbox();
+    this.changed();
+    this.flush();
+  }
+
+  retry(clientId) {
+    const entry = this.outbox.find((p) => p.clientId === clientId);
+    if (!entry) return;
+    entry.status = "sending";
+    entry.error = null;
+    this.saveOutbox();
+    this.changed();
+    this.flush();
+  }
+
+  remove(clientId) {
+    this.outbox = this.outbox.filter((p) => p.clientId !== clientId);
+    this.saveOutbox();
+    this.changed();
+  }
+
+  /** Sends every waiting message not yet in flight on this connection, oldest first. */
+  flush() {
+    if (!this.socket?.isOpen || this.connection !== "online") return;
+    for (const entry of this.outbox) {
+      if (entry.status !== "sending" || this.inFlight.has(entry.clientId)) continue;
+      const frame = { type: "send", clientId: entry.clientId, text: entry.text };
+      if (!entry.recipientId || this.conversations.has(entry.conversationId)) frame.conversationId = entry.conversationId;
+      else frame.recipientId = entry.recipientId;
+      if (this.socket.send(frame)) this.inFlight.add(entry.clientId);
+    }
+  }
+
+  confirm(message) {
+    const before = this.outbox.length;
+    this.outbox = this.outbox.filter((p) => p.clientId !== message.clientId);
+    this.inFlight.delete(message.clientId);
+    if (this.outbox.length !== before) this.saveOutbox();
+  }
+
+  // MARK: receipts and typing
+
+  markDelivered(id, seq) {
+    clearTimeout(this.deliveredTimers.get(id));
+    this.deliveredTimers.set(id, setTimeout(() => {
+      this.socket?.send({ type: "receipt", conversationId: id, deliveredSeq: seq });
+    }, 150));
+  }
+
+  markRead(id, seq) {
+    const summary = this.conversations.get(id);
+    const mine = summary && this.me_(summary);
+    if (!mine || mine.readSeq >= seq) return;
+    mine.readSeq = seq;
+    mine.deliveredSeq = Math.max(mine.deliveredSeq, seq);
+    this.socket?.send({ type: "receipt", conversationId: id, readSeq: seq });
+    this.changed();
+  }
+
+  sendTyping(id, isTyping) {
+    if (this.conversations.has(id)) this.socket?.send({ type: "typing", conversationId: id, isTyping });
+  }
+
+  typingIn(id) {
+    const typing = this.typing.get(id);
+    return typing && typing.until > Date.now() ? typing.userId : null;
+  }
+
+  // MARK: the stream
+
+  setConnection(state) {
+    this.connection = state;
+    if (state !== "online") this.inFlight.clear();
+    this.changed();
+    if (state === "online") this.flush();
+  }
+
+  handleFrame(frame) {
+    switch (frame.type) {
+      case "welcome":
+        // A fresh page starts live from the head and takes a snapshot; a reconnect resumes.
+        if (this.position == null) {
+          this.position = frame.head;
+          this.loadConversations();
+        }
+        break;
+      case "resync":
+        this.position = frame.position;
+        this.threads.clear();
+        this.loadConversations();
+        break;
+      case "message": this.applyMessage(frame.message); this.advance(frame.pos); break;
+      case "receipt": this.applyReceipt(frame.receipt); this.advance(frame.pos); break;
+      case "conversation": this.applyConversation(frame.conversation); this.advance(frame.pos); break;
+      case "sent": this.applyMessage(frame.message); break;
+      case "error":
+        if (frame.clientId) this.applySendError(frame.clientId, frame.error);
+        break;
+      case "typing":
+        if (frame.isTyping) {
+          this.typing.set(frame.conversationId, { userId: frame.userId, until: Date.now() + 6000 });
+          setTimeout(() => this.changed(), 6100);
+        } else {
+          this.typing.delete(frame.conversationId);
+        }
+        break;
+      case "presence":
+        this.presence.set(frame.userId, { online: frame.online, lastSeenAt: frame.lastSeenAt });
+        break;
+    }
+    this.changed();
+  }
+
+  advance(position) {
+    if (this.position == null || position > this.position) this.position = position;
+  }
+
+  applyConversation(info) {
+    if (this.conversations.has(info.id)) return;
+    this.conversations.set(info.id, {
+      id: info.id, kind: info.kind, createdAt: info.createdAt, lastSeq: 0, lastActivityAt: info.createdAt, unreadCount: 0,
+      members: info.members.map((u) => ({ userId: u.id, username: u.username, displayName: u.displayName, deliveredSeq: 0, readSeq: 0 })),
+    });
+  }
+
+  applyMessage(message) {
+    let summary = this.conversations.get(message.conversationId);
+    if (!summary) {
+      this.api.conversation(message.conversationId).then((s) => { this.conversations.set(s.id, s); this.changed(); }).catch(() => {});
+    } else if (message.seq > summary.lastSeq || !summary.lastMessage) {
+      summary.lastSeq = Math.max(summary.lastSeq, message.seq);
+      summary.lastMessage = message;
+      summary.lastActivityAt = message.createdAt;
+    }
+    const thread = this.threads.get(message.conversationId);
+    const isNew = thread ? !thread.messages.has(message.seq) : true;
+    if (thread) thread.messages.set(message.seq, message);
+    if (message.senderId === this.me) {
+      this.confirm(message);
+      const mine = summary && this.me_(summary);
+      if (mine) { mine.readSeq = Math.max(mine.readSeq, message.seq); mine.deliveredSeq = Math.max(mine.deliveredSeq, message.seq); }
+    } else {
+      this.typing.delete(message.conversationId);
+      this.markDelivered(message.conversationId, message.seq);
+      if (isNew) this.onIncoming(message);
+    }
+  }
+
+  applyReceipt(receipt) {
+    const summary = this.conversations.get(receipt.conversationId);
+    const member = summary?.members.find((m) => m.userId === receipt.userId);
+    if (!member) return;
+    member.deliveredSeq = Math.max(member.deliveredSeq, receipt.deliveredSeq);
+    member.readSeq = Math.max(member.readSeq, receipt.readSeq);
+  }
+
+  applySendError(clientId, error) {
+    const entry = this.outbox.find((p) => p.clientId === clientId);
+    this.inFlight.delete(clientId);
+    if (!entry) return;
+    if (TRANSIENT.has(error?.code)) {
+      setTimeout(() => this.flush(), 2000);
+      return;
+    }
+    entry.status = "failed";
+    entry.error = error?.message ?? "Not sent.";
+    this.saveOutbox();
+  }
+
+  /** The id a chat with `userId` has, whether or not it exists yet. */
+  conversationWith(userId) { return directConversationId(this.me, userId); }
+}

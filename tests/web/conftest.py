@@ -1,0 +1,114 @@
+"""Fixtures for the web client's end-to-end tests: a real `parley serve` and real headless Chromium."""
+import os
+import pathlib
+import re
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+import requests
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BINARY = os.environ.get("PARLEY_BINARY", str(ROOT / ".build" / "debug" / "parley"))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """`parley serve` on a fixed loopback port and database, so it can be stopped and started again."""
+
+    def __init__(self, directory):
+        self.port = free_port()
+        self.database = os.path.join(directory, "web.sqlite")
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process = None
+
+    def start(self):
+        self.process = subprocess.Popen(
+            [BINARY, "serve", "--port", str(self.port), "--database", self.database, "--public-dir", str(ROOT / "Public"),
+             "--bcrypt-cost", "4", "--sends-per-second", "1000", "--logins-per-minute", "100000", "--log-level", "warning"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                if requests.get(self.url + "/healthz", timeout=1).ok:
+                    return
+            except requests.ConnectionError:
+                time.sleep(0.05)
+        raise RuntimeError("parley serve did not start")
+
+    def stop(self):
+        if self.process:
+            self.process.terminate()
+            self.process.wait(timeout=30)
+            self.process = None
+
+    def register(self, username, display_name, password="password123"):
+        response = requests.post(self.url + "/v1/auth/register",
+                                 json={"username": username, "displayName": display_name, "password": password}, timeout=10)
+        response.raise_for_status()
+        return response.json()
+
+    def send(self, session, text, recipient=None, conversation=None):
+        import uuid
+        body = {"clientId": str(uuid.uuid4()), "text": text}
+        body["conversationId" if conversation else "recipientId"] = conversation or recipient
+        response = requests.post(self.url + "/v1/messages", json=body,
+                                 headers={"Authorization": "Bearer " + session["token"]}, timeout=10)
+        response.raise_for_status()
+        return response.json()["message"]
+
+
+@pytest.fixture
+def server():
+    with tempfile.TemporaryDirectory() as directory:
+        server = Server(directory)
+        server.start()
+        yield server
+        server.stop()
+
+
+@pytest.fixture
+def browsers():
+    """Opens headless Chromium windows on demand; `browsers(dark=True, width=…)`."""
+    opened = []
+
+    def open_browser(dark=False, width=1100, height=760):
+        options = Options()
+        options.binary_location = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+        for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", f"--window-size={width},{height}",
+                         "--disable-gpu", "--lang=en-US"]:
+            options.add_argument(argument)
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        driver = webdriver.Chrome(options=options, service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")))
+        driver.implicitly_wait(0)
+        # Headless windows are never "focused"; emulate focus as a person looking at the tab would give.
+        driver.execute_cdp_cmd("Emulation.setFocusEmulationEnabled", {"enabled": True})
+        if dark:
+            driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+        opened.append(driver)
+        return driver
+
+    yield open_browser
+    for driver in opened:
+        errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE" and "WebSocket" not in e["message"]
+                  and "Failed to load resource" not in e["message"]]
+        driver.quit()
+        assert not errors, f"browser console errors: {errors}"
+
+
+def sign_in(driver, server, session):
+    """Opens the app already signed in (the session as the login form would have stored it)."""
+    driver.get(server.url + "/favicon.svg")
+    driver.execute_script("localStorage.setItem('parley.session', arguments[0])",
+                          __import__("json").dumps({"token": session["token"], "user": session["user"]}))
+    driver.get(server.url + "/")
