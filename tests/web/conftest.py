@@ -37,6 +37,9 @@ class Server:
             [BINARY, "serve", "--port", str(self.port), "--database", self.database, "--public-dir", str(ROOT / "Public"),
              "--bcrypt-cost", "4", "--sends-per-second", "1000", "--logins-per-minute", "100000", "--log-level", "warning"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.wait_until_up()
+
+    def wait_until_up(self):
         deadline = time.time() + 30
         while time.time() < deadline:
             try:
