@@ -56,6 +56,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The client SDK: transport, local store, outbox, sync engine. Never imports the server.
+        .target(
+            name: "ParleyClient",
+            dependencies: [
+                "ParleyCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The app's view models, on the client SDK alone.
+        .target(name: "ParleyViewModels", dependencies: ["ParleyClient"], swiftSettings: swiftSettings),
         // Load and latency benchmark: a client of the protocol, so it never imports the server.
         .target(
             name: "ParleyBench",
@@ -70,12 +83,20 @@ let package = Package(
         .executableTarget(
             name: "parley",
             dependencies: [
-                "ParleyServer", "ParleySQLite", "ParleyBench",
+                "ParleyServer", "ParleySQLite", "ParleyBench", "ParleyClient", "ParleyViewModels",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "ParleyCoreTests", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ParleyClientTests",
+            dependencies: [
+                "ParleyClient", "ParleyViewModels", "ParleyServer", "ParleySQLite",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "ParleyStoreTests",
             dependencies: ["ParleyStore", "ParleySQLite", .product(name: "GRDB", package: "GRDB.swift")],
@@ -88,6 +109,7 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings

@@ -23,8 +23,7 @@ public enum Validation {
     /// Swift strings are always valid Unicode, so invalid UTF-8 is refused where bytes become strings.
     /// - Returns: the text to store.
     public static func messageText(_ raw: String) -> Result<String, Failure> {
-        let normalized = raw.contains("\r") ? raw.replacing("\r\n", with: "\n").replacing("\r", with: "\n") : raw
-        let text = trimmed(normalized)
+        let text = normalizedMessageText(raw)
         if text.isEmpty { return .failure(Failure(.textEmpty, "Message text is empty.")) }
         if text.unicodeScalars.contains(where: isForbiddenControl) {
             return .failure(Failure(.textInvalidCharacters, "Message text contains control characters."))
@@ -34,6 +33,12 @@ public enum Validation {
             return .failure(Failure(.textTooLong, "Message text is longer than \(maxMessageCharacters) characters."))
         }
         return .success(text)
+    }
+
+    /// The first two steps of ``messageText(_:)``: line endings unified, then trimmed. Clients count
+    /// characters on this to show how many are left.
+    public static func normalizedMessageText(_ raw: String) -> String {
+        trimmed(raw.contains("\r") ? raw.replacing("\r\n", with: "\n").replacing("\r", with: "\n") : raw)
     }
 
     /// Usernames: 3–32 characters of `a–z`, `0–9`, `_` and `.`, compared case-insensitively (stored lowercase).

@@ -1,0 +1,107 @@
+import Foundation
+import GRDB
+import ParleyCore
+
+/// The client's own SQLite file, one per account: conversations, messages, the outbox and the stream
+/// position, so a restarted app shows what it had at once, before the network answers.
+///
+/// Models are stored as JSON next to the keys they are looked up by; the server stays the source of truth.
+public final class LocalStore: Sendable {
+    private let queue: DatabaseQueue
+
+    public init(path: String) throws {
+        try FileManager.default.createDirectory(at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
+        queue = try DatabaseQueue(path: path)
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+                CREATE TABLE conversations (id TEXT PRIMARY KEY NOT NULL, json TEXT NOT NULL);
+                CREATE TABLE messages (conversation_id TEXT NOT NULL, seq INTEGER NOT NULL, json TEXT NOT NULL,
+                                       PRIMARY KEY (conversation_id, seq)) WITHOUT ROWID;
+                CREATE TABLE outbox (ordinal INTEGER PRIMARY KEY, json TEXT NOT NULL);
+                """)
+        }
+        try migrator.migrate(queue)
+    }
+
+    // MARK: stream position
+
+    public func position() throws -> Int64? {
+        try queue.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'position'").flatMap { Int64($0) } }
+    }
+
+    public func setPosition(_ position: Int64?) throws {
+        try queue.write { db in
+            if let position {
+                try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('position', ?)", arguments: [String(position)])
+            } else {
+                try db.execute(sql: "DELETE FROM meta WHERE key = 'position'")
+            }
+        }
+    }
+
+    // MARK: conversations and messages
+
+    public func conversations() throws -> [ConversationSummary] {
+        try queue.read { db in try String.fetchAll(db, sql: "SELECT json FROM conversations").compactMap(Self.decode) }
+    }
+
+    public func save(conversations: [ConversationSummary]) throws {
+        try queue.write { db in
+            for summary in conversations {
+                try db.execute(sql: "INSERT OR REPLACE INTO conversations (id, json) VALUES (?, ?)", arguments: [summary.id.rawValue, Self.encode(summary)])
+            }
+        }
+    }
+
+    /// The newest `limit` stored messages of a conversation, ascending.
+    public func messages(in conversation: ConversationID, limit: Int = 200) throws -> [Message] {
+        try queue.read { db in
+            try String.fetchAll(
+                db, sql: "SELECT json FROM messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT ?", arguments: [conversation.rawValue, limit]
+            ).compactMap(Self.decode).reversed()
+        }
+    }
+
+    public func save(messages: [Message]) throws {
+        guard !messages.isEmpty else { return }
+        try queue.write { db in
+            for message in messages {
+                try db.execute(sql: "INSERT OR REPLACE INTO messages (conversation_id, seq, json) VALUES (?, ?, ?)",
+                               arguments: [message.conversationId.rawValue, message.seq, Self.encode(message)])
+            }
+        }
+    }
+
+    /// Forgets everything but the outbox (after a `resync`).
+    public func clearSnapshot() throws {
+        try queue.write { db in
+            try db.execute(sql: "DELETE FROM conversations; DELETE FROM messages; DELETE FROM meta WHERE key = 'position'")
+        }
+    }
+
+    // MARK: outbox
+
+    public func outbox() throws -> [OutboxEntry] {
+        try queue.read { db in try String.fetchAll(db, sql: "SELECT json FROM outbox ORDER BY ordinal").compactMap(Self.decode) }
+    }
+
+    /// Replaces the stored outbox with `entries` (in order) in one transaction.
+    public func save(outbox entries: [OutboxEntry]) throws {
+        try queue.write { db in
+            try db.execute(sql: "DELETE FROM outbox")
+            for (index, entry) in entries.enumerated() {
+                try db.execute(sql: "INSERT INTO outbox (ordinal, json) VALUES (?, ?)", arguments: [index, Self.encode(entry)])
+            }
+        }
+    }
+
+    private static func encode<T: Encodable>(_ value: T) throws -> String {
+        String(decoding: try WireFormat.encoder().encode(value), as: UTF8.self)
+    }
+
+    private static func decode<T: Decodable>(_ json: String) -> T? {
+        try? JSONDecoder().decode(T.self, from: Data(json.utf8))
+    }
+}

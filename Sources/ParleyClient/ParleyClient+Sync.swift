@@ -1,0 +1,221 @@
+import Foundation
+import ParleyCore
+
+extension ParleyClient {
+    /// Starts syncing: the live connection, reconnecting until ``stop()``.
+    public func start() {
+        guard loop == nil else { return }
+        loop = Task { [weak self] in await self?.runConnectionLoop() }
+    }
+
+    /// Stops syncing and closes the connection (the outbox stays, to go out next time).
+    public func stop() {
+        loop?.cancel()
+        loop = nil
+        retryTimer?.cancel()
+        connection?.close()
+        connection = nil
+        outbox.connectionLost()
+        setConnectionState(.offline)
+    }
+
+    /// Reloads the conversation list (the snapshot) from the server.
+    public func reloadConversations() async {
+        if conversations.isEmpty { listState = .loading }
+        do {
+            let list = try await api.conversations(token: session.token)
+            for summary in list {
+                conversations[summary.id] = summary
+                for member in summary.members where member.userId != me.id {
+                    presence[member.userId] = presence[member.userId] ?? Presence(online: member.online ?? false, lastSeenAt: member.lastSeenAt)
+                }
+            }
+            try? store.save(conversations: list)
+            listState = .loaded
+            emit(.conversationsChanged)
+        } catch {
+            if conversations.isEmpty { listState = .failed((error as? ParleyClientError)?.message ?? "Could not load conversations.") }
+        }
+    }
+
+    // MARK: the loop (rule 3)
+
+    private func runConnectionLoop() async {
+        var attempt = 0
+        while !Task.isCancelled {
+            setConnectionState(.connecting)
+            if let connection = try? await transport.connect() {
+                self.connection = connection
+                connection.send(.hello(token: session.token, after: position))
+                for await frame in connection.frames {
+                    if case .welcome = frame { attempt = 0 }
+                    await handle(frame)
+                }
+                self.connection = nil
+            }
+            outbox.connectionLost()
+            setConnectionState(.offline)
+            guard !Task.isCancelled else { return }
+            let ceiling = min(15.0, 0.5 * pow(2, Double(attempt)))
+            attempt += 1
+            try? await Task.sleep(for: .milliseconds(Int64(Double.random(in: 0...ceiling) * 1000)))
+        }
+    }
+
+    func setConnectionState(_ state: ConnectionState) {
+        guard connectionState != state else { return }
+        connectionState = state
+        emit(.connection(state))
+    }
+
+    // MARK: frames
+
+    func handle(_ frame: ServerFrame) async {
+        switch frame {
+        case .welcome(_, let head):
+            if position == nil {  // rule 2: first connection: live from the head, plus a snapshot
+                advance(to: head)
+                await reloadConversations()
+            }
+        case .synced:
+            setConnectionState(.online)
+            flushOutbox()
+            flushReceipts()
+        case .resync(let head):
+            try? store.clearSnapshot()
+            messages.removeAll()
+            hasOlder.removeAll()
+            advance(to: head)
+            await reloadConversations()
+        case .event(let event):
+            await apply(event.payload)
+            advance(to: event.position)
+        case .sent(_, let message, _):
+            apply(message: message)
+        case .error(_, let clientId?, let code, let message):
+            outbox.refuse(clientId, code: code, message: message, now: .now())
+            saveOutbox()
+            if case .failed(let reason)? = outbox.entries.first(where: { $0.clientId == clientId })?.state {
+                emit(.sendFailed(clientId, reason))
+            }
+            scheduleOutboxRetry()
+            flushOutbox()
+        case .typing(let conversation, let user, let isTyping):
+            if isTyping { typing[conversation] = (user, Date().addingTimeInterval(6)) } else { typing[conversation] = nil }
+            emit(.typing(conversation, user, isTyping))
+        case .presence(let user, let online, let lastSeenAt):
+            let state = Presence(online: online, lastSeenAt: lastSeenAt)
+            presence[user] = state
+            emit(.presence(user, state))
+        case .error, .ack, .pong:
+            break
+        }
+    }
+
+    private func advance(to newPosition: Int64) {
+        guard newPosition > (position ?? -1) else { return }
+        position = newPosition
+        try? store.setPosition(newPosition)
+    }
+
+    private func apply(_ payload: StreamEvent.Payload) async {
+        switch payload {
+        case .message(let message):
+            if conversations[message.conversationId] == nil,
+               let summary = try? await api.conversation(message.conversationId, token: session.token) {
+                conversations[summary.id] = summary
+            }
+            apply(message: message)
+        case .receipt(let receipt):
+            guard var summary = conversations[receipt.conversationId],
+                  let index = summary.members.firstIndex(where: { $0.userId == receipt.userId }) else { return }
+            summary.members[index].deliveredSeq = max(summary.members[index].deliveredSeq, receipt.deliveredSeq)
+            summary.members[index].readSeq = max(summary.members[index].readSeq, receipt.readSeq)
+            conversations[receipt.conversationId] = summary
+            try? store.save(conversations: [summary])
+            emit(.receipt(receipt))
+        case .conversation(let info):
+            guard conversations[info.id] == nil else { return }
+            let summary = ConversationSummary(
+                id: info.id, kind: info.kind, createdAt: info.createdAt, lastSeq: 0, lastMessage: nil, lastActivityAt: info.createdAt,
+                unreadCount: 0, members: info.members.map {
+                    ConversationMember(userId: $0.id, username: $0.username, displayName: $0.displayName, deliveredSeq: 0, readSeq: 0)
+                })
+            conversations[info.id] = summary
+            try? store.save(conversations: [summary])
+            emit(.conversationsChanged)
+        }
+    }
+
+    /// A message from any source (rule 4); my own confirms its outbox entry.
+    func apply(message: Message) {
+        let isNew = messages[message.conversationId]?[message.seq] == nil
+        store([message])
+        if var summary = conversations[message.conversationId] {
+            if message.seq >= summary.lastSeq {
+                summary.lastSeq = message.seq
+                summary.lastMessage = message
+                summary.lastActivityAt = message.createdAt
+            }
+            if message.senderId == me.id, let index = summary.members.firstIndex(where: { $0.userId == me.id }) {
+                summary.members[index].readSeq = max(summary.members[index].readSeq, message.seq)
+                summary.members[index].deliveredSeq = max(summary.members[index].deliveredSeq, message.seq)
+            }
+            conversations[message.conversationId] = summary
+            try? store.save(conversations: [summary])
+        }
+        if message.senderId == me.id {
+            if outbox.confirm(message.clientId) != nil { saveOutbox() }
+            flushOutbox()
+        } else {
+            typing[message.conversationId] = nil
+            deliveredPending[message.conversationId] = max(deliveredPending[message.conversationId] ?? 0, message.seq)
+            scheduleDeliveredReceipts()
+        }
+        if isNew { emit(.message(message)) }
+    }
+
+    // MARK: sending
+
+    /// Sends what the outbox allows now (rule 2 of ``MessageOutbox``).
+    func flushOutbox() {
+        guard connectionState == .online, let connection else { return }
+        for entry in outbox.takeSendable(now: .now()) {
+            let useRecipient = entry.recipientId != nil && conversations[entry.conversationId] == nil
+            connection.send(.send(SendRequest(
+                clientId: entry.clientId, conversationId: useRecipient ? nil : entry.conversationId,
+                recipientId: useRecipient ? entry.recipientId : nil, text: entry.text)))
+        }
+    }
+
+    /// Wakes the outbox when its next held-back message may go.
+    func scheduleOutboxRetry() {
+        guard let next = outbox.nextRetry else { return }
+        retryTimer?.cancel()
+        let delay = max(0, Double(next.milliseconds - Timestamp.now().milliseconds) / 1000)
+        retryTimer = Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(Int64(delay * 1000) + 10))
+            guard !Task.isCancelled else { return }
+            self?.flushOutbox()
+        }
+    }
+
+    /// Rule 5: delivered receipts are batched briefly, then sent with the read ones.
+    func scheduleDeliveredReceipts() {
+        guard deliveredTimer == nil else { return }
+        deliveredTimer = Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(50))
+            self?.deliveredTimer = nil
+            self?.flushReceipts()
+        }
+    }
+
+    func flushReceipts() {
+        guard connectionState == .online, let connection else { return }
+        for id in Set(deliveredPending.keys).union(readPending.keys) {
+            connection.send(.receipt(ref: nil, conversationId: id, deliveredSeq: deliveredPending[id], readSeq: readPending[id]))
+        }
+        deliveredPending.removeAll()
+        readPending.removeAll()
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+import Observation
+import ParleyCore
+
+/// The app's connection to Parley: signs in, keeps a local copy of conversations and messages, sends
+/// through the ``MessageOutbox``, and stays in sync over one live connection.
+///
+/// Sync rules:
+/// 1. On start, the cached conversations, messages and outbox show at once, before the network answers.
+/// 2. The live connection resumes after the last stream position processed (persisted after each
+///    event), so nothing is missed or applied twice; a first connection starts live from the head and
+///    takes a REST snapshot. `resync` drops the cache and takes a snapshot again.
+/// 3. Lost connections are retried with exponential backoff and full jitter (0.5 s … 15 s).
+/// 4. The same message from any source (my `sent` ack, the stream, a replay, another device) is
+///    stored once, keyed by conversation and seq.
+/// 5. Messages from others are marked delivered once stored; read when the app says they were seen.
+@MainActor
+@Observable
+public final class ParleyClient {
+    public enum ConnectionState: Sendable, Equatable { case offline, connecting, online }
+    public enum ListState: Sendable, Equatable { case loading, loaded, failed(String) }
+    public struct Presence: Sendable, Equatable {
+        public var online: Bool
+        public var lastSeenAt: Timestamp?
+    }
+
+    public let session: Session
+    public var me: User { session.user }
+    public internal(set) var connectionState: ConnectionState = .offline
+    public internal(set) var listState: ListState = .loading
+    public internal(set) var conversations: [ConversationID: ConversationSummary] = [:]
+    public internal(set) var messages: [ConversationID: [Int64: Message]] = [:]
+    public internal(set) var hasOlder: [ConversationID: Bool] = [:]
+    public internal(set) var outbox: MessageOutbox
+    public internal(set) var presence: [UserID: Presence] = [:]
+    public internal(set) var typing: [ConversationID: (user: UserID, until: Date)] = [:]
+
+    @ObservationIgnored let api: any ParleyAPI
+    @ObservationIgnored let transport: any RealtimeTransport
+    @ObservationIgnored let store: LocalStore
+    @ObservationIgnored var position: Int64?
+    @ObservationIgnored var connection: (any RealtimeConnection)?
+    @ObservationIgnored var loop: Task<Void, Never>?
+    @ObservationIgnored var retryTimer: Task<Void, Never>?
+    @ObservationIgnored var deliveredTimer: Task<Void, Never>?
+    @ObservationIgnored var deliveredPending: [ConversationID: Int64] = [:]
+    @ObservationIgnored var readPending: [ConversationID: Int64] = [:]
+    @ObservationIgnored var listeners: [UUID: AsyncStream<ClientEvent>.Continuation] = [:]
+
+    /// Rule 1: loads the cache synchronously, so the first frame shows it.
+    public init(session: Session, api: any ParleyAPI, transport: any RealtimeTransport, store: LocalStore) {
+        self.session = session
+        self.api = api
+        self.transport = transport
+        self.store = store
+        self.outbox = MessageOutbox(entries: (try? store.outbox()) ?? [])
+        self.position = try? store.position()
+        for summary in (try? store.conversations()) ?? [] {
+            conversations[summary.id] = summary
+            let cached = (try? store.messages(in: summary.id)) ?? []
+            if !cached.isEmpty { messages[summary.id] = Dictionary(uniqueKeysWithValues: cached.map { ($0.seq, $0) }) }
+        }
+        if !conversations.isEmpty { listState = .loaded }
+    }
+
+    /// A client on the real server at `session.serverURL`, with its database in `storage`.
+    public convenience init(session: Session, storage: ClientStorage) throws {
+        self.init(session: session, api: HTTPParleyAPI(baseURL: session.serverURL), transport: WebSocketTransport(serverURL: session.serverURL),
+                  store: try storage.store(for: session.user.id))
+    }
+
+    // MARK: events
+
+    /// Everything that happens from now on, for interfaces that print (observation serves SwiftUI).
+    public func events() -> AsyncStream<ClientEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ClientEvent.self)
+        let id = UUID()
+        listeners[id] = continuation
+        continuation.onTermination = { [weak self] _ in Task { @MainActor in self?.listeners[id] = nil } }
+        return stream
+    }
+
+    func emit(_ event: ClientEvent) {
+        for listener in listeners.values { listener.yield(event) }
+    }
+
+    // MARK: reading
+
+    public func sortedConversations() -> [ConversationSummary] {
+        conversations.values.sorted { ($0.lastActivityAt, $0.id.rawValue) > ($1.lastActivityAt, $1.id.rawValue) }
+    }
+
+    public func otherMember(of summary: ConversationSummary) -> ConversationMember? { summary.otherMember(than: me.id) }
+
+    /// Unread count: last seq − my read seq (the server's rule, kept current from events).
+    public func unreadCount(_ id: ConversationID) -> Int64 {
+        guard let summary = conversations[id] else { return 0 }
+        let mine = summary.members.first { $0.userId == me.id }
+        return max(0, summary.lastSeq - (mine?.readSeq ?? 0))
+    }
+
+    /// Confirmed messages by seq, then my pending ones in the order written; duplicates collapsed.
+    public func timeline(_ id: ConversationID) -> [TimelineItem] {
+        let other = conversations[id].flatMap(otherMember)
+        let confirmed = (messages[id] ?? [:]).values.sorted { $0.seq < $1.seq }.map { message in
+            TimelineItem(id: message.clientId, seq: message.seq, senderId: message.senderId, text: message.text, createdAt: message.createdAt,
+                         status: message.senderId == me.id ? Self.status(of: message.seq, other: other) : nil)
+        }
+        let confirmedIds = Set(confirmed.map(\.id))
+        let pending = outbox.pending(in: id).filter { !confirmedIds.contains($0.clientId) }.map { entry in
+            TimelineItem(id: entry.clientId, seq: nil, senderId: me.id, text: entry.text, createdAt: entry.createdAt,
+                         status: { if case .failed(let reason) = entry.state { .failed(reason: reason) } else { .sending } }())
+        }
+        return confirmed + pending
+    }
+
+    static func status(of seq: Int64, other: ConversationMember?) -> MessageStatus {
+        guard let other else { return .sent }
+        if other.readSeq >= seq { return .read }
+        if other.deliveredSeq >= seq { return .delivered }
+        return .sent
+    }
+
+    public func typingUser(in id: ConversationID, now: Date = Date()) -> UserID? {
+        guard let typing = typing[id], typing.until > now else { return nil }
+        return typing.user
+    }
+
+    // MARK: actions
+
+    /// Writes a message: stored locally at once as `sending`, sent when possible. `recipient` is needed
+    /// only for the first message of a new conversation.
+    public func send(_ text: String, in conversation: ConversationID, to recipient: UserID? = nil) throws(Validation.Failure) {
+        let text = try Validation.messageText(text).get()
+        outbox.enqueue(text: text, conversation: conversation, recipient: conversations[conversation] == nil ? recipient : nil, now: .now())
+        saveOutbox()
+        flushOutbox()
+    }
+
+    public func retry(_ clientId: ClientMessageID) {
+        outbox.retry(clientId)
+        saveOutbox()
+        flushOutbox()
+    }
+
+    @discardableResult
+    public func deleteFailed(_ clientId: ClientMessageID) -> Bool {
+        defer { saveOutbox() }
+        return outbox.delete(clientId)
+    }
+
+    /// Marks my read cursor up to `seq` (read on one device clears the count on all).
+    public func markRead(_ id: ConversationID, upTo seq: Int64) {
+        guard var summary = conversations[id], let index = summary.members.firstIndex(where: { $0.userId == me.id }),
+              summary.members[index].readSeq < seq, seq <= summary.lastSeq else { return }
+        summary.members[index].readSeq = seq
+        summary.members[index].deliveredSeq = max(summary.members[index].deliveredSeq, seq)
+        conversations[id] = summary
+        readPending[id] = seq
+        flushReceipts()
+    }
+
+    public func setTyping(_ isTyping: Bool, in id: ConversationID) {
+        guard conversations[id] != nil, connectionState == .online else { return }
+        connection?.send(.typing(conversationId: id, isTyping: isTyping))
+    }
+
+    public func searchUsers(_ query: String) async throws -> [User] {
+        try await api.searchUsers(query, token: session.token)
+    }
+
+    /// Loads the newest page of a conversation (the cache shows meanwhile).
+    public func loadLatest(_ id: ConversationID) async throws {
+        guard conversations[id] != nil else { return }
+        let page = try await api.history(id, before: nil, limit: 50, token: session.token)
+        store(page.messages)
+        if hasOlder[id] == nil || (messages[id]?.count ?? 0) <= page.messages.count { hasOlder[id] = page.hasMore }
+    }
+
+    /// Loads the page before the oldest message held. Returns how many came.
+    @discardableResult
+    public func loadOlder(_ id: ConversationID) async throws -> Int {
+        guard conversations[id] != nil, hasOlder[id] != false else { return 0 }
+        let oldest = messages[id]?.keys.min()
+        let page = try await api.history(id, before: oldest, limit: 50, token: session.token)
+        store(page.messages)
+        hasOlder[id] = page.hasMore
+        return page.messages.count
+    }
+
+    /// Rule 4: stores messages once, by (conversation, seq).
+    func store(_ incoming: [Message]) {
+        guard !incoming.isEmpty else { return }
+        for message in incoming { messages[message.conversationId, default: [:]][message.seq] = message }
+        try? store.save(messages: incoming)
+    }
+
+    func saveOutbox() {
+        try? store.save(outbox: outbox.entries)
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import HummingbirdWSClient
+import Logging
+import ParleyCore
+
+/// Opens live connections. `WebSocketTransport` is the real one; tests may script frames with a fake.
+public protocol RealtimeTransport: Sendable {
+    func connect() async throws -> any RealtimeConnection
+}
+
+/// One live connection: frames in order, until it ends.
+public protocol RealtimeConnection: Sendable {
+    /// Server frames, in order; finishes when the connection closes.
+    var frames: AsyncStream<ServerFrame> { get }
+    func send(_ frame: ClientFrame)
+    func close()
+}
+
+/// ``RealtimeTransport`` over the server's WebSocket endpoint.
+public struct WebSocketTransport: RealtimeTransport {
+    public let url: String
+
+    /// - Parameter serverURL: the server's http(s) URL; the socket is at `/v1/ws`.
+    public init(serverURL: URL) {
+        let base = serverURL.absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        url = base.replacingOccurrences(of: "http", with: "ws", options: .anchored) + "/v1/ws"
+    }
+
+    public func connect() async throws -> any RealtimeConnection {
+        try await WebSocketConnection.open(url: url)
+    }
+}
+
+final class WebSocketConnection: RealtimeConnection {
+    let frames: AsyncStream<ServerFrame>
+    private let outgoing: AsyncStream<String>.Continuation
+    private let task: Task<Void, Never>
+
+    static func open(url: String) async throws -> WebSocketConnection {
+        let (frames, frameSink) = AsyncStream.makeStream(of: ServerFrame.self)
+        let (outgoing, outgoingSink) = AsyncStream.makeStream(of: String.self)
+        let (opened, openedSink) = AsyncStream.makeStream(of: Bool.self)
+        let task = Task {
+            defer {
+                frameSink.finish()
+                openedSink.yield(false)
+                openedSink.finish()
+            }
+            _ = try? await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 20), logger: Logger(label: "parley-client")) {
+                inbound, outbound, _ in
+                openedSink.yield(true)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for await text in outgoing { try await outbound.writeTextMessage(text) }
+                        try await outbound.close(.normalClosure, reason: nil)
+                    }
+                    let decoder = JSONDecoder()
+                    for try await message in inbound.messages(maxSize: 1 << 20) {
+                        guard case .text(let text) = message, let frame = try? decoder.decode(ServerFrame.self, from: Data(text.utf8)) else { continue }
+                        frameSink.yield(frame)
+                    }
+                    group.cancelAll()
+                }
+            }
+        }
+        var iterator = opened.makeAsyncIterator()
+        guard await iterator.next() == true else {
+            throw ParleyClientError(status: 0, code: nil, message: "Cannot reach the server.")
+        }
+        return WebSocketConnection(frames: frames, outgoing: outgoingSink, task: task)
+    }
+
+    private init(frames: AsyncStream<ServerFrame>, outgoing: AsyncStream<String>.Continuation, task: Task<Void, Never>) {
+        self.frames = frames
+        self.outgoing = outgoing
+        self.task = task
+    }
+
+    func send(_ frame: ClientFrame) {
+        guard let data = try? WireFormat.encoder().encode(frame) else { return }
+        outgoing.yield(String(decoding: data, as: UTF8.self))
+    }
+
+    func close() { outgoing.finish() }
+}

@@ -1,0 +1,33 @@
+import ParleyCore
+
+/// Where one of my messages is: sending (clock) → sent (✓) → delivered (✓✓) → read (blue ✓✓), or failed (!).
+public enum MessageStatus: Hashable, Sendable {
+    case sending
+    case sent
+    case delivered
+    case read
+    case failed(reason: String)
+}
+
+/// One message of a chat as shown: confirmed ones in seq order, then my pending ones in the order written.
+public struct TimelineItem: Hashable, Sendable, Identifiable {
+    /// The client id: stable from the moment the message is written until it is confirmed and after.
+    public var id: ClientMessageID
+    public var seq: Int64?
+    public var senderId: UserID
+    public var text: String
+    public var createdAt: Timestamp
+    /// For my messages; `nil` for theirs.
+    public var status: MessageStatus?
+}
+
+/// Something that happened, for interfaces that print rather than observe (the terminal client, tests).
+public enum ClientEvent: Sendable, Equatable {
+    case connection(ParleyClient.ConnectionState)
+    case message(Message)
+    case typing(ConversationID, UserID, Bool)
+    case presence(UserID, ParleyClient.Presence)
+    case receipt(ReceiptUpdate)
+    case sendFailed(ClientMessageID, String)
+    case conversationsChanged
+}

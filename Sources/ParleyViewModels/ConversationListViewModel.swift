@@ -1,0 +1,97 @@
+import Foundation
+import Observation
+import ParleyClient
+import ParleyCore
+
+/// The conversation list: rows sorted by last activity, live; search for someone to start a chat with.
+@MainActor
+@Observable
+public final class ConversationListViewModel {
+    public struct Row: Identifiable, Equatable, Sendable {
+        public var id: ConversationID
+        public var title: String
+        public var initials: String
+        /// The last message, "You: " first when I sent it; empty before any message.
+        public var preview: String
+        public var timestamp: String
+        public var unreadCount: Int64
+        public var isOnline: Bool
+        public var otherUserId: UserID?
+    }
+
+    public enum State: Equatable, Sendable {
+        case loading
+        case empty
+        case error(String)
+        case loaded
+    }
+
+    public static let emptyText = "No conversations yet"
+
+    public let client: ParleyClient
+    public var searchQuery = ""
+    public private(set) var searchResults: [User] = []
+    public private(set) var searchError: String?
+    @ObservationIgnored let formatter: SmartDateFormatter
+    @ObservationIgnored let now: () -> Date
+
+    public init(client: ParleyClient, formatter: SmartDateFormatter = SmartDateFormatter(), now: @escaping () -> Date = Date.init) {
+        self.client = client
+        self.formatter = formatter
+        self.now = now
+    }
+
+    public var state: State {
+        switch client.listState {
+        case .loading: rows.isEmpty ? .loading : .loaded
+        case .failed(let message): rows.isEmpty ? .error(message) : .loaded
+        case .loaded: rows.isEmpty ? .empty : .loaded
+        }
+    }
+
+    public var rows: [Row] {
+        let now = now()
+        return client.sortedConversations().map { summary in
+            let other = client.otherMember(of: summary)
+            let title = other?.displayName ?? "Unknown"
+            var preview = ""
+            if let last = summary.lastMessage {
+                let firstLine = last.text.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
+                preview = (last.senderId == client.me.id ? "You: " : "") + firstLine
+            }
+            return Row(
+                id: summary.id, title: title, initials: title.initials, preview: preview,
+                timestamp: formatter.listTimestamp(summary.lastActivityAt.date, now: now), unreadCount: client.unreadCount(summary.id),
+                isOnline: other.flatMap { client.presence[$0.userId]?.online } ?? false, otherUserId: other?.userId)
+        }
+    }
+
+    public func retry() async {
+        await client.reloadConversations()
+    }
+
+    /// Finds people to chat with by name or username prefix.
+    public func search() async {
+        let query = searchQuery.trimmingCharacters(in: .whitespaces)
+        guard !query.isEmpty else {
+            searchResults = []
+            return
+        }
+        do {
+            searchResults = try await client.searchUsers(query)
+            searchError = nil
+        } catch {
+            searchResults = []
+            searchError = (error as? ParleyClientError)?.message ?? "Search failed."
+        }
+    }
+
+    /// A chat with `user`: their existing conversation, or a new one created by the first message.
+    public func startChat(with user: User) -> ChatViewModel {
+        ChatViewModel(client: client, conversation: .direct(client.me.id, user.id), otherUser: user, formatter: formatter, now: now)
+    }
+
+    public func chat(for row: Row) -> ChatViewModel {
+        ChatViewModel(client: client, conversation: row.id, otherUser: nil, formatter: formatter, now: now)
+    }
+}

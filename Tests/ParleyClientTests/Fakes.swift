@@ -1,0 +1,119 @@
+import Foundation
+import ParleyClient
+import ParleyCore
+import Synchronization
+
+/// An in-memory ``ParleyAPI`` for view-model tests.
+final class FakeAPI: ParleyAPI, @unchecked Sendable {
+    var conversationList: [ConversationSummary] = []
+    var pages: [ConversationID: [Message]] = [:]
+    var users: [User] = []
+    var failConversations: ParleyClientError?
+
+    func register(username: String, displayName: String, password: String) async throws -> API.SessionResponse { throw unsupported }
+    func login(username: String, password: String) async throws -> API.SessionResponse { throw unsupported }
+    func logout(token: String) async throws {}
+    func conversations(token: String) async throws -> [ConversationSummary] {
+        if let failConversations { throw failConversations }
+        return conversationList
+    }
+    func conversation(_ id: ConversationID, token: String) async throws -> ConversationSummary {
+        guard let summary = conversationList.first(where: { $0.id == id }) else { throw ParleyClientError(status: 404, code: .conversationNotFound, message: "No such conversation.") }
+        return summary
+    }
+    func history(_ id: ConversationID, before: Int64?, limit: Int, token: String) async throws -> MessagePage {
+        let all = (pages[id] ?? []).filter { before == nil || $0.seq < before! }
+        return MessagePage(messages: Array(all.suffix(limit)), hasMore: all.count > limit)
+    }
+    func searchUsers(_ query: String, token: String) async throws -> [User] {
+        users.filter { $0.username.hasPrefix(query.lowercased()) || $0.displayName.lowercased().hasPrefix(query.lowercased()) }
+    }
+    func user(_ id: UserID, token: String) async throws -> User {
+        guard let user = users.first(where: { $0.id == id }) else { throw unsupported }
+        return user
+    }
+    private var unsupported: ParleyClientError { ParleyClientError(status: 500, code: nil, message: "not in this fake") }
+}
+
+/// A scripted live connection: the test pushes server frames and reads what the client sent.
+final class FakeTransport: RealtimeTransport, Sendable {
+    let connections = Mutex<[FakeConnection]>([])
+    var current: FakeConnection? { connections.withLock { $0.last } }
+
+    func connect() async throws -> any RealtimeConnection {
+        let connection = FakeConnection()
+        connections.withLock { $0.append(connection) }
+        return connection
+    }
+}
+
+final class FakeConnection: RealtimeConnection, Sendable {
+    let frames: AsyncStream<ServerFrame>
+    private let sink: AsyncStream<ServerFrame>.Continuation
+    private let sentFrames = Mutex<[ClientFrame]>([])
+
+    init() { (frames, sink) = AsyncStream.makeStream(of: ServerFrame.self) }
+
+    func send(_ frame: ClientFrame) { sentFrames.withLock { $0.append(frame) } }
+    func close() { sink.finish() }
+    func push(_ frame: ServerFrame) { sink.yield(frame) }
+    var sent: [ClientFrame] { sentFrames.withLock { $0 } }
+    var sentMessages: [SendRequest] { sent.compactMap { if case .send(let request) = $0 { request } else { nil } } }
+}
+
+/// Test data and a client wired to the fakes.
+@MainActor
+struct Fixture {
+    let me = User(id: .random(), username: "ada", displayName: "Ada Lovelace", createdAt: Timestamp(milliseconds: 0))
+    let grace = User(id: .random(), username: "grace", displayName: "Grace Hopper", createdAt: Timestamp(milliseconds: 0))
+    let api = FakeAPI()
+    let transport = FakeTransport()
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-client-\(UUID().uuidString)")
+
+    var conversation: ConversationID { .direct(me.id, grace.id) }
+
+    func makeClient() throws -> ParleyClient {
+        let session = Session(serverURL: URL(string: "http://127.0.0.1:1")!, user: me, token: "token")
+        return ParleyClient(session: session, api: api, transport: transport, store: try LocalStore(path: directory.appendingPathComponent("store.sqlite").path))
+    }
+
+    func summary(lastSeq: Int64 = 0, lastMessage: Message? = nil, myRead: Int64 = 0, theirDelivered: Int64 = 0, theirRead: Int64 = 0,
+                 activity: Int64 = 1000, online: Bool = false) -> ConversationSummary {
+        ConversationSummary(
+            id: conversation, kind: .direct, createdAt: Timestamp(milliseconds: 0), lastSeq: lastSeq, lastMessage: lastMessage,
+            lastActivityAt: Timestamp(milliseconds: activity), unreadCount: lastSeq - myRead,
+            members: [ConversationMember(userId: me.id, username: me.username, displayName: me.displayName, deliveredSeq: myRead, readSeq: myRead),
+                      ConversationMember(userId: grace.id, username: grace.username, displayName: grace.displayName, deliveredSeq: theirDelivered,
+                                         readSeq: theirRead, online: online)])
+    }
+
+    func message(_ seq: Int64, from sender: User, _ text: String, at ms: Int64 = 1000, clientId: ClientMessageID = .random()) -> Message {
+        Message(id: .random(), conversationId: conversation, seq: seq, senderId: sender.id, clientId: clientId, text: text, createdAt: Timestamp(milliseconds: ms))
+    }
+
+    /// Connects the client: hello answered with welcome and synced, so it is online.
+    func connect(_ client: ParleyClient, head: Int64 = 0) async throws -> FakeConnection {
+        client.start()
+        let connection = try await eventually("a connection") { transport.current }
+        connection.push(.welcome(userId: me.id, head: head))
+        connection.push(.synced(position: head))
+        _ = try await eventually("online") { client.connectionState == .online ? true : nil }
+        return connection
+    }
+}
+
+/// Polls `condition` on the main actor until it gives a value (a hang guard, not a timing check).
+@MainActor
+func eventually<T>(_ what: String, timeout: Duration = .seconds(10), _ condition: () -> T?) async throws -> T {
+    let deadline = ContinuousClock.now.advanced(by: timeout)
+    while ContinuousClock.now < deadline {
+        if let value = condition() { return value }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+    throw ClientTestFailure("timed out waiting for \(what)")
+}
+
+struct ClientTestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

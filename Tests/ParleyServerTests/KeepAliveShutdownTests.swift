@@ -1,0 +1,42 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import ParleyServer
+import ParleySQLite
+import ServiceLifecycle
+import Testing
+
+/// Graceful shutdown must not wait for clients that keep idle HTTP connections open (browsers and
+/// HTTP client pools do): it closes them and finishes promptly.
+@Suite struct KeepAliveShutdownTests {
+    @Test func idleKeepAliveConnectionsDoNotHoldUpShutdown() async throws {
+        var configuration = TestServer.configuration()
+        let (ready, signal) = AsyncStream.makeStream(of: Int.self)
+        configuration.onServerRunning = { signal.yield($0) }
+        let app = try await buildApplication(configuration, store: try SQLiteStore(path: TestServer.temporaryDatabase()))
+        let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "keep-alive")))
+        let running = Task { try await group.run() }
+        var iterator = ready.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+
+        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
+        let response = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/healthz"), timeout: .seconds(5))
+        #expect(response.status == .ok)
+        _ = try await response.body.collect(upTo: 1024)  // the connection is now idle in the client's pool
+
+        let start = ContinuousClock.now
+        await group.triggerGracefulShutdown()
+        let finished = Task { try? await running.value }
+        let stopped = await withTaskGroup(of: Bool.self) { tasks in
+            tasks.addTask { await finished.value; return true }
+            tasks.addTask { try? await Task.sleep(for: .seconds(15)); return false }
+            let first = await tasks.next() ?? false
+            if !first { running.cancel() }  // unblock the other child so the group can end
+            tasks.cancelAll()
+            return first
+        }
+        #expect(stopped, "graceful shutdown waited on an idle keep-alive connection")
+        #expect(ContinuousClock.now - start < .seconds(15))
+        try await client.shutdown()
+    }
+}
