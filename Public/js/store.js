@@ -283,10 +283,11 @@ export class ChatStore {
     const thread = this.threads.get(message.conversationId);
     const isNew = thread ? !thread.messages.has(message.seq) : true;
     if (thread) thread.messages.set(message.seq, message);
+    // A sender has read what they send (the server moves their cursors without a receipt event).
+    const sender = summary?.members.find((m) => m.userId === message.senderId);
+    if (sender) { sender.readSeq = Math.max(sender.readSeq, message.seq); sender.deliveredSeq = Math.max(sender.deliveredSeq, message.seq); }
     if (message.senderId === this.me) {
       this.confirm(message);
-      const mine = summary && this.me_(summary);
-      if (mine) { mine.readSeq = Math.max(mine.readSeq, message.seq); mine.deliveredSeq = Math.max(mine.deliveredSeq, message.seq); }
     } else {
       this.typing.delete(message.conversationId);
       this.markDelivered(message.conversationId, message.seq);

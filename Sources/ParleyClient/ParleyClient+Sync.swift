@@ -157,7 +157,9 @@ extension ParleyClient {
                 summary.lastMessage = message
                 summary.lastActivityAt = message.createdAt
             }
-            if message.senderId == me.id, let index = summary.members.firstIndex(where: { $0.userId == me.id }) {
+            // The protocol's rule: a sender has read what they send (the server moves their cursors
+            // without a receipt event), so whoever sent it, their cursors move to it here too.
+            if let index = summary.members.firstIndex(where: { $0.userId == message.senderId }) {
                 summary.members[index].readSeq = max(summary.members[index].readSeq, message.seq)
                 summary.members[index].deliveredSeq = max(summary.members[index].deliveredSeq, message.seq)
             }

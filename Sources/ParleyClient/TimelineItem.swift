@@ -19,6 +19,20 @@ public struct TimelineItem: Hashable, Sendable, Identifiable {
     public var createdAt: Timestamp
     /// For my messages; `nil` for theirs.
     public var status: MessageStatus?
+
+    /// A confirmed message as shown, without a status.
+    public init(_ message: Message) {
+        self.init(id: message.clientId, seq: message.seq, senderId: message.senderId, text: message.text, createdAt: message.createdAt, status: nil)
+    }
+
+    init(id: ClientMessageID, seq: Int64?, senderId: UserID, text: String, createdAt: Timestamp, status: MessageStatus?) {
+        self.id = id
+        self.seq = seq
+        self.senderId = senderId
+        self.text = text
+        self.createdAt = createdAt
+        self.status = status
+    }
 }
 
 /// Something that happened, for interfaces that print rather than observe (the terminal client, tests).

@@ -207,3 +207,21 @@ import Testing
         #expect(client.timeline(fixture.conversation).map(\.seq) == (1...120).map { Int64($0) } && !chat.hasOlder)
     }
 }
+
+@MainActor
+@Suite struct SenderCursorTests {
+    /// The server moves a sender's cursors to their own message without a receipt event, so a reply
+    /// means the other person has read everything before it.
+    @Test func aReplyMarksMyEarlierMessagesRead() async throws {
+        let fixture = Fixture()
+        fixture.api.conversationList = [fixture.summary(lastSeq: 1, lastMessage: fixture.message(1, from: fixture.me, "question"), myRead: 1)]
+        fixture.api.pages[fixture.conversation] = [fixture.message(1, from: fixture.me, "question")]
+        let client = try fixture.makeClient()
+        let connection = try await fixture.connect(client)
+        _ = try await eventually("conversation") { client.conversations[fixture.conversation] }
+        try await client.loadLatest(fixture.conversation)
+        #expect(client.timeline(fixture.conversation).first?.status == .sent)
+        connection.push(.event(StreamEvent(position: 1, payload: .message(fixture.message(2, from: fixture.grace, "answer")))))
+        _ = try await eventually("read") { client.timeline(fixture.conversation).first?.status == .read ? true : nil }
+    }
+}

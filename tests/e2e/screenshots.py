@@ -1,7 +1,7 @@
 """Regenerates docs/screenshots/*.png: the list and chat views, light and dark, desktop and phone.
 (Needs fonts-noto-cjk and fonts-noto-color-emoji for every script to render.)
 
-Run from the repository root after building: python3 tests/web/screenshots.py
+Run from the repository root after building: python3 tests/e2e/screenshots.py
 """
 import pathlib
 import sys

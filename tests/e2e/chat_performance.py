@@ -1,7 +1,7 @@
 """Measures the web client on a 10,000-message conversation: time to first render of the chat, DOM
 size, and frame times while scrolling through everything. Figures go to docs/benchmarks.md.
 
-Run from the repository root after building: python3 tests/web/chat_performance.py
+Run from the repository root after building: python3 tests/e2e/chat_performance.py
 """
 import pathlib
 import subprocess

@@ -1,0 +1,145 @@
+import ArgumentParser
+import Foundation
+import ParleyClient
+import ParleyCore
+
+/// `parley chat`: the terminal client, built on the client SDK and view models.
+struct Chat: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Chat from the terminal (interactive), or script it (send, list, tail).",
+        discussion: "Sign in once with `parley chat login` (or `register`); the session and a local copy of your chats live in --home.",
+        subcommands: [Interactive.self, Register.self, Login.self, Logout.self, List.self, Send.self, Tail.self],
+        defaultSubcommand: Interactive.self)
+
+    struct Home: ParsableArguments {
+        @Option(help: "Folder for the session and local database. [env: PARLEY_HOME] (default: ~/.parley)")
+        var home: String?
+
+        var storage: ClientStorage {
+            let path = home ?? ProcessInfo.processInfo.environment["PARLEY_HOME"]
+                ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".parley").path
+            return ClientStorage(directory: URL(fileURLWithPath: path))
+        }
+
+        func session() throws -> Session {
+            guard let session = storage.restoreSession() else {
+                throw ValidationError("Not signed in. Run `parley chat login` or `parley chat register` first.")
+            }
+            return session
+        }
+    }
+
+    struct Account: ParsableArguments {
+        @Option(help: "Server URL. [env: PARLEY_SERVER] (default: http://127.0.0.1:8080)") var server: String?
+        @Option(help: "Username.") var username: String
+        @Option(help: "Password. [env: PARLEY_PASSWORD]") var password: String?
+
+        func resolved() throws -> (URL, String) {
+            let raw = server ?? ProcessInfo.processInfo.environment["PARLEY_SERVER"] ?? "http://127.0.0.1:8080"
+            guard let url = URL(string: raw), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                throw ValidationError("--server must be an http(s) URL, not '\(raw)'.")
+            }
+            guard let password = password ?? ProcessInfo.processInfo.environment["PARLEY_PASSWORD"] else {
+                throw ValidationError("Give --password or set PARLEY_PASSWORD.")
+            }
+            return (url, password)
+        }
+    }
+
+    struct Register: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create an account and sign in.")
+        @OptionGroup var home: Home
+        @OptionGroup var account: Account
+        @Option(help: "Display name (default: the username).") var displayName: String?
+
+        func run() async throws {
+            let (url, password) = try account.resolved()
+            let response = try await Failures.readable {
+                try await HTTPParleyAPI(baseURL: url).register(username: account.username, displayName: displayName ?? account.username, password: password)
+            }
+            try home.storage.save(Session(serverURL: url, user: response.user, token: response.token))
+            print("Registered and signed in as \(response.user.displayName) (@\(response.user.username)).")
+        }
+    }
+
+    struct Login: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Sign in.")
+        @OptionGroup var home: Home
+        @OptionGroup var account: Account
+
+        func run() async throws {
+            let (url, password) = try account.resolved()
+            let response = try await Failures.readable { try await HTTPParleyAPI(baseURL: url).login(username: account.username, password: password) }
+            try home.storage.save(Session(serverURL: url, user: response.user, token: response.token))
+            print("Signed in as \(response.user.displayName) (@\(response.user.username)).")
+        }
+    }
+
+    struct Logout: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Sign out (revokes the session).")
+        @OptionGroup var home: Home
+
+        func run() async throws {
+            let session = try home.session()
+            try? await HTTPParleyAPI(baseURL: session.serverURL).logout(token: session.token)
+            home.storage.forgetSession()
+            print("Signed out.")
+        }
+    }
+
+    struct Interactive: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "open", abstract: "The interactive client (the default).")
+        @OptionGroup var home: Home
+
+        func run() async throws {
+            let session = try home.session()
+            try await TerminalChat(session: session, storage: home.storage).run()
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print your conversations with unread counts.")
+        @OptionGroup var home: Home
+
+        func run() async throws {
+            let session = try home.session()
+            try await ScriptedChat(session: session, storage: home.storage).list()
+        }
+    }
+
+    struct Send: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Send one message and wait until the server has it.")
+        @OptionGroup var home: Home
+        @Option(help: "Username of the recipient.") var to: String
+        @Argument(help: "The message.") var text: [String]
+
+        func run() async throws {
+            let session = try home.session()
+            try await ScriptedChat(session: session, storage: home.storage).send(text.joined(separator: " "), to: to)
+        }
+    }
+
+    struct Tail: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print a conversation's latest messages, then new ones as they come.")
+        @OptionGroup var home: Home
+        @Option(help: "Username of the other person.") var with: String
+        @Option(help: "How many recent messages to print first.") var count = 20
+        @Option(help: "Exit after this many new messages (default: run until interrupted).") var exitAfter: Int?
+
+        func run() async throws {
+            let session = try home.session()
+            try await ScriptedChat(session: session, storage: home.storage).tail(with: with, count: count, exitAfter: exitAfter)
+        }
+    }
+}
+
+/// Turns client errors into plain messages for the terminal.
+enum Failures {
+    static func readable<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as ParleyClientError {
+            throw ValidationError(error.message)
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import ArgumentParser
+import Foundation
+import ParleyClient
+import ParleyCore
+import ParleyViewModels
+
+/// The non-interactive commands: each starts the client, does one thing, and exits.
+@MainActor
+final class ScriptedChat {
+    let client: ParleyClient
+    let printer: ChatPrinter
+
+    init(session: Session, storage: ClientStorage) throws {
+        client = try ParleyClient(session: session, storage: storage)
+        printer = ChatPrinter(client: client)
+    }
+
+    /// Connects and waits for the first sync (or gives up after `seconds`).
+    func connect(seconds: Double = 15) async throws {
+        client.start()
+        let deadline = Date().addingTimeInterval(seconds)
+        while client.connectionState != .online || client.listState == .loading {
+            guard Date() < deadline else { throw ValidationError("Cannot reach the server at \(client.session.serverURL).") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    func list() async throws {
+        try await connect()
+        let rows = ConversationListViewModel(client: client).rows
+        if rows.isEmpty { print(ConversationListViewModel.emptyText) }
+        for (index, row) in rows.enumerated() { print(printer.line(for: row, number: index + 1)) }
+        client.stop()
+    }
+
+    func send(_ text: String, to username: String) async throws {
+        try await connect()
+        let user = try await printer.user(named: username)
+        do {
+            try client.send(text, in: .direct(client.me.id, user.id), to: user.id)
+        } catch {
+            throw ValidationError(error.message)
+        }
+        let deadline = Date().addingTimeInterval(30)
+        while !client.outbox.entries.isEmpty {
+            if case .failed(let reason)? = client.outbox.entries.first?.state { throw ValidationError("Not sent: \(reason)") }
+            guard Date() < deadline else { throw ValidationError("Not confirmed yet; it stays in the outbox and goes out next time.") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        print("Sent to \(user.displayName).")
+        client.stop()
+    }
+
+    func tail(with username: String, count: Int, exitAfter: Int?) async throws {
+        try await connect()
+        let user = try await printer.user(named: username)
+        let conversation = ConversationID.direct(client.me.id, user.id)
+        let events = client.events()
+        try? await client.loadLatest(conversation)
+        for item in client.timeline(conversation).suffix(count) { print(printer.line(for: item)) }
+        var seen = 0
+        for await event in events {
+            guard case .message(let message) = event, message.conversationId == conversation else { continue }
+            print(printer.line(for: TimelineItem(message)))
+            seen += 1
+            if let exitAfter, seen >= exitAfter { break }
+        }
+        client.stop()
+    }
+}
+
+/// How chats look in the terminal.
+@MainActor
+struct ChatPrinter {
+    let client: ParleyClient
+    let formatter = SmartDateFormatter()
+
+    func line(for row: ConversationListViewModel.Row, number: Int) -> String {
+        var line = "\(number). \(row.title)"
+        if row.isOnline { line += " ●" }
+        if row.unreadCount > 0 { line += " (\(row.unreadCount) unread)" }
+        if !row.preview.isEmpty { line += " — \(row.preview)" }
+        return line + " · \(row.timestamp)"
+    }
+
+    func line(for item: TimelineItem) -> String {
+        let mine = item.senderId == client.me.id
+        let name = mine ? "You" : (client.conversations.values.lazy.compactMap { $0.members.first { $0.userId == item.senderId } }.first?.displayName ?? "?")
+        let mark = item.status.map { " " + Self.mark($0) } ?? ""
+        return "\(formatter.time(item.createdAt.date)) \(name): \(item.text)\(mark)"
+    }
+
+    static func mark(_ status: MessageStatus) -> String {
+        switch status {
+        case .sending: "(sending)"
+        case .sent: "✓"
+        case .delivered: "✓✓"
+        case .read: "✓✓ read"
+        case .failed(let reason): "! failed: \(reason) — /retry"
+        }
+    }
+
+    /// Finds a user by exact username.
+    func user(named username: String) async throws -> User {
+        let wanted = username.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "@ "))
+        guard let user = try await client.searchUsers(wanted).first(where: { $0.username == wanted }) else {
+            throw ValidationError("No user named '\(wanted)'.")
+        }
+        return user
+    }
+}
