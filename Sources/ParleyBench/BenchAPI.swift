@@ -81,3 +81,16 @@ public struct BenchAPI: Sendable {
         return sessions.compactMap { $0 }
     }
 }
+
+/// The server a workload drives: its REST API, its WebSocket URL, and (to read its memory) its PID.
+public struct BenchTarget: Sendable {
+    public let api: BenchAPI
+    public let webSocketURL: String
+    public let serverPID: Int32?
+
+    public init(api: BenchAPI, webSocketURL: String, serverPID: Int32?) {
+        self.api = api
+        self.webSocketURL = webSocketURL
+        self.serverPID = serverPID
+    }
+}

@@ -20,15 +20,12 @@ public struct ConnectionBench: Sendable {
         public var bytesPerConnection: Int?
     }
 
-    let api: BenchAPI
-    let webSocketURL: String
-    let serverPID: Int32?
+    let target: BenchTarget
+    var api: BenchAPI { target.api }
+    var webSocketURL: String { target.webSocketURL }
+    var serverPID: Int32? { target.serverPID }
 
-    public init(api: BenchAPI, webSocketURL: String, serverPID: Int32?) {
-        self.api = api
-        self.webSocketURL = webSocketURL
-        self.serverPID = serverPID
-    }
+    public init(_ target: BenchTarget) { self.target = target }
 
     public func run(_ options: Options, log: @Sendable (String) -> Void = { _ in }) async throws -> Report {
         var report = Report(options: options)

@@ -18,13 +18,11 @@ public struct HistoryBench: Sendable {
         public var coldOpen: Percentiles?
     }
 
-    let api: BenchAPI
-    let webSocketURL: String
+    let target: BenchTarget
+    var api: BenchAPI { target.api }
+    var webSocketURL: String { target.webSocketURL }
 
-    public init(api: BenchAPI, webSocketURL: String) {
-        self.api = api
-        self.webSocketURL = webSocketURL
-    }
+    public init(_ target: BenchTarget) { self.target = target }
 
     public func run(_ options: Options, log: @Sendable (String) -> Void = { _ in }) async throws -> Report {
         var report = Report(options: options)

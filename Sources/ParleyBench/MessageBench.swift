@@ -26,15 +26,12 @@ public struct MessageBench: Sendable {
         public var serverRSSBeforeKiB: Int?, serverRSSAfterKiB: Int?
     }
 
-    let api: BenchAPI
-    let webSocketURL: String
-    let serverPID: Int32?
+    let target: BenchTarget
+    var api: BenchAPI { target.api }
+    var webSocketURL: String { target.webSocketURL }
+    var serverPID: Int32? { target.serverPID }
 
-    public init(api: BenchAPI, webSocketURL: String, serverPID: Int32?) {
-        self.api = api
-        self.webSocketURL = webSocketURL
-        self.serverPID = serverPID
-    }
+    public init(_ target: BenchTarget) { self.target = target }
 
     /// Per pair: what the sender got acknowledged and what the receiver saw.
     final class PairState: Sendable {

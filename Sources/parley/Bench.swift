@@ -79,7 +79,7 @@ struct Bench: AsyncParsableCommand {
             options.window = window
             options.maxSeconds = duration
             let report = try await target.with { api, ws, pid in
-                try await MessageBench(api: api, webSocketURL: ws, serverPID: pid).run(options) { print($0) }
+                try await MessageBench(BenchTarget(api: api, webSocketURL: ws, serverPID: pid)).run(options) { print($0) }
             }
             ReportPrinter.print([
                 "sent \(report.sent), acknowledged \(report.acknowledged), delivered \(report.delivered), errors \(report.errors), unanswered \(report.unanswered)",
@@ -112,7 +112,7 @@ struct Bench: AsyncParsableCommand {
             options.users = users
             options.holdSeconds = hold
             let report = try await target.with { api, ws, pid in
-                try await ConnectionBench(api: api, webSocketURL: ws, serverPID: pid).run(options) { print($0) }
+                try await ConnectionBench(BenchTarget(api: api, webSocketURL: ws, serverPID: pid)).run(options) { print($0) }
             }
             ReportPrinter.print([
                 String(format: "opened %d (failed %d) in %.2f s", report.opened, report.failed, report.connectSeconds),
@@ -141,7 +141,7 @@ struct Bench: AsyncParsableCommand {
             options.pages = pages
             options.coldOpens = coldOpens
             let report = try await target.with { api, ws, _ in
-                try await HistoryBench(api: api, webSocketURL: ws).run(options) { print($0) }
+                try await HistoryBench(BenchTarget(api: api, webSocketURL: ws, serverPID: nil)).run(options) { print($0) }
             }
             ReportPrinter.print([
                 String(format: "filled %d messages in %.1f s", messages, report.fillSeconds),

@@ -12,9 +12,7 @@ import Testing
     }
 
     @Test func liveMessagesStatusesTypingAndPresence() async throws {
-        let server = ServerHarness()
-        try await server.start()
-        let aliceSession = try await server.register("alice", "Alice"), bobSession = try await server.register("bob", "Bob")
+        let (server, aliceSession, bobSession) = try await ServerHarness.withAliceAndBob()
         let alice = try server.client(aliceSession, directory: temporaryDirectory())
         let bob = try server.client(bobSession, directory: temporaryDirectory())
         alice.start()
@@ -45,9 +43,7 @@ import Testing
     }
 
     @Test func messagesWrittenWhileTheServerIsDownGoOutOnceInOrder() async throws {
-        let server = ServerHarness()
-        try await server.start()
-        let aliceSession = try await server.register("alice", "Alice"), bobSession = try await server.register("bob", "Bob")
+        let (server, aliceSession, bobSession) = try await ServerHarness.withAliceAndBob()
         let alice = try server.client(aliceSession, directory: temporaryDirectory())
         let bob = try server.client(bobSession, directory: temporaryDirectory())
         alice.start()
@@ -73,9 +69,7 @@ import Testing
     }
 
     @Test func aKilledClientsOutboxGoesOutOnceFromTheNextStart() async throws {
-        let server = ServerHarness()
-        try await server.start()
-        let aliceSession = try await server.register("alice", "Alice"), bobSession = try await server.register("bob", "Bob")
+        let (server, aliceSession, bobSession) = try await ServerHarness.withAliceAndBob()
         let aliceDirectory = temporaryDirectory()
         let conversation = ConversationID.direct(aliceSession.user.id, bobSession.user.id)
         do {
@@ -105,9 +99,7 @@ import Testing
     }
 
     @Test func aClientThatWasOfflineGetsExactlyWhatItMissed() async throws {
-        let server = ServerHarness()
-        try await server.start()
-        let aliceSession = try await server.register("alice", "Alice"), bobSession = try await server.register("bob", "Bob")
+        let (server, aliceSession, bobSession) = try await ServerHarness.withAliceAndBob()
         let bobDirectory = temporaryDirectory()
         let conversation = ConversationID.direct(aliceSession.user.id, bobSession.user.id)
         let alice = try server.client(aliceSession, directory: temporaryDirectory())

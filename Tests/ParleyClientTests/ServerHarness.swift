@@ -71,6 +71,13 @@ final class ServerHarness {
         if !stopped { Issue.record("the server did not shut down within 20 s") }
     }
 
+    /// A started server with two registered users, Alice and Bob.
+    static func withAliceAndBob() async throws -> (ServerHarness, alice: Session, bob: Session) {
+        let server = ServerHarness()
+        try await server.start()
+        return (server, try await server.register("alice", "Alice"), try await server.register("bob", "Bob"))
+    }
+
     func register(_ username: String, _ displayName: String) async throws -> Session {
         let response = try await HTTPParleyAPI(baseURL: url, client: http).register(username: username, displayName: displayName, password: "password123")
         return Session(serverURL: url, user: response.user, token: response.token)

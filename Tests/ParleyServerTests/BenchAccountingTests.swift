@@ -23,7 +23,7 @@ import Testing
 
     @Test func aSmallRunAgainstARealServerAccountsForEveryMessage() async throws {
         try await TestServer.run { api in
-            let bench = MessageBench(api: BenchAPI(baseURL: "http://localhost:\(api.port)"), webSocketURL: "ws://localhost:\(api.port)/v1/ws", serverPID: nil)
+            let bench = MessageBench(BenchTarget(api: BenchAPI(baseURL: "http://localhost:\(api.port)"), webSocketURL: "ws://localhost:\(api.port)/v1/ws", serverPID: nil))
             var options = MessageBench.Options()
             options.pairs = 3
             options.messagesPerSender = 40
@@ -39,7 +39,7 @@ import Testing
     @Test func refusedSendsAreCountedAsErrorsNotDeliveries() async throws {
         // A rate limit of 10 messages makes the server refuse the rest: the bench must report them.
         try await TestServer.run(configure: { $0.sendBurst = 10; $0.sendsPerSecond = 0.01 }) { api in
-            let bench = MessageBench(api: BenchAPI(baseURL: "http://localhost:\(api.port)"), webSocketURL: "ws://localhost:\(api.port)/v1/ws", serverPID: nil)
+            let bench = MessageBench(BenchTarget(api: BenchAPI(baseURL: "http://localhost:\(api.port)"), webSocketURL: "ws://localhost:\(api.port)/v1/ws", serverPID: nil))
             var options = MessageBench.Options()
             options.pairs = 1
             options.messagesPerSender = 25
