@@ -2,6 +2,8 @@ import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import ParleyStore
+import ServiceLifecycle
+import UnixSignals
 
 /// Builds the Parley server: REST API, WebSocket endpoint, static web client and background services.
 /// `parley serve` and the tests both start the server through this one function.
@@ -15,7 +17,7 @@ public func buildApplication(
     let logger = server.logger
     var app = Application(
         router: makeRouter(server),
-        server: .http1WebSocketUpgrade(
+        server: .parley(
             webSocketRouter: makeWebSocketRouter(server),
             configuration: .init(ws: .init(maxFrameSize: ServerLimits.maxBodyBytes, autoPing: .enabled(timePeriod: .seconds(30)), validateUTF8: true))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "parley"),
@@ -32,6 +34,16 @@ public func buildApplication(
             limiters: [server.sendLimiter, server.loginLimiter], logger: logger),
         server.hub)
     return app
+}
+
+/// The service group that runs a Parley application: graceful shutdown on `signals`, bounded by
+/// ``ServerConfiguration/shutdownGraceSeconds``. `parley serve` and the tests run the server through it.
+public func makeServiceGroup(
+    _ app: some ApplicationProtocol, configuration: ServerConfiguration, signals: [UnixSignal] = [.sigterm, .sigint], logger: Logger
+) -> ServiceGroup {
+    var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: signals, logger: logger)
+    group.maximumGracefulShutdownDuration = .milliseconds(Int64(configuration.shutdownGraceSeconds * 1000))
+    return ServiceGroup(configuration: group)
 }
 
 /// The parts every handler shares, made once per application.

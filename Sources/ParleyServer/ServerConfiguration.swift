@@ -28,6 +28,10 @@ public struct ServerConfiguration: Sendable {
     /// Seconds a new WebSocket has to send `hello`.
     public var helloTimeoutSeconds: Double = 10
 
+    /// After this long, a graceful shutdown stops waiting and cancels what is left (connections
+    /// that never sent a request are otherwise not closed by the HTTP server's quiescing).
+    public var shutdownGraceSeconds: Double = 10
+
     /// Called with the bound port once the server listens (useful with port 0).
     public var onServerRunning: (@Sendable (_ port: Int) async -> Void)?
 

@@ -72,7 +72,7 @@ struct Serve: AsyncParsableCommand {
             "durability": "\(durability.rawValue)",
         ])
         let app = try await buildApplication(configuration, store: store, logger: logger)
-        try await app.runService()
+        try await makeServiceGroup(app, configuration: configuration, logger: logger).run()
     }
 }
 

@@ -1,6 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
+import NIOCore
+import NIOPosix
 import ParleyServer
 import ParleySQLite
 import ServiceLifecycle
@@ -38,5 +40,28 @@ import Testing
         #expect(stopped, "graceful shutdown waited on an idle keep-alive connection")
         #expect(ContinuousClock.now - start < .seconds(15))
         try await client.shutdown()
+    }
+
+    /// A connection accepted just before shutdown that never sends a request (a client reconnecting,
+    /// a pooled connection) is not closed by the HTTP server's quiescing; the bounded grace period
+    /// ends the shutdown anyway.
+    @Test func aConnectionThatNeverSendsARequestCannotHoldShutdownForever() async throws {
+        var configuration = TestServer.configuration()
+        configuration.shutdownGraceSeconds = 1
+        let (ready, signal) = AsyncStream.makeStream(of: Int.self)
+        configuration.onServerRunning = { signal.yield($0) }
+        let app = try await buildApplication(configuration, store: try SQLiteStore(path: TestServer.temporaryDatabase()))
+        let group = makeServiceGroup(app, configuration: configuration, signals: [], logger: Logger(label: "silent-connection"))
+        let running = Task { try await group.run() }
+        var iterator = ready.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        let silent = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port).get()
+
+        let start = ContinuousClock.now
+        await group.triggerGracefulShutdown()
+        _ = try? await running.value
+        let took = ContinuousClock.now - start
+        #expect(took < .seconds(5), "shutdown took \(took)")
+        try? await silent.close()
     }
 }
