@@ -92,7 +92,12 @@ export class ChatView {
     const other = (summary && store.other(summary)) ?? this.other;
     const name = other?.displayName ?? "";
     $("chat-name").textContent = name;
-    $("chat-avatar").replaceWith(Object.assign(avatar(name, other?.userId ?? "", false), { id: "chat-avatar" }));
+    const avatarKey = `${other?.userId}|${name}`;
+    if ($("chat-avatar").dataset.key !== avatarKey) {  // rebuilt only when the person changes, not every render
+      const fresh = Object.assign(avatar(name, other?.userId ?? "", false), { id: "chat-avatar" });
+      fresh.dataset.key = avatarKey;
+      $("chat-avatar").replaceWith(fresh);
+    }
     const typing = store.typingIn(this.id);
     $("chat-status").textContent = typing ? "typing…" : presenceText(store.presence.get(other?.userId));
     const thread = store.thread(this.id);

@@ -58,10 +58,6 @@ public struct BenchAPI: Sendable {
         return try await call(.GET, "/v1/conversations/\(conversation)/messages\(query)", token: session.token, as: MessagePage.self)
     }
 
-    public func send(_ session: Session, _ request: SendRequest) async throws -> API.SendResponse {
-        try await call(.POST, "/v1/messages", token: session.token, body: request, as: API.SendResponse.self)
-    }
-
     /// Registers `count` users named `<prefix><n>`, `concurrency` at a time.
     public func registerMany(prefix: String, count: Int, concurrency: Int = 16) async throws -> [Session] {
         var sessions = [Session?](repeating: nil, count: count)

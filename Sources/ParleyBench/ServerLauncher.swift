@@ -11,8 +11,11 @@ public final class ServerLauncher: Sendable {
 
     /// - Parameters:
     ///   - binary: the `parley` executable (usually this very process's).
-    ///   - extraArguments: more `serve` options (e.g. `--durability normal`).
+    ///   - extraArguments: more `serve` options (e.g. `--durability normal`); later ones win.
     public init(binary: String, database: String, extraArguments: [String] = []) async throws {
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw BenchAPI.Failure(description: "parley binary not found at \(binary)")
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["serve", "--port", "0", "--database", database, "--public-dir", "", "--bcrypt-cost", "4",
@@ -46,9 +49,20 @@ public final class ServerLauncher: Sendable {
         self.log = log
     }
 
-    /// SIGTERM and wait (graceful shutdown).
-    public func stop() {
+    /// Everything the server logged so far.
+    public var output: String { log.text }
+
+    /// SIGTERM and wait (graceful shutdown); returns the exit status.
+    @discardableResult
+    public func stop() -> Int32 {
         process.value.terminate()
+        process.value.waitUntilExit()
+        return process.value.terminationStatus
+    }
+
+    /// SIGKILL: no graceful shutdown, no flush — a crash.
+    public func crash() {
+        kill(pid, SIGKILL)
         process.value.waitUntilExit()
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HummingbirdTesting
+import ParleyBench
 import ParleyCore
 import ParleySQLite
 import ParleyStore
@@ -32,7 +33,7 @@ import Testing
     }
 
     @Test func sigtermShutsTheRealBinaryDownCleanly() async throws {
-        let server = try await ServerProcess(database: TestServer.temporaryDatabase())
+        let server = try await launch(database: TestServer.temporaryDatabase())
         #expect(server.stop() == 0)
         let log = server.output
         #expect(log.contains("Database closed"), "\(log)")
@@ -71,7 +72,7 @@ import Testing
         let texts = (1...300).map { "crash test \($0)" }
         let clientIds = texts.map { _ in ClientMessageID.random() }
 
-        let first = try await ServerProcess(database: database)
+        let first = try await launch(database: database)
         let store = try SQLiteStore(path: database)
         let (alice, bob, acked) = try await TestClient.withClient(host: "127.0.0.1", port: first.port) { client in
             let api = TestAPI(connectedTo: client, port: first.port, store: store)
@@ -91,7 +92,7 @@ import Testing
         #expect(Set(acked).isSubset(of: Set(afterCrash)), "every acknowledged message is on disk")
 
         // The client retries everything it has no ack for; the server stores each exactly once.
-        let second = try await ServerProcess(database: database)
+        let second = try await launch(database: database)
         defer { second.stop() }
         try await TestClient.withClient(host: "127.0.0.1", port: second.port) { client in
             let api = TestAPI(connectedTo: client, port: second.port, store: store)
@@ -112,4 +113,10 @@ import Testing
         #expect(all.map(\.seq) == Array(1...300))
         #expect(Set(all.map(\.clientId)) == Set(clientIds))
     }
+}
+
+/// The real `parley` binary (built next to the test bundle) as a child process, durable, as deployed.
+func launch(database: String) async throws -> ServerLauncher {
+    let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("parley").path
+    return try await ServerLauncher(binary: binary, database: database, extraArguments: ["--durability", "full", "--sends-per-second", "100000"])
 }
