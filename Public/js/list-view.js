@@ -27,6 +27,8 @@ export class ListView {
   async search(query) {
     const results = $("search-results");
     if (!query) { results.replaceChildren(); return; }
+    // The server refuses shorter searches (so nobody can list the directory letter by letter).
+    if ([...query].length < 3) { results.replaceChildren(el("li", "muted center", "Type at least 3 characters")); return; }
     try {
       const { users } = await this.store.api.searchUsers(query);
       results.replaceChildren(...users.map((user) => {

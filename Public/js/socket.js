@@ -68,7 +68,8 @@ export class LiveSocket {
       this.ws = null;
       this.welcomed = false;
       this.onState("offline", event.code);
-      if (this.closed || event.code === 1008) return;
+      // 1008 after a revoked session comes with an `unauthorized` error, and the app signs out (stop()).
+      if (this.closed) return;
       // Exponential backoff with full jitter: 0.5 s, 1 s, 2 s … up to 15 s.
       const ceiling = Math.min(15000, 500 * 2 ** this.attempt++);
       this.timer = setTimeout(() => this.connect(), Math.random() * ceiling);

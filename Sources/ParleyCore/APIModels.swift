@@ -20,6 +20,16 @@ public enum API {
         }
     }
 
+    /// `POST /v1/auth/password`: the current password proves it is the owner; every other session ends.
+    public struct ChangePasswordRequest: Codable, Sendable {
+        public var currentPassword: String
+        public var newPassword: String
+        public init(currentPassword: String, newPassword: String) {
+            self.currentPassword = currentPassword
+            self.newPassword = newPassword
+        }
+    }
+
     /// A new session: the bearer token is shown once and stored only as a hash on the server.
     public struct SessionResponse: Codable, Sendable {
         public var user: User

@@ -7,6 +7,9 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case unknownFrameType = "unknown_frame_type"
     case invalidQuery = "invalid_query"
     case payloadTooLarge = "payload_too_large"
+    case unsupportedMediaType = "unsupported_media_type"
+    case methodNotAllowed = "method_not_allowed"
+    case upgradeRequired = "upgrade_required"
     // Auth
     case unauthorized
     case notAuthenticated = "not_authenticated"
@@ -27,6 +30,7 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case textTooLong = "text_too_long"
     case textInvalidCharacters = "text_invalid_characters"
     case invalidCursor = "invalid_cursor"
+    case cursorBeyondEnd = "cursor_beyond_end"
     // Limits and failures
     case rateLimited = "rate_limited"
     case unavailable

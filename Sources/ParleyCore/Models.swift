@@ -85,10 +85,14 @@ public struct ConversationSummary: Hashable, Codable, Sendable {
     /// `lastSeq − my readSeq`, computed by the server.
     public var unreadCount: Int64
     public var members: [ConversationMember]
+    /// Whether the members see each other's presence (online, last seen): only once each has sent
+    /// a message here, so a stranger who writes first learns nothing until they get a reply.
+    public var presenceShared: Bool?
 
     public init(
         id: ConversationID, kind: ConversationKind, createdAt: Timestamp, lastSeq: Int64,
-        lastMessage: Message?, lastActivityAt: Timestamp, unreadCount: Int64, members: [ConversationMember]
+        lastMessage: Message?, lastActivityAt: Timestamp, unreadCount: Int64, members: [ConversationMember],
+        presenceShared: Bool? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -98,6 +102,7 @@ public struct ConversationSummary: Hashable, Codable, Sendable {
         self.lastActivityAt = lastActivityAt
         self.unreadCount = unreadCount
         self.members = members
+        self.presenceShared = presenceShared
     }
 
     /// The member who is not `me` (for a direct conversation).

@@ -63,12 +63,31 @@ public enum Validation {
         return .success(name)
     }
 
-    /// Passwords: 8–72 bytes of UTF-8 (bcrypt reads no further than 72 bytes, so longer would be silently cut).
+    /// Longest password, in Unicode scalars (servers pre-hash before bcrypt, so all of it counts).
+    public static let maxPasswordLength = 128
+
+    /// Passwords: 8–128 Unicode scalars without control characters (a NUL would end the password
+    /// early in C libraries: `"abc\0xyz"` could match `"abc"`).
     public static func password(_ raw: String) -> Result<String, Failure> {
-        guard (8...72).contains(raw.utf8.count) else {
-            return .failure(Failure(.invalidPassword, "Password must be 8–72 bytes long."))
+        guard (8...maxPasswordLength).contains(raw.unicodeScalars.count) else {
+            return .failure(Failure(.invalidPassword, "Password must be 8–\(maxPasswordLength) characters long."))
+        }
+        guard !raw.unicodeScalars.contains(where: { isForbiddenControl($0) || $0 == "\n" || $0 == "\t" }) else {
+            return .failure(Failure(.invalidPassword, "Password must not contain control characters."))
         }
         return .success(raw)
+    }
+
+    /// Shortest user search: one- and two-letter searches would list the whole directory.
+    public static let minSearchLength = 3
+
+    /// User searches: 3–64 Unicode scalars (as typed: clients trim), no control characters.
+    /// Returns the lowercased query.
+    public static func searchQuery(_ raw: String) -> Result<String, Failure> {
+        guard (minSearchLength...64).contains(raw.unicodeScalars.count), !raw.unicodeScalars.contains(where: isForbiddenControl) else {
+            return .failure(Failure(.invalidQuery, "'query' must be \(minSearchLength)–64 characters without control characters."))
+        }
+        return .success(raw.lowercased())
     }
 
     static func isForbiddenControl(_ scalar: Unicode.Scalar) -> Bool {

@@ -76,6 +76,15 @@ enum SQLiteSchema {
                 ) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v2-first-sent") { db in
+            // seq of each member's first message: presence is shared only once both have written.
+            try db.execute(sql: """
+                ALTER TABLE conversation_members ADD COLUMN first_sent_seq INTEGER;
+                UPDATE conversation_members SET first_sent_seq = (
+                    SELECT MIN(m.seq) FROM messages m
+                    WHERE m.conversation_id = conversation_members.conversation_id AND m.sender_id = conversation_members.user_id);
+                """)
+        }
         return migrator
     }
 }

@@ -78,12 +78,12 @@ extension SQLiteStore: AccountStore {
         }
     }
 
-    public func sessionUser(tokenHash: String, now: Timestamp) async throws -> UserID? {
+    public func session(tokenHash: String, now: Timestamp) async throws -> SessionInfo? {
         try await pool.read { db in
-            try String.fetchOne(
-                db.cachedStatement(sql: "SELECT user_id FROM sessions WHERE token_hash = ? AND expires_at > ?"),
+            try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT user_id, expires_at FROM sessions WHERE token_hash = ? AND expires_at > ?"),
                 arguments: [tokenHash, now.milliseconds]
-            ).map(UserID.init(rawValue:))
+            ).map { SessionInfo(user: UserID(rawValue: $0[0]), expiresAt: Timestamp(milliseconds: $0[1])) }
         }
     }
 
@@ -91,6 +91,23 @@ extension SQLiteStore: AccountStore {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM sessions WHERE token_hash = ?", arguments: [tokenHash])
         }
+    }
+
+    public func deleteSessions(of user: UserID, keeping: String?) async throws {
+        try await pool.write { db in try Self.deleteSessions(of: user, keeping: keeping, db) }
+    }
+
+    public func changePassword(of user: UserID, to passwordHash: String, keeping: String?) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE users SET password_hash = ? WHERE id = ?", arguments: [passwordHash, user.rawValue])
+            guard db.changesCount == 1 else { throw StoreError.userNotFound }
+            try Self.deleteSessions(of: user, keeping: keeping, db)
+        }
+    }
+
+    private static func deleteSessions(of user: UserID, keeping: String?, _ db: Database) throws {
+        try db.execute(
+            sql: "DELETE FROM sessions WHERE user_id = ? AND token_hash IS NOT ?", arguments: [user.rawValue, keeping])
     }
 
     public func recordLastSeen(_ user: UserID, at time: Timestamp) async throws {

@@ -75,7 +75,7 @@ extension SQLiteStore: ConversationStore {
                 sql: """
                     SELECT DISTINCT other.user_id FROM conversation_members me
                     JOIN conversation_members other ON other.conversation_id = me.conversation_id AND other.user_id != me.user_id
-                    WHERE me.user_id = ?
+                    WHERE me.user_id = ? AND me.first_sent_seq IS NOT NULL AND other.first_sent_seq IS NOT NULL
                     """,
                 arguments: [user.rawValue]
             ).map(UserID.init(rawValue:))
@@ -95,18 +95,22 @@ extension SQLiteStore: ConversationStore {
                 arguments: [user.rawValue, id.rawValue])
             else { return nil }
             let lastSeq: Int64 = row[2], readSeq: Int64 = row[4]
-            let members = try Row.fetchAll(
+            let rows = try Row.fetchAll(
                 db.cachedStatement(sql: """
-                    SELECT m.user_id, u.username, u.display_name, m.delivered_seq, m.read_seq, u.last_seen_at
+                    SELECT m.user_id, u.username, u.display_name, m.delivered_seq, m.read_seq, u.last_seen_at,
+                        m.first_sent_seq IS NOT NULL
                     FROM conversation_members m JOIN users u ON u.id = m.user_id
                     WHERE m.conversation_id = ? ORDER BY m.user_id
                     """),
                 arguments: [id.rawValue]
-            ).map { member in
-                ConversationMember(
-                    userId: UserID(rawValue: member[0]), username: member[1], displayName: member[2],
+            )
+            let presenceShared = rows.allSatisfy { $0[6] as Bool }
+            let members = rows.map { member in
+                let userId = UserID(rawValue: member[0])
+                return ConversationMember(
+                    userId: userId, username: member[1], displayName: member[2],
                     deliveredSeq: member[3], readSeq: member[4],
-                    lastSeenAt: (member[5] as Int64?).map(Timestamp.init(milliseconds:)))
+                    lastSeenAt: presenceShared || userId == user ? (member[5] as Int64?).map(Timestamp.init(milliseconds:)) : nil)
             }
             let lastMessage = try Row.fetchOne(
                 db.cachedStatement(sql: "SELECT \(Columns.message) FROM messages m WHERE m.conversation_id = ? AND m.seq = ?"),
@@ -115,7 +119,7 @@ extension SQLiteStore: ConversationStore {
             return ConversationSummary(
                 id: id, kind: ConversationKind(rawValue: row[0]) ?? .direct, createdAt: Timestamp(milliseconds: row[1]),
                 lastSeq: lastSeq, lastMessage: lastMessage, lastActivityAt: Timestamp(milliseconds: row[3]),
-                unreadCount: max(0, lastSeq - readSeq), members: members)
+                unreadCount: max(0, lastSeq - readSeq), members: members, presenceShared: presenceShared)
         }
     }
 

@@ -15,6 +15,8 @@ extension SQLiteStore: MessageStore {
     /// 3. seq = last seq + 1 on the conversation row, so seqs are gapless and unique.
     /// 4. The sender has seen what they send: their delivered and read cursors move to the new seq.
     /// 5. Every member gets a `message` event in their stream.
+    /// 6. The sender's first message is remembered (`first_sent_seq`); when every member has then
+    ///    written, the outcome says contacts were formed (presence is shared from now on).
     static func send(_ new: NewMessage, now: Timestamp, _ db: Database) throws -> SendOutcome {
         let targetID: ConversationID = switch new.target {
         case .conversation(let id): id
@@ -52,13 +54,20 @@ extension SQLiteStore: MessageStore {
             INSERT INTO messages (id, conversation_id, seq, sender_id, client_id, text, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [message.id.rawValue, targetID.rawValue, seq, new.sender.rawValue, new.clientId.rawValue,
                                      message.text, now.milliseconds])
-        try db.cachedStatement(sql: """
-            UPDATE conversation_members SET delivered_seq = ?, read_seq = ? WHERE conversation_id = ? AND user_id = ?
-            """).execute(arguments: [seq, seq, targetID.rawValue, new.sender.rawValue])
+        let firstSent = try Int64.fetchOne(
+            db.cachedStatement(sql: """
+                UPDATE conversation_members SET delivered_seq = ?, read_seq = ?, first_sent_seq = COALESCE(first_sent_seq, ?)
+                WHERE conversation_id = ? AND user_id = ? RETURNING first_sent_seq
+                """),
+            arguments: [seq, seq, seq, targetID.rawValue, new.sender.rawValue])
+        // Rule 6: the sender's first message where everyone else has written forms contacts.
+        let contactsFormed = try firstSent == seq && Int.fetchOne(
+            db.cachedStatement(sql: "SELECT COUNT(*) FROM conversation_members WHERE conversation_id = ? AND first_sent_seq IS NULL"),
+            arguments: [targetID.rawValue]) == 0
         for member in members {
             deliveries.append(try appendEvent(.message(message), to: member, now: now, db))
         }
-        return SendOutcome(message: message, duplicate: false, deliveries: deliveries)
+        return SendOutcome(message: message, duplicate: false, deliveries: deliveries, contactsFormed: contactsFormed)
     }
 
     public func messages(in conversation: ConversationID, as user: UserID, query: HistoryQuery) async throws -> MessagePage {

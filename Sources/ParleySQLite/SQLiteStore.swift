@@ -33,9 +33,27 @@ public final class SQLiteStore: ParleyStore, Sendable {
         }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try Self.restrictToOwner(path)
         pool = try DatabasePool(path: path, configuration: configuration)
+        // SQLite creates the WAL and shared-memory files with the database file's mode; an older
+        // database may have them already, so they are tightened too.
+        for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+            try Self.restrictToOwner(path + suffix)
+        }
         try SQLiteSchema.migrator.migrate(pool)
         batcher = GroupCommitWriter(pool: pool)
+    }
+
+    /// Creates `path` readable and writable by its owner only (0600), or tightens an existing file:
+    /// messages and password hashes are nobody else's business on a shared machine.
+    static func restrictToOwner(_ path: String) throws {
+        let manager = FileManager.default
+        if !manager.fileExists(atPath: path) {
+            guard manager.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path])
+            }
+        }
+        try manager.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
     }
 
     public func ping() async throws {

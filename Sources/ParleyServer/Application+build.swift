@@ -19,7 +19,12 @@ public func buildApplication(
         router: makeRouter(server),
         server: .parley(
             webSocketRouter: makeWebSocketRouter(server),
-            configuration: .init(ws: .init(maxFrameSize: ServerLimits.maxBodyBytes, autoPing: .enabled(timePeriod: .seconds(30)), validateUTF8: true))),
+            configuration: .init(
+                // Small header limits: Parley's requests carry a token and a few standard headers.
+                http1: .init(httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)),
+                ws: .init(maxFrameSize: ServerLimits.maxBodyBytes, autoPing: .enabled(timePeriod: .seconds(30)), validateUTF8: true)),
+            counter: ConnectionCounter(limitPerAddress: configuration.maxConnectionsPerAddress, trustedProxies: configuration.trustedProxies),
+            timeouts: configuration.httpTimeouts),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "parley"),
         onServerRunning: { channel in
             let port = channel.localAddress?.port ?? configuration.port
@@ -31,7 +36,7 @@ public func buildApplication(
         StoreLifecycle(store: store, logger: logger),
         Housekeeping(
             store: store, eventsKeptPerUser: configuration.eventsKeptPerUser, intervalSeconds: configuration.pruneIntervalSeconds,
-            limiters: [server.sendLimiter, server.loginLimiter], logger: logger),
+            limiters: server.limiters, loginThrottle: server.loginThrottle, logger: logger),
         server.hub)
     return app
 }
@@ -53,8 +58,15 @@ struct ServerContext: Sendable {
     let logger: Logger
     let hub: ConnectionHub
     let sendLimiter: RateLimiter
-    let loginLimiter: RateLimiter
+    /// Registrations per client address.
+    let registerLimiter: RateLimiter
+    let loginThrottle: LoginThrottle
+    let searchLimiter: RateLimiter
+    let conversationLimiter: RateLimiter
+    let typingLimiter: RateLimiter
     let messenger: Messenger
+
+    var limiters: [RateLimiter] { [sendLimiter, registerLimiter, searchLimiter, conversationLimiter, typingLimiter] }
 
     init(configuration: ServerConfiguration, store: any ParleyStore, logger: Logger?) {
         var logger = logger ?? Logger(label: "parley")
@@ -65,8 +77,15 @@ struct ServerContext: Sendable {
         let metrics = ServerMetrics()
         hub = ConnectionHub(typingTimeoutSeconds: configuration.typingTimeoutSeconds, metrics: metrics, logger: logger)
         sendLimiter = RateLimiter(ratePerSecond: configuration.sendsPerSecond, burst: configuration.sendBurst)
-        loginLimiter = RateLimiter(ratePerSecond: configuration.loginsPerMinute / 60, burst: configuration.loginBurst)
-        messenger = Messenger(store: store, hub: hub, sendLimiter: sendLimiter, metrics: metrics)
+        registerLimiter = RateLimiter(ratePerSecond: configuration.loginsPerMinute / 60, burst: configuration.loginBurst)
+        loginThrottle = LoginThrottle(.init(
+            perAddressPerMinute: configuration.loginsPerMinute, perAddressBurst: configuration.loginBurst,
+            perUsernamePerHour: configuration.loginFailuresPerUsernamePerHour))
+        searchLimiter = RateLimiter(ratePerSecond: configuration.searchesPerMinute / 60, burst: configuration.searchesPerMinute)
+        conversationLimiter = RateLimiter(ratePerSecond: configuration.conversationsPerHour / 3600, burst: configuration.conversationsPerHour)
+        typingLimiter = RateLimiter(ratePerSecond: configuration.typingPerSecond, burst: 5)
+        messenger = Messenger(
+            store: store, hub: hub, sendLimiter: sendLimiter, conversationLimiter: conversationLimiter, metrics: metrics)
     }
 }
 
@@ -76,20 +95,33 @@ func makeRouter(_ server: ServerContext) -> Router<ParleyRequestContext> {
     router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: MetricsMiddleware())
     router.add(middleware: LogRequestsMiddleware(.debug))
+    router.add(middleware: ClientAddressMiddleware(trustedProxies: server.configuration.trustedProxies))
+    let routeMethods = RouteMethods()
+    router.add(middleware: MethodNotAllowedMiddleware(routes: routeMethods))
     if let publicDirectory = server.configuration.publicDirectory {
+        router.add(middleware: StaticPathGuard(publicDirectory: publicDirectory))
         router.add(middleware: FileMiddleware(publicDirectory, searchForIndexHtml: true, logger: server.logger))
     }
     router.add(middleware: ErrorMiddleware())
     router.add(middleware: TokenAuthenticator(store: server.store))
-    OperationsRoutes(store: server.store).add(to: router)
-    AccountRoutes(store: server.store, configuration: server.configuration, loginLimiter: server.loginLimiter).add(to: router)
+    OperationsRoutes(store: server.store, metricsToken: server.configuration.metricsToken).add(to: router)
+    AccountRoutes(server).add(to: router)
     ConversationRoutes(store: server.store, hub: server.hub, messenger: server.messenger).add(to: router)
+    // The upgrade itself is answered by the WebSocket router; a plain GET lands here.
+    router.get("/v1/ws") { _, _ -> Response in
+        var error = ParleyError(.upgradeRequired, "This is the WebSocket endpoint: connect with a WebSocket upgrade.")
+        error.upgrade = true
+        throw error
+    }
+    routeMethods.record(router.routes.map { (path: $0.path.description, method: $0.method) })
     return router
 }
 
 /// The router that decides WebSocket upgrades: only `/v1/ws`.
 func makeWebSocketRouter(_ server: ServerContext) -> Router<ParleyRequestContext> {
-    let session = WebSocketSession(store: server.store, hub: server.hub, messenger: server.messenger, configuration: server.configuration)
+    let session = WebSocketSession(
+        store: server.store, hub: server.hub, messenger: server.messenger, typingLimiter: server.typingLimiter,
+        configuration: server.configuration)
     let router = Router(context: ParleyRequestContext.self)
     router.ws("/v1/ws") { inbound, outbound, context in
         try await session.run(inbound: inbound, outbound: outbound, logger: context.logger)

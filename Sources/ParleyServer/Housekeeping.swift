@@ -9,6 +9,7 @@ struct Housekeeping: Service {
     let eventsKeptPerUser: Int
     let intervalSeconds: Double
     let limiters: [RateLimiter]
+    let loginThrottle: LoginThrottle
     let logger: Logger
 
     func run() async throws {
@@ -20,6 +21,7 @@ struct Housekeeping: Service {
                 logger.warning("Event pruning failed", metadata: ["error": "\(error)"])
             }
             for limiter in limiters { limiter.sweep() }
+            loginThrottle.sweep()
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(Int64(intervalSeconds * 1000))) }
         }
     }

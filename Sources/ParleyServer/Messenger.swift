@@ -7,6 +7,8 @@ struct Messenger: Sendable {
     let store: any ParleyStore
     let hub: ConnectionHub
     let sendLimiter: RateLimiter
+    /// New conversations per user: starting chats with strangers is what spam does.
+    let conversationLimiter: RateLimiter
     let metrics: ServerMetrics
     private let clock = ContinuousClock()
 
@@ -26,9 +28,10 @@ struct Messenger: Sendable {
             target = .conversation(id)
         case (nil, let recipient?):
             guard let id = UserID(validating: recipient.rawValue) else { throw StoreError.userNotFound }
+            try await limitNewConversations(sender, with: id)
             target = .user(id)
         default:
-            throw ParleyError(.invalidRecipient, "Give exactly one of conversationId and recipientId.")
+            throw ParleyError(.invalidJSON, "Give exactly one of conversationId and recipientId.")
         }
         let text = try Validation.messageText(request.text).get()
         let start = clock.now
@@ -40,19 +43,29 @@ struct Messenger: Sendable {
             metrics.messagesSent.increment()
             hub.publish(outcome.deliveries)
             hub.stopTyping(user: sender, in: outcome.message.conversationId)
-            if case .user(let recipient) = target, outcome.deliveries.contains(where: \.isConversationCreation) {
-                try? await PresenceAnnouncer(store: store, hub: hub).introduce([sender, recipient])
+            if outcome.contactsFormed {
+                let members = try await store.memberIDs(of: outcome.message.conversationId)
+                try? await PresenceAnnouncer(store: store, hub: hub).introduce(members)
             }
         }
         return outcome
     }
 
     /// Finds or creates the direct conversation with `other`.
+    /// Presence is not shared yet: that waits until both have written (``SendOutcome/contactsFormed``).
     func startConversation(_ user: UserID, with other: UserID) async throws -> ConversationOutcome {
+        try await limitNewConversations(user, with: other)
         let outcome = try await store.createDirectConversation(between: user, and: other, now: .now())
         hub.publish(outcome.deliveries)
-        if outcome.created { try? await PresenceAnnouncer(store: store, hub: hub).introduce([user, other]) }
         return outcome
+    }
+
+    /// Spends one of the user's new-conversation tokens, unless the conversation exists already.
+    private func limitNewConversations(_ user: UserID, with other: UserID) async throws {
+        guard user != other, try await store.memberIDs(of: .direct(user, other)).isEmpty else { return }
+        if let wait = conversationLimiter.acquire(user.rawValue) {
+            throw ParleyError(.rateLimited, "Too many new conversations; try again in \(wait) s.", retryAfter: wait)
+        }
     }
 
     /// Moves the user's cursors forward; negative values are refused.
@@ -65,11 +78,5 @@ struct Messenger: Sendable {
         let outcome = try await store.updateReceipt(in: id, member: member, deliveredSeq: deliveredSeq, readSeq: readSeq, now: .now())
         hub.publish(outcome.deliveries)
         return outcome.receipt
-    }
-}
-
-extension Delivery {
-    var isConversationCreation: Bool {
-        if case .conversation = event.payload { true } else { false }
     }
 }

@@ -11,6 +11,10 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
     public var message: String
     /// Seconds to wait before trying again (429s).
     public var retryAfter: Int?
+    /// The methods the route takes (405s).
+    public var allow: [HTTPRequest.Method]?
+    /// Adds `Upgrade: websocket` (426s).
+    public var upgrade = false
 
     public init(_ code: ErrorCode, _ message: String, retryAfter: Int? = nil) {
         self.code = code
@@ -22,6 +26,11 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        if let allow { headers[.allow] = allow.map(\.rawValue).joined(separator: ", ") }
+        if upgrade {
+            headers[.upgrade] = "websocket"
+            headers[.connection] = "Upgrade"
+        }
         let body = try WireFormat.encoder().encode(ErrorBody(code: code, message: message))
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
@@ -30,13 +39,17 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
         switch code {
         case .unauthorized, .notAuthenticated, .invalidCredentials: .unauthorized
         case .notFound, .conversationNotFound, .userNotFound: .notFound
-        case .usernameTaken, .clientIdConflict: .conflict
+        case .usernameTaken, .clientIdConflict, .cursorBeyondEnd: .conflict
+        case .invalidRecipient: .forbidden
         case .payloadTooLarge: .contentTooLarge
+        case .unsupportedMediaType: .unsupportedMediaType
+        case .methodNotAllowed: .methodNotAllowed
+        case .upgradeRequired: HTTPResponse.Status(code: 426, reasonPhrase: "Upgrade Required")
         case .rateLimited: .tooManyRequests
         case .unavailable: .serviceUnavailable
         case .internalError: .internalServerError
         case .invalidJSON, .invalidUTF8, .invalidFrame, .unknownFrameType, .invalidQuery, .alreadyAuthenticated,
-            .invalidUsername, .invalidDisplayName, .invalidPassword, .invalidRecipient, .invalidClientId,
+            .invalidUsername, .invalidDisplayName, .invalidPassword, .invalidClientId,
             .textEmpty, .textTooLong, .textInvalidCharacters, .invalidCursor:
             .badRequest
         }
@@ -54,7 +67,7 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
         case .conversationNotFound: self.init(.conversationNotFound, "No such conversation.")
         case .invalidRecipient: self.init(.invalidRecipient, "You cannot message yourself.")
         case .clientIdConflict: self.init(.clientIdConflict, "This client id was already used for another conversation.")
-        case .cursorBeyondEnd: self.init(.invalidCursor, "The cursor is beyond the conversation's last message.")
+        case .cursorBeyondEnd: self.init(.cursorBeyondEnd, "The cursor is beyond the conversation's last message.")
         }
     }
 
@@ -70,7 +83,7 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
             switch error.status {
             case .notFound: ParleyError(.notFound, "No such route.")
             case .contentTooLarge: ParleyError(.payloadTooLarge, "The request body is too large.")
-            case .methodNotAllowed: ParleyError(.notFound, "No such route for this method.")
+            case .methodNotAllowed: ParleyError(.methodNotAllowed, "This route does not take this method.")
             default: error.status.code < 500 ? ParleyError(.invalidQuery, "The request is malformed.") : nil
             }
         default: nil

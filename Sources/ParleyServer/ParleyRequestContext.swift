@@ -1,3 +1,4 @@
+import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
 import NIOCore
@@ -19,6 +20,7 @@ public struct ParleyRequestContext: RequestContext, WebSocketRequestContext, Rem
         self.webSocket = .init()
         self.remoteAddress = source.channel.remoteAddress
         self.maxUploadSize = ServerLimits.maxBodyBytes
+        self.clientAddress = source.channel.remoteAddress?.ipAddress
     }
 
     /// The authenticated user, or a 401.
@@ -27,12 +29,35 @@ public struct ParleyRequestContext: RequestContext, WebSocketRequestContext, Rem
         return userId
     }
 
-    /// Address used to key throttles; loopback and unknown addresses share one key.
-    var clientKey: String { remoteAddress?.ipAddress ?? "unknown" }
+    /// The client's address, through trusted proxies (set by ``ClientAddressMiddleware``).
+    public var clientAddress: String?
+
+    /// Address used to key throttles; unknown addresses share one key.
+    var clientKey: String { clientAddress ?? remoteAddress?.ipAddress ?? "unknown" }
 }
 
 /// Fixed size limits. A 10,000-character message escaped in JSON stays well below them.
 public enum ServerLimits {
     /// Largest accepted REST body and WebSocket frame, in bytes.
     public static let maxBodyBytes = 256 * 1024
+}
+
+/// Sets ``ParleyRequestContext/clientAddress`` from the forwarding headers when the peer is a
+/// trusted proxy (rules in ``TrustedProxies``).
+struct ClientAddressMiddleware: RouterMiddleware {
+    let trustedProxies: TrustedProxies
+    private static let forwardedFor = HTTPField.Name("X-Forwarded-For")
+    private static let forwarded = HTTPField.Name("Forwarded")
+
+    func handle(
+        _ request: Request, context: ParleyRequestContext, next: (Request, ParleyRequestContext) async throws -> Response
+    ) async throws -> Response {
+        guard !trustedProxies.networks.isEmpty else { return try await next(request, context) }
+        var context = context
+        context.clientAddress = trustedProxies.clientAddress(
+            peer: context.remoteAddress?.ipAddress,
+            forwardedFor: Self.forwardedFor.map { request.headers[values: $0] } ?? [],
+            forwarded: Self.forwarded.map { request.headers[values: $0] } ?? [])
+        return try await next(request, context)
+    }
 }

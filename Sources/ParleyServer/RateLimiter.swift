@@ -22,15 +22,25 @@ final class RateLimiter: Sendable {
 
     /// Takes one token for `key`; returns `nil` when allowed, or the whole seconds to wait.
     func acquire(_ key: String) -> Int? {
+        take(key, spend: true)
+    }
+
+    /// Whether `key` has a token left, without taking it: `nil`, or the whole seconds to wait.
+    func peek(_ key: String) -> Int? {
+        take(key, spend: false)
+    }
+
+    private func take(_ key: String, spend: Bool) -> Int? {
         let now = clock.now
         return buckets.withLock { buckets in
             var bucket = buckets[key] ?? Bucket(tokens: burst, updated: now)
-            let elapsed = Double((now - bucket.updated).components.attoseconds) / 1e18 + Double((now - bucket.updated).components.seconds)
-            bucket.tokens = min(burst, bucket.tokens + elapsed * ratePerSecond)
+            bucket.tokens = min(burst, bucket.tokens + Self.seconds(now - bucket.updated) * ratePerSecond)
             bucket.updated = now
             if bucket.tokens >= 1 {
-                bucket.tokens -= 1
-                buckets[key] = bucket
+                if spend {
+                    bucket.tokens -= 1
+                    buckets[key] = bucket
+                }
                 return nil
             }
             buckets[key] = bucket
@@ -38,13 +48,16 @@ final class RateLimiter: Sendable {
         }
     }
 
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
     /// Drops buckets that have refilled completely (called periodically).
     func sweep() {
         let now = clock.now
         buckets.withLock { buckets in
             buckets = buckets.filter { _, bucket in
-                let elapsed = Double((now - bucket.updated).components.seconds)
-                return bucket.tokens + elapsed * ratePerSecond < burst
+                bucket.tokens + Self.seconds(now - bucket.updated) * ratePerSecond < burst
             }
         }
     }

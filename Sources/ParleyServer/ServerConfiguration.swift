@@ -15,9 +15,28 @@ public struct ServerConfiguration: Sendable {
     /// Sends per user: a bucket of `sendBurst` refilled at `sendsPerSecond`.
     public var sendsPerSecond: Double = 20
     public var sendBurst: Double = 60
-    /// Failed-or-not login attempts per username (and per client address): a bucket refilled per minute.
-    public var loginsPerMinute: Double = 10
-    public var loginBurst: Double = 10
+    /// Login attempts per client address a minute (also registrations); see ``LoginThrottle`` for
+    /// the per-account backoff and ceiling.
+    public var loginsPerMinute: Double = 30
+    public var loginBurst: Double = 30
+    /// Wrong passwords per username an hour, from addresses that never signed in to it, before
+    /// such addresses are refused (the owner's known addresses are not).
+    public var loginFailuresPerUsernamePerHour: Double = 100
+    /// User searches per user a minute (a bucket of this size).
+    public var searchesPerMinute: Double = 30
+    /// New conversations a user may start per hour (a bucket of this size).
+    public var conversationsPerHour: Double = 30
+    /// Typing frames per user a second (burst 5); the rest are ignored.
+    public var typingPerSecond: Double = 2
+
+    /// Reverse proxies whose `X-Forwarded-For` / `Forwarded` headers name the client (see docs/deployment.md).
+    public var trustedProxies = TrustedProxies()
+    /// Open connections one client address may hold (trusted proxies are exempt).
+    public var maxConnectionsPerAddress = 256
+    /// Header, body and keep-alive idle timeouts of HTTP connections.
+    public var httpTimeouts = HTTPTimeouts()
+    /// When set, `/metrics` needs `Authorization: Bearer <token>`; when not, it answers loopback clients only.
+    public var metricsToken: String?
     /// How long a typing signal lasts unless renewed.
     public var typingTimeoutSeconds: Double = 5
     /// Newest events kept per user for resuming; older positions get a `resync` answer.

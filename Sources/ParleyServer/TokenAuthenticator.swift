@@ -12,11 +12,11 @@ struct TokenAuthenticator: RouterMiddleware {
         next: (Request, ParleyRequestContext) async throws -> Response
     ) async throws -> Response {
         var context = context
-        if let header = request.headers[.authorization] {
+        if let header = request.headers[.authorization], request.uri.path != OperationsRoutes.metricsPath {
             guard header.hasPrefix("Bearer "), case let token = String(header.dropFirst(7)), SessionTokens.isWellFormed(token)
             else { throw ParleyError(.unauthorized, "The Authorization header must be 'Bearer <token>'.") }
             let hash = SessionTokens.hash(token)
-            guard let user = try await store.sessionUser(tokenHash: hash, now: .now()) else {
+            guard let user = try await store.session(tokenHash: hash, now: .now())?.user else {
                 throw ParleyError(.unauthorized, "The session has expired or was revoked. Sign in again.")
             }
             context.userId = user

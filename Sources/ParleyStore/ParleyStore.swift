@@ -11,9 +11,13 @@ public protocol AccountStore: Sendable {
     /// (case-insensitive), other than `excluding`, by username.
     func searchUsers(prefix: String, excluding: UserID, limit: Int) async throws -> [User]
     func createSession(tokenHash: String, user: UserID, expiresAt: Timestamp, now: Timestamp) async throws
-    /// The session's user, unless the session is unknown, revoked or expired at `now`.
-    func sessionUser(tokenHash: String, now: Timestamp) async throws -> UserID?
+    /// The session, unless it is unknown, revoked or expired at `now`.
+    func session(tokenHash: String, now: Timestamp) async throws -> SessionInfo?
     func deleteSession(tokenHash: String) async throws
+    /// Revokes every session of `user` but `keeping` (log out everywhere; after a password change).
+    func deleteSessions(of user: UserID, keeping: String?) async throws
+    /// Replaces the user's password hash and, in the same transaction, revokes every other session.
+    func changePassword(of user: UserID, to passwordHash: String, keeping: String?) async throws
     func recordLastSeen(_ user: UserID, at: Timestamp) async throws
     func lastSeen(_ users: [UserID]) async throws -> [UserID: Timestamp]
 }
@@ -29,7 +33,8 @@ public protocol ConversationStore: Sendable {
     func conversation(_ id: ConversationID, as user: UserID) async throws -> ConversationSummary
     /// Member ids of a conversation (empty if it does not exist).
     func memberIDs(of conversation: ConversationID) async throws -> [UserID]
-    /// Everyone who shares at least one conversation with `user`.
+    /// Everyone who shares a conversation with `user` in which both have sent a message: the
+    /// people who may see `user`'s presence (a stranger who only wrote first may not).
     func contacts(of user: UserID) async throws -> [UserID]
 }
 

@@ -22,6 +22,16 @@ public struct Credentials: Sendable {
     }
 }
 
+/// A live session: whose it is and until when it is valid.
+public struct SessionInfo: Sendable, Equatable {
+    public var user: UserID
+    public var expiresAt: Timestamp
+    public init(user: UserID, expiresAt: Timestamp) {
+        self.user = user
+        self.expiresAt = expiresAt
+    }
+}
+
 /// Where a message goes: an existing conversation, or a user (creating the direct conversation if needed).
 public enum SendTarget: Hashable, Sendable {
     case conversation(ConversationID)
@@ -58,10 +68,14 @@ public struct SendOutcome: Sendable {
     /// True when (sender, client id) was stored before: nothing new was written and `deliveries` is empty.
     public var duplicate: Bool
     public var deliveries: [Delivery]
-    public init(message: Message, duplicate: Bool, deliveries: [Delivery]) {
+    /// True when this message is the first one its sender wrote in a conversation where the other
+    /// member had already written: from now on the members see each other's presence.
+    public var contactsFormed: Bool
+    public init(message: Message, duplicate: Bool, deliveries: [Delivery], contactsFormed: Bool = false) {
         self.message = message
         self.duplicate = duplicate
         self.deliveries = deliveries
+        self.contactsFormed = contactsFormed
     }
 }
 

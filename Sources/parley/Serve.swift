@@ -27,8 +27,16 @@ struct Serve: AsyncParsableCommand {
     var bcryptCost: Int?
     @Option(help: "Messages per second per user. [env: PARLEY_SENDS_PER_SECOND] (default: 20)")
     var sendsPerSecond: Double?
-    @Option(help: "Login and registration attempts per minute per username and per address. [env: PARLEY_LOGINS_PER_MINUTE] (default: 10)")
+    @Option(help: "Login and registration attempts per minute per client address. [env: PARLEY_LOGINS_PER_MINUTE] (default: 30)")
     var loginsPerMinute: Double?
+    @Option(
+        name: .customLong("trusted-proxy"),
+        help: "A reverse proxy (address or CIDR) whose X-Forwarded-For/Forwarded headers name the client; repeat for several. [env: PARLEY_TRUSTED_PROXIES, comma-separated] (default: none)")
+    var trustedProxies: [String] = []
+    @Option(help: "Open connections one client address may hold. [env: PARLEY_MAX_CONNECTIONS_PER_ADDRESS] (default: 256)")
+    var maxConnectionsPerAddress: Int?
+    @Option(help: "Bearer token for /metrics; without one, /metrics answers loopback clients only. [env: PARLEY_METRICS_TOKEN]")
+    var metricsToken: String?
 
     func run() async throws {
         let settings = Settings(environment: ProcessInfo.processInfo.environment)
@@ -52,6 +60,25 @@ struct Serve: AsyncParsableCommand {
             guard rate > 0 else { throw ValidationError("logins-per-minute must be more than 0.") }
             configuration.loginsPerMinute = rate
             configuration.loginBurst = max(configuration.loginBurst, rate)
+        }
+        let proxies = trustedProxies.isEmpty
+            ? (settings.string("PARLEY_TRUSTED_PROXIES") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            : trustedProxies
+        configuration.trustedProxies = TrustedProxies(try proxies.filter { !$0.isEmpty }.map { text in
+            guard let network = IPNetwork(text) else {
+                throw ValidationError("trusted-proxy '\(text)' is not an IP address or CIDR network (like 10.0.0.0/8 or ::1).")
+            }
+            return network
+        })
+        configuration.maxConnectionsPerAddress = try settings.checked(
+            "max-connections-per-address",
+            maxConnectionsPerAddress ?? (try settings.int("PARLEY_MAX_CONNECTIONS_PER_ADDRESS")) ?? configuration.maxConnectionsPerAddress,
+            in: 1...1_000_000)
+        if let token = metricsToken ?? settings.string("PARLEY_METRICS_TOKEN") {
+            guard token.utf8.count >= 16, token.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }) else {
+                throw ValidationError("metrics-token must be at least 16 printable characters without spaces.")
+            }
+            configuration.metricsToken = token
         }
         let durabilityName = durability ?? settings.string("PARLEY_DURABILITY") ?? "full"
         guard let durability = SQLiteStore.Durability(rawValue: durabilityName) else {

@@ -35,6 +35,10 @@ import Testing
         let bobsChat = ChatViewModel(client: bob, conversation: conversation, otherUser: nil)
         chat.messageText = "typing…"
         _ = try await eventually("typing at bob") { bobsChat.otherUserTyping ? true : nil }
+        // Presence is shared once both have written: Bob replies, then each sees the other online.
+        #expect(bobsChat.presenceText != "online", "alice is a stranger to bob until he replies")
+        bobsChat.messageText = "Hi Alice"
+        bobsChat.send()
         _ = try await eventually("alice online for bob") { bobsChat.presenceText == "online" ? true : nil }
         alice.stop()
         _ = try await eventually("alice offline for bob") { bobsChat.presenceText.hasPrefix("last seen") ? true : nil }

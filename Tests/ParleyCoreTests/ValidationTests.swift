@@ -65,8 +65,18 @@ import Testing
     @Test func passwordsAreEightToSeventyTwoBytes() {
         #expect((try? Validation.password("1234567").get()) == nil)
         #expect((try? Validation.password("12345678").get()) != nil)
-        #expect((try? Validation.password(String(repeating: "é", count: 37)).get()) == nil)  // 74 bytes
-        #expect((try? Validation.password(String(repeating: "é", count: 36)).get()) != nil)  // 72 bytes
+        #expect((try? Validation.password(String(repeating: "é", count: 128)).get()) != nil, "256 bytes: all of it counts")
+        #expect((try? Validation.password(String(repeating: "é", count: 129)).get()) == nil)
+        for control in ["\u{0}", "\t", "\n", "\u{7F}", "\u{85}"] {
+            #expect((try? Validation.password("abcdefgh\(control)ijk").get()) == nil)
+        }
+    }
+
+    @Test func searchQueriesAreLongEnoughAndPrintable() {
+        #expect((try? Validation.searchQuery("al").get()) == nil)
+        #expect((try? Validation.searchQuery("ALI").get()) == "ali")
+        #expect((try? Validation.searchQuery("al\u{0}i").get()) == nil)
+        #expect((try? Validation.searchQuery(String(repeating: "a", count: 65)).get()) == nil)
     }
 }
 

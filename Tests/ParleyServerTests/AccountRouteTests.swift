@@ -60,6 +60,7 @@ import Testing
         }
     }
 
+    /// Per client address (see LoginThrottleTests for the per-account rules).
     @Test func loginsAreThrottledWithRetryAfter() async throws {
         try await TestServer.run(configure: { $0.loginBurst = 3; $0.loginsPerMinute = 1 }) { api in
             _ = try await api.register("alice")

@@ -13,7 +13,7 @@ import Testing
             #expect(again.status == .ok)
             #expect(try created.decode(ConversationSummary.self).id == again.decode(ConversationSummary.self).id)
             let toSelf = try await api.request(.post, "/v1/conversations", token: alice.token, encoding: API.CreateConversationRequest(userId: alice.id))
-            #expect(toSelf.status == .badRequest && toSelf.errorCode == .invalidRecipient)
+            #expect(toSelf.status == .forbidden && toSelf.errorCode == .invalidRecipient)
             let toNobody = try await api.request(.post, "/v1/conversations", token: alice.token, encoding: API.CreateConversationRequest(userId: .random()))
             #expect(toNobody.status == .notFound && toNobody.errorCode == .userNotFound)
         }
@@ -41,7 +41,7 @@ import Testing
             let cursor = try #require(list.nextCursor)
             let rest = try await api.request(.get, "/v1/conversations?limit=2&before=\(cursor)", token: me.token).decode(API.ConversationList.self)
             #expect(rest.conversations.map { $0.otherMember(than: me.id)?.username } == ["friend1"] && rest.nextCursor == nil)
-            for bad in ["?before=nonsense", "?before=12~dm_x", "?limit=0", "?limit=101"] {
+            for bad in ["?before=nonsense", "?before=12~dm%20x", "?before=x~dm_x", "?limit=0", "?limit=101"] {
                 let response = try await api.request(.get, "/v1/conversations\(bad)", token: me.token)
                 #expect(response.status == .badRequest && response.errorCode == .invalidQuery, "\(bad)")
             }
@@ -100,8 +100,9 @@ import Testing
             #expect(try read.decode(ReceiptUpdate.self).readSeq == 1)
             let summary = try await api.request(.get, "/v1/conversations/\(id)", token: bob.token).decode(ConversationSummary.self)
             #expect(summary.unreadCount == 1)
-            for (body, code) in [(#"{"readSeq":3}"#, ErrorCode.invalidCursor), (#"{"deliveredSeq":-1}"#, .invalidCursor), ("{}", .invalidCursor),
-                                 (#"{"readSeq":"x"}"#, .invalidJSON)] {
+            let beyond = try await api.request(.post, "/v1/conversations/\(id)/receipts", token: bob.token, json: #"{"readSeq":3}"#)
+            #expect(beyond.status == .conflict && beyond.errorCode == .cursorBeyondEnd, "the seq may exist later: a conflict, not a malformed request")
+            for (body, code) in [(#"{"deliveredSeq":-1}"#, ErrorCode.invalidCursor), ("{}", .invalidCursor), (#"{"readSeq":"x"}"#, .invalidJSON)] {
                 let response = try await api.request(.post, "/v1/conversations/\(id)/receipts", token: bob.token, json: body)
                 #expect(response.status == .badRequest && response.errorCode == code, "\(body)")
             }

@@ -56,7 +56,8 @@ import Testing
     @Test func presenceGoesOnlyToContacts() async throws {
         try await TestServer.run { api in
             let alice = try await api.register("alice"), bob = try await api.register("bob"), eve = try await api.register("eve")
-            _ = try await api.send("hi", from: alice, to: bob)
+            let sent = try await api.send("hi", from: alice, to: bob)
+            _ = try await api.send("hello", from: bob, in: sent.conversationId)
             let b = try await api.socket(bob), e = try await api.socket(eve)
             // Bob's snapshot on connect: alice has never been online.
             #expect(try await b.presence(alice.id, online: false) == nil)
@@ -82,17 +83,29 @@ import Testing
         }
     }
 
-    @Test func aNewConversationIntroducesPresenceAndEveryDeviceGetsEvents() async throws {
+    /// A stranger who writes first learns nothing of the other's presence until they reply; the
+    /// reply introduces both, on every device.
+    @Test func presenceIsSharedOnlyOnceBothHaveWrittenOnEveryDevice() async throws {
         try await TestServer.run { api in
             let alice = try await api.register("alice"), bob = try await api.register("bob")
             let phone = try await api.socket(bob), laptop = try await api.socket(bob)
             let a = try await api.socket(alice)
             a.send(.send(SendRequest(clientId: .random(), recipientId: bob.id, text: "first contact")))
-            for device in [phone, laptop] {
-                #expect(try await device.message(seq: 1).text == "first contact")
-                _ = try await device.presence(alice.id, online: true)
+            for device in [phone, laptop] { #expect(try await device.message(seq: 1).text == "first contact") }
+            let conversation = try #require(try await api.conversations(of: alice).first)
+            #expect(conversation.otherMember(than: alice.id)?.online == nil, "no presence for a stranger over REST")
+            #expect(conversation.otherMember(than: alice.id)?.lastSeenAt == nil)
+            for socket in [a, phone] {
+                socket.send(.ping(ref: "sync"))
+                _ = try await socket.inbox.waitFor("pong") { $0.contains(.pong(ref: "sync")) ? true : nil }
             }
+            #expect(await a.inbox.frames.allSatisfy { if case .presence = $0 { false } else { true } }, "alice learned nothing of bob")
+            #expect(await phone.inbox.frames.allSatisfy { if case .presence = $0 { false } else { true } }, "nor bob of alice")
+
+            _ = try await api.send("hi back", from: bob, in: conversation.id)
+            for device in [phone, laptop] { _ = try await device.presence(alice.id, online: true) }
             _ = try await a.presence(bob.id, online: true)
+            #expect(try await api.conversations(of: alice).first?.otherMember(than: alice.id)?.online == true)
         }
     }
 }

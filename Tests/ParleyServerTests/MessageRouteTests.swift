@@ -41,9 +41,9 @@ import Testing
                 (SendRequest(clientId: .random(), recipientId: bob.id, text: atLimit + "x"), .textTooLong, .badRequest),
                 (SendRequest(clientId: .random(), recipientId: bob.id, text: "nul\u{0}"), .textInvalidCharacters, .badRequest),
                 (SendRequest(clientId: ClientMessageID(rawValue: "nope"), recipientId: bob.id, text: "x"), .invalidClientId, .badRequest),
-                (SendRequest(clientId: .random(), text: "x"), .invalidRecipient, .badRequest),
-                (SendRequest(clientId: .random(), conversationId: .direct(alice.id, bob.id), recipientId: bob.id, text: "x"), .invalidRecipient, .badRequest),
-                (SendRequest(clientId: .random(), recipientId: alice.id, text: "x"), .invalidRecipient, .badRequest),
+                (SendRequest(clientId: .random(), text: "x"), .invalidJSON, .badRequest),
+                (SendRequest(clientId: .random(), conversationId: .direct(alice.id, bob.id), recipientId: bob.id, text: "x"), .invalidJSON, .badRequest),
+                (SendRequest(clientId: .random(), recipientId: alice.id, text: "x"), .invalidRecipient, .forbidden),
                 (SendRequest(clientId: .random(), recipientId: .random(), text: "x"), .userNotFound, .notFound),
                 (SendRequest(clientId: .random(), recipientId: UserID(rawValue: "junk"), text: "x"), .userNotFound, .notFound),
             ]

@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 import Logging
 import ParleyCore
 @testable import ParleyServer
@@ -11,12 +12,16 @@ import Testing
     @Test func theSpecDocumentsExactlyTheServersRoutes() throws {
         let store = try SQLiteStore(path: TestServer.temporaryDatabase())
         let server = ServerContext(configuration: TestServer.configuration(), store: store, logger: nil)
-        let routes = (makeRouter(server).routes + makeWebSocketRouter(server).routes).map { route in
+        func operation(_ route: Router<ParleyRequestContext>.RouteDescription) -> String {
             let path = route.path.description.split(separator: "/").map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }
             return "\(route.method.rawValue) /\(path.joined(separator: "/"))"
         }
+        // The HTTP router answers plain requests on every path, /v1/ws included (426); the
+        // WebSocket router answers the upgrades.
+        let routes = makeRouter(server).routes.map(operation)
         #expect(Set(routes) == OpenAPISpec.shared.operations)
         #expect(routes.count == Set(routes).count)
+        #expect(Set(makeWebSocketRouter(server).routes.map(operation)).isSubset(of: Set(routes)))
     }
 
     @Test func theCheckerCatchesUndocumentedStatusesAndWrongShapes() {

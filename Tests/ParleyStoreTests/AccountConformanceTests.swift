@@ -37,12 +37,42 @@ import Testing
         let now = Timestamp.now()
         try await store.createSession(tokenHash: "h1", user: user.id, expiresAt: now.adding(seconds: 60), now: now)
         try await store.createSession(tokenHash: "h2", user: user.id, expiresAt: now.adding(seconds: 60), now: now)
-        #expect(try await store.sessionUser(tokenHash: "h1", now: now) == user.id)
-        #expect(try await store.sessionUser(tokenHash: "h1", now: now.adding(seconds: 61)) == nil)
+        let expiry = now.adding(seconds: 60)
+        #expect(try await store.session(tokenHash: "h1", now: now) == SessionInfo(user: user.id, expiresAt: expiry))
+        #expect(try await store.session(tokenHash: "h1", now: now.adding(seconds: 61)) == nil)
         try await store.deleteSession(tokenHash: "h1")
-        #expect(try await store.sessionUser(tokenHash: "h1", now: now) == nil)
-        #expect(try await store.sessionUser(tokenHash: "h2", now: now) == user.id, "revoking one session leaves the others")
-        #expect(try await store.sessionUser(tokenHash: "unknown", now: now) == nil)
+        #expect(try await store.session(tokenHash: "h1", now: now) == nil)
+        #expect(try await store.session(tokenHash: "h2", now: now)?.user == user.id, "revoking one session leaves the others")
+        #expect(try await store.session(tokenHash: "unknown", now: now) == nil)
+    }
+
+    @Test(arguments: StoreBackend.all)
+    func loggingOutEverywhereRevokesEverySessionOfThatUserOnly(backend: StoreBackend) async throws {
+        let store = try await backend.make()
+        let alice = try await store.makeUser("alice"), bob = try await store.makeUser("bob")
+        let now = Timestamp.now(), later = now.adding(seconds: 60)
+        for hash in ["a1", "a2", "a3"] { try await store.createSession(tokenHash: hash, user: alice.id, expiresAt: later, now: now) }
+        try await store.createSession(tokenHash: "b1", user: bob.id, expiresAt: later, now: now)
+        try await store.deleteSessions(of: alice.id, keeping: "a2")
+        #expect(try await store.session(tokenHash: "a1", now: now) == nil)
+        #expect(try await store.session(tokenHash: "a2", now: now)?.user == alice.id, "the kept session stays")
+        #expect(try await store.session(tokenHash: "a3", now: now) == nil)
+        try await store.deleteSessions(of: alice.id, keeping: nil)
+        #expect(try await store.session(tokenHash: "a2", now: now) == nil)
+        #expect(try await store.session(tokenHash: "b1", now: now)?.user == bob.id, "other users keep their sessions")
+    }
+
+    @Test(arguments: StoreBackend.all)
+    func changingThePasswordReplacesTheHashAndRevokesOtherSessions(backend: StoreBackend) async throws {
+        let store = try await backend.make()
+        let alice = try await store.makeUser("alice")
+        let now = Timestamp.now(), later = now.adding(seconds: 60)
+        for hash in ["here", "phone"] { try await store.createSession(tokenHash: hash, user: alice.id, expiresAt: later, now: now) }
+        try await store.changePassword(of: alice.id, to: "new-hash", keeping: "here")
+        #expect(try await store.credentials(username: "alice")?.passwordHash == "new-hash")
+        #expect(try await store.session(tokenHash: "here", now: now)?.user == alice.id)
+        #expect(try await store.session(tokenHash: "phone", now: now) == nil)
+        await #expect(throws: StoreError.userNotFound) { try await store.changePassword(of: .random(), to: "x", keeping: nil) }
     }
 
     @Test(arguments: StoreBackend.all)

@@ -75,7 +75,35 @@ import Testing
             try await store.updateReceipt(in: id, member: eve.id, deliveredSeq: 1, readSeq: nil, now: .now())
         }
         #expect(try await store.contacts(of: eve.id).isEmpty)
-        #expect(try await store.contacts(of: alice.id) == [bob.id])
         #expect(try await store.memberIDs(of: id).sorted() == [alice.id, bob.id].sorted())
+    }
+
+    /// Presence is shared only once both members have written: a stranger who writes first learns
+    /// nothing (not online, not last seen) until the other replies.
+    @Test(arguments: StoreBackend.all)
+    func contactsFormWhenBothMembersHaveWritten(backend: StoreBackend) async throws {
+        let store = try await backend.make()
+        let alice = try await store.makeUser("alice"), bob = try await store.makeUser("bob")
+        try await store.recordLastSeen(bob.id, at: Timestamp(milliseconds: 5_000))
+        let first = try await store.send("hi, stranger here", from: alice.id, to: .user(bob.id))
+        let id = first.message.conversationId
+        #expect(!first.contactsFormed)
+        #expect(try await store.send("again", from: alice.id, to: .conversation(id)).contactsFormed == false)
+        #expect(try await store.contacts(of: alice.id).isEmpty)
+        #expect(try await store.contacts(of: bob.id).isEmpty)
+        let seenByAlice = try await store.conversation(id, as: alice.id)
+        #expect(seenByAlice.presenceShared == false)
+        #expect(seenByAlice.otherMember(than: alice.id)?.lastSeenAt == nil, "no last seen for a stranger")
+
+        let reply = try await store.send("hello", from: bob.id, to: .conversation(id))
+        #expect(reply.contactsFormed, "the reply forms contacts")
+        #expect(try await store.send("more", from: bob.id, to: .conversation(id)).contactsFormed == false, "only once")
+        #expect(try await store.contacts(of: alice.id) == [bob.id])
+        #expect(try await store.contacts(of: bob.id) == [alice.id])
+        let shared = try await store.conversation(id, as: alice.id)
+        #expect(shared.presenceShared == true)
+        #expect(shared.otherMember(than: alice.id)?.lastSeenAt == Timestamp(milliseconds: 5_000))
+        let retried = try await store.send("hello", from: bob.id, to: .conversation(id), clientId: reply.message.clientId)
+        #expect(retried.duplicate && !retried.contactsFormed, "a retried send forms nothing again")
     }
 }

@@ -84,8 +84,10 @@ def test_chat_by_search_live_delivery_list_update_read_receipts_and_typing(serve
     type_and_send(a, "Hello Bob 👋")
     wait(a, lambda d: bubbles(d) == ["Hello Bob 👋"] and statuses(d) in (["sent"], ["delivered"]))
 
-    # Bob's list updates live: the new conversation, the preview, one unread.
-    rows = wait(b, lambda d: (r := list_rows(d)) and r[0]["badge"] == "1" and r[0]["online"] and r)
+    # Bob's list updates live: the new conversation, the preview, one unread. Alice is a stranger
+    # until Bob replies, so he does not see whether she is online.
+    rows = wait(b, lambda d: (r := list_rows(d)) and r[0]["badge"] == "1" and r)
+    assert not rows[0]["online"]
     assert rows[0]["name"] == "Alice Liddell" and rows[0]["preview"] == "Hello Bob 👋"
     # Bob's device stored it: delivered.
     wait(a, lambda d: statuses(d) == ["delivered"])

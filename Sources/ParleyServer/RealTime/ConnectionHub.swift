@@ -66,6 +66,27 @@ final class ConnectionHub: Service, Sendable {
         state.withLock { state in Set(users.filter { state.connections[$0]?.isEmpty == false }) }
     }
 
+    // MARK: Sessions
+
+    /// Ends, with `unauthorized` and close 1008, every connection of `user` signed in with a session
+    /// that `isRevoked` says is gone. Returns how many were ended.
+    @discardableResult
+    func endSessions(of user: UserID, where isRevoked: (String) -> Bool) -> Int {
+        let ended = state.withLock { state in
+            (state.connections[user]?.values).map { $0.filter { isRevoked($0.tokenHash) } } ?? []
+        }
+        for connection in ended { connection.end(.unauthorized) }
+        return ended.count
+    }
+
+    /// Ends the connections whose session has expired by `now`.
+    func endExpiredSessions(now: Timestamp) {
+        let expired = state.withLock { state in
+            state.connections.values.flatMap { $0.values.filter { $0.expiresAt <= now } }
+        }
+        for connection in expired { connection.end(.unauthorized) }
+    }
+
     // MARK: Fan-out
 
     /// Pushes committed events to their recipients' connections, each user's in position order.
@@ -132,13 +153,19 @@ final class ConnectionHub: Service, Sendable {
 
     // MARK: Service
 
-    /// Expires typing signals until shutdown, then closes every connection.
+    /// Expires typing signals and ends connections whose session expired (checked every second),
+    /// until shutdown; then closes every connection.
     func run() async throws {
         let tick = Duration.milliseconds(min(500, max(50, typingTimeout.components.seconds * 100)))
+        var lastExpiryCheck = clock.now
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: tick) }
             let ended = state.withLock { $0.typing.expire(now: clock.now) }
             announceTypingEnded(ended)
+            if clock.now - lastExpiryCheck >= .seconds(1) {
+                lastExpiryCheck = clock.now
+                endExpiredSessions(now: .now())
+            }
         }
         let all = state.withLock { state in
             state.closed = true

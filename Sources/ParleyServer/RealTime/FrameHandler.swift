@@ -8,6 +8,7 @@ struct FrameHandler: Sendable {
     let store: any ParleyStore
     let hub: ConnectionHub
     let messenger: Messenger
+    let typingLimiter: RateLimiter
     let connection: ClientConnection
     let logger: Logger
 
@@ -32,6 +33,9 @@ struct FrameHandler: Sendable {
                 reply(error, ref: ref)
             }
         case .typing(let conversation, let isTyping):
+            // Typing beyond the budget is dropped quietly: it is ephemeral, and a client that sends
+            // too much of it needs no answer.
+            if isTyping, typingLimiter.acquire(user.rawValue) != nil { return }
             do {
                 let members = try await store.memberIDs(of: conversation)
                 guard members.contains(user) else { throw StoreError.conversationNotFound }

@@ -19,6 +19,7 @@ struct WebSocketSession: Sendable {
     let store: any ParleyStore
     let hub: ConnectionHub
     let messenger: Messenger
+    let typingLimiter: RateLimiter
     let configuration: ServerConfiguration
     static let replayPage = 500
 
@@ -31,9 +32,11 @@ struct WebSocketSession: Sendable {
         }
         let hello = try await readHello(&messages, outbound)
         watchdog.cancel()
-        guard let (user, after) = hello else { return }
+        guard let hello else { return }
+        let user = hello.session.user, after = hello.after
 
-        let connection = ClientConnection(userId: user, queueLimit: configuration.connectionQueueLimit)
+        let connection = ClientConnection(
+            userId: user, tokenHash: hello.tokenHash, expiresAt: hello.session.expiresAt, queueLimit: configuration.connectionQueueLimit)
         guard let first = hub.attach(connection) else {
             try await outbound.close(.goingAway, reason: "server shutting down")
             return
@@ -73,16 +76,16 @@ struct WebSocketSession: Sendable {
     /// Reads the first frame, which must be a valid `hello`; answers and closes otherwise.
     private func readHello(
         _ messages: inout WebSocketInboundMessageStream.AsyncIterator, _ outbound: WebSocketOutboundWriter
-    ) async throws -> (UserID, Int64?)? {
+    ) async throws -> Hello? {
         guard let message = try await messages.next() else { return nil }
         let bytes = Self.bytes(of: message)
         let refused: ParleyError
         switch WireCoding.decodeFrame(bytes) {
         case .success(.hello(let token, let after)):
-            if SessionTokens.isWellFormed(token),
-                let user = try await store.sessionUser(tokenHash: SessionTokens.hash(token), now: .now())
+            if SessionTokens.isWellFormed(token), case let hash = SessionTokens.hash(token),
+                let session = try await store.session(tokenHash: hash, now: .now())
             {
-                return (user, after)
+                return Hello(session: session, tokenHash: hash, after: after)
             }
             refused = ParleyError(.unauthorized, "The token is invalid, expired or revoked.")
         case .success:
@@ -90,7 +93,8 @@ struct WebSocketSession: Sendable {
         case .failure(let error):
             refused = error
         }
-        try await outbound.writeTextMessage(WireCoding.encode(.error(ref: nil, clientId: nil, code: refused.code, message: refused.message)))
+        try await outbound.writeTextMessage(
+            WireCoding.encode(.error(ref: WireCoding.ref(in: bytes), clientId: nil, code: refused.code, message: refused.message)))
         try await outbound.close(.policyViolation, reason: refused.code.rawValue)
         return nil
     }
@@ -98,8 +102,11 @@ struct WebSocketSession: Sendable {
     private func readLoop(
         _ messages: inout WebSocketInboundMessageStream.AsyncIterator, _ connection: ClientConnection, logger: Logger
     ) async throws {
-        let handler = FrameHandler(store: store, hub: hub, messenger: messenger, connection: connection, logger: logger)
+        let handler = FrameHandler(
+            store: store, hub: hub, messenger: messenger, typingLimiter: typingLimiter, connection: connection, logger: logger)
         while let message = try await messages.next() {
+            // A revoked, expired or overflowed connection is closing: nothing it sends counts any more.
+            if connection.isEnding { continue }
             let bytes = Self.bytes(of: message)
             switch WireCoding.decodeFrame(bytes) {
             case .success(let frame):
@@ -128,7 +135,7 @@ struct WebSocketSession: Sendable {
             }
             try await write(.synced(position: cursor.position))
             for await item in connection.outbound {
-                if connection.overflowed { break }
+                if connection.isEnding, connection.endReason != .shutdown { break }
                 switch item {
                 case .frame(let frame):
                     try await write(frame)
@@ -146,12 +153,16 @@ struct WebSocketSession: Sendable {
                     }
                 }
             }
-            if connection.overflowed {
+            switch connection.endReason {
+            case .slowConsumer:
                 hub.metrics.slowConsumersDisconnected.increment()
                 logger.notice("Disconnecting a slow reader")
                 try await outbound.close(.policyViolation, reason: "slow consumer: reconnect and resume")
-            } else if !Task.isCancelled {
-                try await outbound.close(.goingAway, reason: "server shutting down")
+            case .unauthorized:
+                try await write(.error(ref: nil, clientId: nil, code: .unauthorized, message: "The session was revoked or has expired. Sign in again."))
+                try await outbound.close(.policyViolation, reason: "unauthorized")
+            case .shutdown, .none:
+                if !Task.isCancelled { try await outbound.close(.goingAway, reason: "server shutting down") }
             }
         } catch {
             logger.debug("WebSocket writer stopped", metadata: ["error": "\(error)"])
@@ -187,6 +198,13 @@ struct WebSocketSession: Sendable {
         case .binary(let buffer): Array(buffer.readableBytesView)
         }
     }
+}
+
+/// A valid `hello`: the session it signed in with and where the stream resumes.
+struct Hello {
+    var session: SessionInfo
+    var tokenHash: String
+    var after: Int64?
 }
 
 /// The last stream position written to a connection.

@@ -63,9 +63,10 @@ struct ConversationRoutes {
         return id
     }
 
-    /// Adds live presence to the members of a stored summary.
+    /// Adds live presence to the members of a stored summary, if they share presence.
     private func withPresence(_ summary: ConversationSummary) -> ConversationSummary {
         var summary = summary
+        guard summary.presenceShared == true else { return summary }
         let online = hub.online(among: summary.members.map(\.userId))
         for index in summary.members.indices {
             summary.members[index].online = online.contains(summary.members[index].userId)
@@ -79,10 +80,13 @@ struct ConversationRoutes {
     }
 
     static func parseCursor(_ raw: String) throws -> ConversationCursor {
+        // Any well-formed cursor is accepted: the id only breaks ties in the order, it is not looked up.
         let parts = raw.split(separator: "~", maxSplits: 1)
-        guard parts.count == 2, let ms = Int64(parts[0]), let id = ConversationID(validating: String(parts[1])) else {
+        guard parts.count == 2, let ms = Int64(parts[0]), (1...100).contains(parts[1].utf8.count),
+            parts[1].utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F || $0 == 0x2D })
+        else {
             throw ParleyError(.invalidQuery, "'before' is not a cursor this server issued.")
         }
-        return ConversationCursor(lastActivityAt: Timestamp(milliseconds: ms), id: id)
+        return ConversationCursor(lastActivityAt: Timestamp(milliseconds: ms), id: ConversationID(rawValue: String(parts[1])))
     }
 }

@@ -9,6 +9,9 @@ enum JSONBody {
     /// Reads the whole body (at most ``ServerLimits/maxBodyBytes``) and decodes it.
     /// Refuses invalid UTF-8 (`invalid_utf8`) before JSON parsing, which would otherwise lose the distinction.
     static func decode<T: Decodable>(_ type: T.Type, from request: Request, context: ParleyRequestContext) async throws -> T {
+        guard isJSON(request.headers[.contentType]) else {
+            throw ParleyError(.unsupportedMediaType, "Send the body as JSON with 'Content-Type: application/json'.")
+        }
         var request = request
         let buffer: ByteBuffer
         do {
@@ -27,6 +30,12 @@ enum JSONBody {
         } catch let error as DecodingError {
             throw ParleyError(.invalidJSON, "The request body does not match the expected shape (\(describe(error))).")
         }
+    }
+
+    /// `application/json`, or any `+json` type, with any parameters (`; charset=utf-8`).
+    static func isJSON(_ contentType: String?) -> Bool {
+        guard let mediaType = contentType?.split(separator: ";").first?.trimmingSpaces.lowercased() else { return false }
+        return mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json"))
     }
 
     static func response<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {

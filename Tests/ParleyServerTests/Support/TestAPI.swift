@@ -41,7 +41,7 @@ struct TestAPI: Sendable {
     ) async throws -> APIResponse {
         var headers = headers
         if let token { headers[.authorization] = "Bearer \(token)" }
-        if body != nil { headers[.contentType] = "application/json" }
+        if body != nil, headers[.contentType] == nil { headers[.contentType] = "application/json" }
         let response = try await transport(uri, method, headers, body)
         for problem in OpenAPISpec.shared.problems(method: method, uri: uri, status: Int(response.status.code), body: Data(response.body.readableBytesView)) {
             Issue.record("Response does not match openapi.yaml: \(problem)")
@@ -62,6 +62,16 @@ struct TestAPI: Sendable {
         return Account(user: session.user, token: session.token)
     }
 
+    /// Signs in again: a second session (another device) of the same account.
+    func login(_ username: String, password: String = "correct horse", headers: HTTPFields = [:]) async throws -> Account {
+        let response = try await request(
+            .post, "/v1/auth/login", json: String(decoding: try JSONEncoder().encode(API.LoginRequest(username: username, password: password)), as: UTF8.self),
+            headers: headers)
+        guard response.status == .ok else { throw TestFailure("login \(username): \(response.status) \(String(buffer: response.body))") }
+        let session = try response.decode(API.SessionResponse.self)
+        return Account(user: session.user, token: session.token)
+    }
+
     /// Sends over REST and returns the stored message.
     func send(_ text: String, from account: Account, to recipient: Account? = nil, in conversation: ConversationID? = nil,
               clientId: ClientMessageID = .random()) async throws -> Message {
@@ -72,6 +82,10 @@ struct TestAPI: Sendable {
             throw TestFailure("send: \(response.status) \(String(buffer: response.body))")
         }
         return try response.decode(API.SendResponse.self).message
+    }
+
+    func conversations(of account: Account) async throws -> [ConversationSummary] {
+        try await request(.get, "/v1/conversations", token: account.token).decode(API.ConversationList.self).conversations
     }
 
     func socket(_ account: Account, after: Int64? = nil) async throws -> TestSocket {

@@ -1,0 +1,135 @@
+import NIOCore
+import NIOHTTP1
+
+/// How long a connection may take over each part of an HTTP exchange.
+public struct HTTPTimeouts: Sendable {
+    /// From connecting to the end of the first request's head: a request line without the blank
+    /// line after it, or headers trickled a byte at a time, hold a connection no longer than this.
+    public var header: TimeAmount = .seconds(10)
+    /// From a request's head to the end of its body.
+    public var body: TimeAmount = .seconds(30)
+    /// From the end of a response to the end of the next request's head (keep-alive idle).
+    public var idle: TimeAmount = .seconds(60)
+
+    public init() {}
+}
+
+/// Sits between the HTTP decoder and the WebSocket upgrader of every connection and makes sure a
+/// client can hold a connection only while it is making progress:
+///
+/// 1. A request the parser refuses (NUL or bare LF in a header, Content-Length with
+///    Transfer-Encoding, oversized or too many headers, TLS on the plain port) is answered
+///    `400 Bad Request` with `Connection: close`, and the connection is closed.
+/// 2. A head not complete within ``HTTPTimeouts/header`` (first request) or ``HTTPTimeouts/idle``
+///    (later requests), or a body not complete within ``HTTPTimeouts/body``, ends the connection,
+///    with `408 Request Timeout` if no response has started.
+/// 3. Once the connection is upgraded to a WebSocket it steps aside (the WebSocket has its own
+///    rules) and tells ``ConnectionAdmission`` to check frame masking.
+///
+/// Before the upgrade it sees HTTP parts; after it, raw bytes pass through untouched, which is why
+/// it takes `Any` in both directions.
+final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = Any
+    typealias InboundOut = Any
+    typealias OutboundIn = Any
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let timeouts: HTTPTimeouts
+    private let state: ConnectionGuardState
+    private var deadline: Scheduled<Void>?
+    private var responseOpen = false
+    private var closing = false
+
+    init(timeouts: HTTPTimeouts, state: ConnectionGuardState) {
+        self.timeouts = timeouts
+        self.state = state
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        arm(timeouts.header, context: context)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if !state.upgraded, let part = unwrapInboundIn(data) as? HTTPServerRequestPart {
+            switch part {
+            case .head: arm(timeouts.body, context: context)
+            case .body: break
+            case .end: disarm()
+            }
+        }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if !state.upgraded, let part = unwrapOutboundIn(data) as? HTTPServerResponsePart {
+            switch part {
+            case .head(let head) where head.status == .switchingProtocols:
+                state.upgraded = true
+                disarm()
+            case .head(let head) where head.status.code < 200: break
+            case .head: responseOpen = true
+            case .body: break
+            case .end:
+                responseOpen = false
+                arm(timeouts.idle, context: context)
+            }
+        }
+        context.write(data, promise: promise)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard !state.upgraded, error is HTTPParserError || error is ByteToMessageDecoderError else {
+            context.fireErrorCaught(error)
+            return
+        }
+        refuse(.badRequest, context: context)
+    }
+
+    private func arm(_ timeout: TimeAmount, context: ChannelHandlerContext) {
+        deadline?.cancel()
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        deadline = context.eventLoop.scheduleTask(in: timeout) {
+            let (handler, context) = loopBound.value
+            handler.refuse(.requestTimeout, context: context)
+        }
+    }
+
+    private func disarm() {
+        deadline?.cancel()
+        deadline = nil
+    }
+
+    /// Answers `status` (unless a response is under way) and closes the connection.
+    private func refuse(_ status: HTTPResponseStatus, context: ChannelHandlerContext) {
+        guard !closing else { return }
+        closing = true
+        disarm()
+        guard !responseOpen else {
+            context.close(promise: nil)
+            return
+        }
+        let head = HTTPResponseHead(
+            version: .http1_1, status: status, headers: ["Connection": "close", "Content-Length": "0"])
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in loopBound.value.endQuietly() }
+    }
+}
+
+extension ChannelHandlerContext {
+    /// Closes the connection after telling the handlers behind this one that the input ended, so
+    /// the WebSocket upgrader gives up quietly instead of logging an error for every refused client.
+    func endQuietly() {
+        fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        close(promise: nil)
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import NIOCore
+import ParleyCore
+@testable import ParleyServer
+import Testing
+
+/// Issue: a client could starve the server of connections with malformed or unfinished requests.
+/// Each attack from the security review, replayed on a real socket.
+@Suite struct ConnectionGuardTests {
+    static let malformed: [(name: String, bytes: [UInt8])] = [
+        ("a NUL byte in a header", Array("GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\0b\r\n\r\n".utf8)),
+        ("bare LF line endings", Array("GET /healthz HTTP/1.1\nHost: x\n\n".utf8)),
+        ("Content-Length with Transfer-Encoding", Array(
+            "POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n".utf8)),
+        ("a 100 KB header", Array(("GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: " + String(repeating: "a", count: 100_000) + "\r\n\r\n").utf8)),
+        ("20,000 headers", Array(("GET /healthz HTTP/1.1\r\nHost: x\r\n" + (0..<20_000).map { "X-\($0): a\r\n" }.joined() + "\r\n").utf8)),
+        ("a TLS ClientHello", [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03] + [UInt8](repeating: 0x2A, count: 32)),
+    ]
+
+    @Test(arguments: malformed.indices)
+    func aMalformedRequestGets400AndTheConnectionCloses(index: Int) async throws {
+        let attack = Self.malformed[index]
+        try await TestServer.run { api in
+            let connection = try await RawConnection.open(port: api.port)
+            try? await connection.send(attack.bytes)  // the server may close before reading everything
+            try await connection.waitUntilClosed()
+            #expect(connection.text.hasPrefix("HTTP/1.1 400 Bad Request"), "\(attack.name): \(connection.text.prefix(60))")
+        }
+    }
+
+    @Test func aRequestHeadThatNeverEndsIsTimedOut() async throws {
+        try await TestServer.run(configure: { $0.httpTimeouts.header = .milliseconds(300) }) { api in
+            let silent = try await RawConnection.open(port: api.port)
+            let halfSent = try await RawConnection.open(port: api.port)
+            try await halfSent.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")  // no blank line, ever
+            for connection in [silent, halfSent] {
+                try await connection.waitUntilClosed(timeout: .seconds(10))
+                #expect(connection.text.hasPrefix("HTTP/1.1 408 Request Timeout"))
+            }
+        }
+    }
+
+    @Test func aTrickledHeadDoesNotResetTheTimeout() async throws {
+        try await TestServer.run(configure: { $0.httpTimeouts.header = .milliseconds(500) }) { api in
+            let slowloris = try await RawConnection.open(port: api.port)
+            let start = ContinuousClock.now
+            for byte in "GET /healthz HTTP/1.1\r\nX-Slow: ".utf8 {
+                if slowloris.isClosed { break }
+                try? await slowloris.send([byte])
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            try await slowloris.waitUntilClosed(timeout: .seconds(10))
+            #expect(ContinuousClock.now - start < .seconds(5), "the deadline counts from the start of the head")
+        }
+    }
+
+    @Test func anIdleKeepAliveConnectionIsClosedAfterTheIdleTimeout() async throws {
+        try await TestServer.run(configure: { $0.httpTimeouts.idle = .milliseconds(400) }) { api in
+            let connection = try await RawConnection.open(port: api.port)
+            try await connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            try await connection.wait("the response") { text, _ in text.contains("\"ok\"") }
+            #expect(!connection.isClosed, "kept alive after the response")
+            try await connection.waitUntilClosed(timeout: .seconds(10))
+        }
+    }
+
+    /// Hundreds of half-sent requests from one address, as in the review: the address gets its
+    /// quota of connections and no more, everyone else is still served at once, and the address is
+    /// served again as soon as its connections are gone (the header timeout ends them: see above).
+    @Test func hundredsOfHalfSentRequestsDoNotStarveOtherClients() async throws {
+        try await TestServer.run(configure: {
+            $0.maxConnectionsPerAddress = 40
+            $0.httpTimeouts.header = .seconds(60)  // nothing is freed while the test counts
+        }) { api in
+            var attackers: [RawConnection] = []
+            var closedWhileConnecting = 0  // refused so fast that the client saw the close first
+            for _ in 0..<300 {
+                guard let connection = try? await RawConnection.open(port: api.port, from: "127.0.0.2") else {
+                    closedWhileConnecting += 1
+                    continue
+                }
+                try? await connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")
+                attackers.append(connection)
+            }
+            // Everyone else (here 127.0.0.1, on new connections) is answered at once.
+            for _ in 0..<5 {
+                let normal = try await RawConnection.open(port: api.port)
+                try await normal.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                try await normal.wait("a normal answer", timeout: .seconds(2)) { text, _ in text.contains("\"ok\"") }
+                await normal.close()
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            let refused = attackers.filter { $0.isClosed && $0.text.hasPrefix("HTTP/1.1 429") }
+            #expect(refused.count + closedWhileConnecting == 260, "beyond the quota of 40, connections are refused at once")
+            let held = attackers.filter { !$0.isClosed }
+            #expect(held.count == 40)
+            for connection in held { await connection.close() }
+            // The server frees a slot just after the close reaches it: a few tries at most.
+            var answered = false
+            for _ in 0..<50 where !answered {
+                guard let afterwards = try? await RawConnection.open(port: api.port, from: "127.0.0.2") else {
+                    try await Task.sleep(for: .milliseconds(20))
+                    continue
+                }
+                try? await afterwards.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                try await afterwards.wait("an answer") { text, closed in text.contains("\"ok\"") || closed }
+                answered = afterwards.text.contains("\"ok\"")
+                await afterwards.close()
+                if !answered { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            #expect(answered, "the address is served again once its connections are gone")
+        }
+    }
+
+    /// RFC 6455 §5.1: a server must close the connection on an unmasked client frame (1002).
+    @Test func anUnmaskedClientFrameIsAProtocolError() async throws {
+        try await TestServer.run { api in
+            let masked = try await RawConnection.open(port: api.port)
+            try await masked.upgradeToWebSocket()
+            try await masked.send(RawConnection.textFrame(#"{"type":"ping","ref":"m"}"#))
+            try await masked.wait("an answer to a masked frame") { text, _ in text.contains("not_authenticated") }
+
+            let unmasked = try await RawConnection.open(port: api.port)
+            try await unmasked.upgradeToWebSocket()
+            let handshake = unmasked.bytes.count
+            try await unmasked.send(RawConnection.textFrame(#"{"type":"ping","ref":"u"}"#, masked: false))
+            try await unmasked.waitUntilClosed()
+            #expect(Array(unmasked.bytes.dropFirst(handshake)) == [0x88, 0x02, 0x03, 0xEA], "close 1002 and nothing else")
+        }
+    }
+
+    @Test func theMaskCheckFollowsFrameBoundaries() {
+        var check = WebSocketMaskCheck()
+        let long = [0x81, 0x80 | 126, 0x01, 0x00, 1, 2, 3, 4] + [UInt8](repeating: 7, count: 256)
+        for chunk in stride(from: 0, to: long.count, by: 7).map({ Array(long[$0..<min($0 + 7, long.count)]) }) {
+            let accepted = check.feed(ByteBuffer(bytes: chunk))
+            #expect(accepted, "a masked 256-byte frame, fed in pieces")
+        }
+        let masked = check.feed(ByteBuffer(bytes: RawConnection.textFrame("hi")))
+        let unmasked = check.feed(ByteBuffer(bytes: RawConnection.textFrame("hi", masked: false)))
+        #expect(masked && !unmasked)
+    }
+}

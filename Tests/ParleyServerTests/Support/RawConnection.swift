@@ -1,0 +1,85 @@
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// A plain TCP connection for tests that speak bytes the HTTP clients would never send: malformed
+/// requests, half-sent heads, hand-made WebSocket frames. It may come from any loopback address
+/// (127.0.0.2, …), which lets a test play several clients on one machine.
+struct RawConnection: Sendable {
+    let channel: any Channel
+    private let received: Received
+
+    final class Received: Sendable {
+        private let state = Mutex<(bytes: [UInt8], closed: Bool)>(([], false))
+        func append(_ buffer: ByteBuffer) { state.withLock { $0.bytes += buffer.readableBytesView } }
+        func close() { state.withLock { $0.closed = true } }
+        var snapshot: (bytes: [UInt8], closed: Bool) { state.withLock { $0 } }
+    }
+
+    private final class Collector: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        let received: Received
+        init(_ received: Received) { self.received = received }
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) { received.append(unwrapInboundIn(data)) }
+        func channelInactive(context: ChannelHandlerContext) { received.close() }
+        func errorCaught(context: ChannelHandlerContext, error: any Error) { context.close(promise: nil) }
+    }
+
+    static func open(port: Int, from source: String = "127.0.0.1") async throws -> RawConnection {
+        let received = Received()
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .bind(to: try SocketAddress(ipAddress: source, port: 0))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Collector(received)) }
+            }
+            .connect(host: "127.0.0.1", port: port).get()
+        return RawConnection(channel: channel, received: received)
+    }
+
+    func send(_ bytes: [UInt8]) async throws {
+        try await channel.writeAndFlush(ByteBuffer(bytes: bytes)).get()
+    }
+
+    func send(_ text: String) async throws { try await send(Array(text.utf8)) }
+
+    var text: String { String(decoding: received.snapshot.bytes, as: UTF8.self) }
+    var bytes: [UInt8] { received.snapshot.bytes }
+    var isClosed: Bool { received.snapshot.closed }
+
+    /// Waits until `condition` holds for what was received (and whether the server closed); fails
+    /// after `timeout`, a hang guard rather than a timing check.
+    func wait(_ what: String, timeout: Duration = .seconds(15), until condition: (String, Bool) -> Bool) async throws {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while ContinuousClock.now < deadline {
+            let (bytes, closed) = received.snapshot
+            if condition(String(decoding: bytes, as: UTF8.self), closed) { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw TestFailure("timed out waiting for \(what); received \(text.prefix(200).debugDescription), closed: \(isClosed)")
+    }
+
+    /// Waits for the server to close the connection.
+    func waitUntilClosed(timeout: Duration = .seconds(15)) async throws {
+        try await wait("the server to close", timeout: timeout) { _, closed in closed }
+    }
+
+    func close() async { try? await channel.close() }
+
+    /// Performs a WebSocket handshake on `/v1/ws`.
+    func upgradeToWebSocket() async throws {
+        try await send(
+            "GET /v1/ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+        try await wait("101 Switching Protocols") { text, _ in text.contains("\r\n\r\n") }
+        guard text.hasPrefix("HTTP/1.1 101") else { throw TestFailure("no upgrade: \(text.prefix(100))") }
+    }
+
+    /// One WebSocket text frame, masked as a client must (RFC 6455 §5.1) unless `masked` is false.
+    static func textFrame(_ text: String, masked: Bool = true) -> [UInt8] {
+        let payload = Array(text.utf8)
+        precondition(payload.count < 126, "short frames only")
+        guard masked else { return [0x81, UInt8(payload.count)] + payload }
+        let key: [UInt8] = [0x12, 0x34, 0x56, 0x78]
+        return [0x81, 0x80 | UInt8(payload.count)] + key + payload.enumerated().map { $1 ^ key[$0 % 4] }
+    }
+}
