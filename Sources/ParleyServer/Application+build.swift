@@ -43,10 +43,18 @@ public func buildApplication(
 
 /// The service group that runs a Parley application: graceful shutdown on `signals`, bounded by
 /// ``ServerConfiguration/shutdownGraceSeconds``. `parley serve` and the tests run the server through it.
+///
+/// Services shut down in reverse order, so the live connections are drained (answers to frames in
+/// flight flushed, close 1001) before the HTTP server starts its own shutdown, which would close
+/// WebSockets with a plain 1000.
 public func makeServiceGroup(
     _ app: some ApplicationProtocol, configuration: ServerConfiguration, signals: [UnixSignal] = [.sigterm, .sigint], logger: Logger
 ) -> ServiceGroup {
-    var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: signals, logger: logger)
+    var services: [any Service] = [app]
+    if let hub = app.services.lazy.compactMap({ $0 as? ConnectionHub }).first {
+        services.append(LiveConnectionDrain(hub: hub, timeout: .milliseconds(Int64(configuration.shutdownGraceSeconds * 500))))
+    }
+    var group = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: signals, logger: logger)
     group.maximumGracefulShutdownDuration = .milliseconds(Int64(configuration.shutdownGraceSeconds * 1000))
     return ServiceGroup(configuration: group)
 }
@@ -75,7 +83,10 @@ struct ServerContext: Sendable {
         self.store = store
         self.logger = logger
         let metrics = ServerMetrics()
-        hub = ConnectionHub(typingTimeoutSeconds: configuration.typingTimeoutSeconds, metrics: metrics, logger: logger)
+        hub = ConnectionHub(
+            typingTimeoutSeconds: configuration.typingTimeoutSeconds, writeTimeoutSeconds: configuration.writeTimeoutSeconds,
+            maxLagSeconds: configuration.maxLagSeconds,
+            metrics: metrics, logger: logger)
         sendLimiter = RateLimiter(ratePerSecond: configuration.sendsPerSecond, burst: configuration.sendBurst)
         registerLimiter = RateLimiter(ratePerSecond: configuration.loginsPerMinute / 60, burst: configuration.loginBurst)
         loginThrottle = LoginThrottle(.init(
@@ -124,7 +135,8 @@ func makeWebSocketRouter(_ server: ServerContext) -> Router<ParleyRequestContext
         configuration: server.configuration)
     let router = Router(context: ParleyRequestContext.self)
     router.ws("/v1/ws") { inbound, outbound, context in
-        try await session.run(inbound: inbound, outbound: outbound, logger: context.logger)
+        let channel = context.requestContext.channel
+        try await session.run(inbound: inbound, outbound: outbound, abort: { channel.close(promise: nil) }, logger: context.logger)
     }
     return router
 }

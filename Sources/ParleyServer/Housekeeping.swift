@@ -39,3 +39,15 @@ struct StoreLifecycle: Service {
         logger.info("Database closed")
     }
 }
+
+/// Drains the live connections when graceful shutdown begins, before the HTTP server stops (see
+/// ``makeServiceGroup(_:configuration:signals:logger:)``).
+struct LiveConnectionDrain: Service {
+    let hub: ConnectionHub
+    let timeout: Duration
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await hub.drain(timeout: timeout)
+    }
+}

@@ -44,6 +44,11 @@ public struct ServerConfiguration: Sendable {
     public var pruneIntervalSeconds: Double = 300
     /// Outbound frames queued per connection before a slow reader is disconnected.
     public var connectionQueueLimit = 4096
+    /// A WebSocket write that takes longer than this (the client stopped reading) drops the connection.
+    public var writeTimeoutSeconds: Double = 15
+    /// A connection whose writer has not caught up with its queue for this long (the client reads
+    /// more slowly than its messages come) is closed with 1008; the client resumes.
+    public var maxLagSeconds: Double = 15
     /// Seconds a new WebSocket has to send `hello`.
     public var helloTimeoutSeconds: Double = 10
 

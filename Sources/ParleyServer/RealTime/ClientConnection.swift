@@ -5,9 +5,20 @@ import Synchronization
 /// with, and a bounded outbound queue.
 ///
 /// Everything written to the socket goes through ``enqueue(_:)`` so that one writer task writes in
-/// order. The connection ends for one of the reasons in ``EndReason``: the queue is closed, the
-/// writer flushes what is queued and closes the socket with the reason's code, and the reader stops
-/// handling frames at once. A slow reader (a full queue) costs a reconnect, never unbounded memory.
+/// order. The connection ends for one of the reasons in ``EndReason``. Rules:
+/// 1. A client that reads too slowly ends as a slow consumer (close 1008; it resumes later): when
+///    the queue is full, or when the writer has not caught up with the queue for the lag limit (a
+///    reader that keeps reading, only slower than its messages come). A slow reader costs a
+///    reconnect, never unbounded memory or a connection held forever.
+/// 2. A socket write that has not completed within the write timeout (the client stopped reading,
+///    its buffers are full) is aborted: the TCP connection is dropped without a close handshake,
+///    which could not be written either. The writer marks each write (``writeStarted()``) so the
+///    hub can tell.
+/// 3. A revoked or expired session ends with an `unauthorized` error and close 1008; frames that
+///    arrive after that are not handled.
+/// 4. Graceful shutdown first stops handling new frames, waits for the frames being handled
+///    (``framesInFlight``) so their answers are queued, then ends the queue: the writer flushes
+///    everything and closes 1001.
 final class ClientConnection: Sendable {
     enum Outbound: Sendable {
         case frame(ServerFrame)
@@ -16,55 +27,115 @@ final class ClientConnection: Sendable {
         case events([EncodedEvent])
     }
 
-    /// Why the server ended a connection, in the order they win (the first one set stays).
+    /// Why the server ended a connection; the first one set stays.
     enum EndReason: Int, Sendable {
         case none = 0
-        /// The queue overflowed: close 1008, the client resumes later.
         case slowConsumer
-        /// The session was revoked (logout, password change) or expired: `unauthorized`, close 1008.
         case unauthorized
-        /// Graceful shutdown: close 1001.
         case shutdown
     }
 
     let userId: UserID
     /// SHA-256 of the token the connection signed in with, to end it when that session is revoked.
     let tokenHash: String
-    /// When the session expires (ms since 1970); the hub ends the connection then.
+    /// When the session expires; the hub ends the connection then.
     let expiresAt: Timestamp
     let id: Int
     let outbound: AsyncStream<Outbound>
     private let continuation: AsyncStream<Outbound>.Continuation
     private let reason = Atomic<Int>(EndReason.none.rawValue)
+    private let inFlight = Atomic<Int>(0)
+    /// Monotonic milliseconds when the current socket write began; 0 when no write is under way.
+    private let writeBegan = Atomic<Int64>(0)
+    /// Items queued and not yet written, and since when (monotonic ms; 0 = caught up).
+    private let pending = Atomic<Int>(0)
+    private let behindSince = Atomic<Int64>(0)
+    private let abortSocket: @Sendable () -> Void
     private static let nextID = Atomic<Int>(0)
 
-    init(userId: UserID, tokenHash: String = "", expiresAt: Timestamp = Timestamp(milliseconds: .max), queueLimit: Int) {
+    init(
+        userId: UserID, tokenHash: String = "", expiresAt: Timestamp = Timestamp(milliseconds: .max), queueLimit: Int,
+        abort: @escaping @Sendable () -> Void = {}
+    ) {
         self.userId = userId
         self.tokenHash = tokenHash
         self.expiresAt = expiresAt
+        self.abortSocket = abort
         self.id = Self.nextID.add(1, ordering: .relaxed).newValue
         (outbound, continuation) = AsyncStream.makeStream(of: Outbound.self, bufferingPolicy: .bufferingOldest(queueLimit))
     }
 
-    var endReason: EndReason { EndReason(rawValue: reason.load(ordering: .acquiring)) ?? .none }
+    var endReason: EndReason { EndReason(rawValue: reason.load(ordering: .sequentiallyConsistent)) ?? .none }
     var overflowed: Bool { endReason == .slowConsumer }
     /// True once the server decided to end the connection: inbound frames are no longer handled.
     var isEnding: Bool { endReason != .none }
 
     func enqueue(_ item: Outbound) {
-        if case .dropped = continuation.yield(item) { end(.slowConsumer) }
+        if case .dropped = continuation.yield(item) {
+            end(.slowConsumer)
+            return
+        }
+        if pending.add(1, ordering: .relaxed).newValue == 1 { behindSince.store(MonotonicClock.milliseconds, ordering: .relaxed) }
+    }
+
+    /// Called by the writer after it has written (or skipped) one queued item.
+    func itemWritten() {
+        if pending.subtract(1, ordering: .relaxed).newValue <= 0 { behindSince.store(0, ordering: .relaxed) }
+    }
+
+    /// Whether the writer has been behind its queue since before `deadline` (monotonic ms).
+    func isLagging(since deadline: Int64) -> Bool {
+        let since = behindSince.load(ordering: .relaxed)
+        if since == 0 {
+            // A caught-up mark can race with a new item; re-arm so the next check sees it.
+            if pending.load(ordering: .relaxed) > 0 { behindSince.store(MonotonicClock.milliseconds, ordering: .relaxed) }
+            return false
+        }
+        return since < deadline
     }
 
     func send(_ frame: ServerFrame) { enqueue(.frame(frame)) }
 
-    /// Ends the connection for `why`: the writer stops writing queued frames (except on shutdown,
-    /// which flushes them) and closes the socket with the reason's code. Only the first reason counts.
+    /// Ends the connection for `why` (rule 1, 3 or 4). For a shutdown the queue stays open until
+    /// ``finish()``, so answers to frames in flight still go out.
     func end(_ why: EndReason) {
-        guard reason.compareExchange(expected: EndReason.none.rawValue, desired: why.rawValue, ordering: .acquiringAndReleasing).exchanged
+        guard reason.compareExchange(expected: EndReason.none.rawValue, desired: why.rawValue, ordering: .sequentiallyConsistent).exchanged
         else { return }
-        continuation.finish()
+        if why != .shutdown { continuation.finish() }
     }
 
-    /// Ends the queue without a reason (the session itself is ending).
+    /// Ends the queue; the writer writes what is queued and closes.
     func finish() { continuation.finish() }
+
+    // MARK: Frames in flight (rule 4)
+
+    /// Called by the reader before it handles a frame; false means the frame must be dropped.
+    /// Counting first and checking after pairs with ``end(_:)`` then ``framesInFlight``: a frame is
+    /// either counted before the shutdown looks, or sees the shutdown and is not handled.
+    func beginFrame() -> Bool {
+        inFlight.add(1, ordering: .sequentiallyConsistent)
+        guard !isEnding else {
+            inFlight.subtract(1, ordering: .sequentiallyConsistent)
+            return false
+        }
+        return true
+    }
+
+    func endFrame() { inFlight.subtract(1, ordering: .sequentiallyConsistent) }
+
+    var framesInFlight: Int { inFlight.load(ordering: .sequentiallyConsistent) }
+
+    // MARK: Stalled writes (rule 2)
+
+    func writeStarted(at milliseconds: Int64) { writeBegan.store(max(1, milliseconds), ordering: .relaxed) }
+    func writeFinished() { writeBegan.store(0, ordering: .relaxed) }
+
+    /// Whether a write has been under way since before `deadline` (monotonic milliseconds).
+    func isWriteStalled(since deadline: Int64) -> Bool {
+        let began = writeBegan.load(ordering: .relaxed)
+        return began != 0 && began < deadline
+    }
+
+    /// Drops the TCP connection at once (no close handshake): the blocked write fails, the reader ends.
+    func abort() { abortSocket() }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import ParleyCore
 import ParleyStore
@@ -19,11 +20,17 @@ final class ConnectionHub: Service, Sendable {
     private let state = Mutex(State())
     private let clock = ContinuousClock()
     private let typingTimeout: Duration
+    /// A socket write taking longer than this is aborted (``ClientConnection`` rule 2).
+    private let writeTimeoutMilliseconds: Int64
+    /// A writer behind its queue for longer than this ends the connection as a slow consumer.
+    private let maxLagMilliseconds: Int64
     private let logger: Logger
     let metrics: ServerMetrics
 
-    init(typingTimeoutSeconds: Double, metrics: ServerMetrics, logger: Logger) {
+    init(typingTimeoutSeconds: Double, writeTimeoutSeconds: Double = 15, maxLagSeconds: Double = 15, metrics: ServerMetrics, logger: Logger) {
         self.typingTimeout = .milliseconds(Int64(typingTimeoutSeconds * 1000))
+        self.writeTimeoutMilliseconds = Int64(writeTimeoutSeconds * 1000)
+        self.maxLagMilliseconds = Int64(maxLagSeconds * 1000)
         self.metrics = metrics
         self.logger = logger
     }
@@ -77,6 +84,23 @@ final class ConnectionHub: Service, Sendable {
         }
         for connection in ended { connection.end(.unauthorized) }
         return ended.count
+    }
+
+    /// Ends connections that lag behind their queue (slow consumers, close 1008), and aborts those
+    /// whose socket write has been stuck longer than the write timeout: the client stopped reading,
+    /// and no close frame could reach it either.
+    func abortStalledWriters() {
+        let now = MonotonicClock.milliseconds
+        let (stalled, lagging) = state.withLock { state in
+            let all = state.connections.values.flatMap(\.values)
+            return (all.filter { $0.isWriteStalled(since: now - writeTimeoutMilliseconds) },
+                    all.filter { $0.isLagging(since: now - maxLagMilliseconds) })
+        }
+        for connection in lagging { connection.end(.slowConsumer) }
+        guard !stalled.isEmpty else { return }
+        metrics.slowConsumersDisconnected.increment(by: stalled.count)
+        logger.notice("Dropping connections that stopped reading", metadata: ["count": "\(stalled.count)"])
+        for connection in stalled { connection.abort() }
     }
 
     /// Ends the connections whose session has expired by `now`.
@@ -162,6 +186,7 @@ final class ConnectionHub: Service, Sendable {
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: tick) }
             let ended = state.withLock { $0.typing.expire(now: clock.now) }
             announceTypingEnded(ended)
+            abortStalledWriters()
             if clock.now - lastExpiryCheck >= .seconds(1) {
                 lastExpiryCheck = clock.now
                 endExpiredSessions(now: .now())
@@ -174,4 +199,30 @@ final class ConnectionHub: Service, Sendable {
         logger.info("Closing live connections", metadata: ["count": "\(all.count)"])
         for connection in all { connection.finish() }
     }
+
+    /// Graceful shutdown of every live connection (``ClientConnection`` rule 4): no new frame is
+    /// handled, frames being handled finish and their answers are queued, then each writer flushes
+    /// its queue and closes 1001. New connections are refused from now on. Waits at most `timeout`.
+    func drain(timeout: Duration) async {
+        let deadline = clock.now.advanced(by: timeout)
+        let all = state.withLock { state in
+            state.closed = true
+            return state.connections.values.flatMap(\.values)
+        }
+        guard !all.isEmpty else { return }
+        logger.info("Draining live connections", metadata: ["count": "\(all.count)"])
+        for connection in all { connection.end(.shutdown) }
+        while all.contains(where: { $0.framesInFlight > 0 }), clock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        for connection in all { connection.finish() }
+        while state.withLock({ !$0.connections.isEmpty }), clock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+}
+
+/// Milliseconds of a clock that never jumps (time since boot), for timeouts.
+enum MonotonicClock {
+    static var milliseconds: Int64 { Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000) }
 }

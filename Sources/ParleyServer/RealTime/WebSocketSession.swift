@@ -2,6 +2,7 @@ import Foundation
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import NIOWebSocket
 import ParleyCore
 import ParleyStore
 
@@ -23,7 +24,10 @@ struct WebSocketSession: Sendable {
     let configuration: ServerConfiguration
     static let replayPage = 500
 
-    func run(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, logger: Logger) async throws {
+    /// - Parameter abort: drops the TCP connection at once (for a client that stopped reading).
+    func run(
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, abort: @escaping @Sendable () -> Void = {}, logger: Logger
+    ) async throws {
         var messages = inbound.messages(maxSize: ServerLimits.maxBodyBytes).makeAsyncIterator()
         let timeout = configuration.helloTimeoutSeconds
         let watchdog = Task {
@@ -36,7 +40,8 @@ struct WebSocketSession: Sendable {
         let user = hello.session.user, after = hello.after
 
         let connection = ClientConnection(
-            userId: user, tokenHash: hello.tokenHash, expiresAt: hello.session.expiresAt, queueLimit: configuration.connectionQueueLimit)
+            userId: user, tokenHash: hello.tokenHash, expiresAt: hello.session.expiresAt, queueLimit: configuration.connectionQueueLimit,
+            abort: abort)
         guard let first = hub.attach(connection) else {
             try await outbound.close(.goingAway, reason: "server shutting down")
             return
@@ -105,8 +110,9 @@ struct WebSocketSession: Sendable {
         let handler = FrameHandler(
             store: store, hub: hub, messenger: messenger, typingLimiter: typingLimiter, connection: connection, logger: logger)
         while let message = try await messages.next() {
-            // A revoked, expired or overflowed connection is closing: nothing it sends counts any more.
-            if connection.isEnding { continue }
+            // A revoked, expired, overflowed or shutting-down connection is closing: nothing it sends
+            // counts any more (a send not answered is retried by the client after reconnecting).
+            guard connection.beginFrame() else { continue }
             let bytes = Self.bytes(of: message)
             switch WireCoding.decodeFrame(bytes) {
             case .success(let frame):
@@ -114,6 +120,7 @@ struct WebSocketSession: Sendable {
             case .failure(let error):
                 connection.send(.error(ref: WireCoding.ref(in: bytes), clientId: nil, code: error.code, message: error.message))
             }
+            connection.endFrame()
         }
     }
 
@@ -123,18 +130,20 @@ struct WebSocketSession: Sendable {
     ) async {
         var cursor = StreamCursor(position: head)
         let encoder = WireFormat.encoder()
+        let socket = SocketWriter(outbound: outbound, connection: connection)
         func write(_ frame: ServerFrame) async throws {
-            try await outbound.writeTextMessage(String(decoding: try encoder.encode(frame), as: UTF8.self))
+            try await socket.text(String(decoding: try encoder.encode(frame), as: UTF8.self))
         }
         do {
             if let after = resumeAfter {
                 cursor.position = after
-                if try await !catchUp(&cursor, to: nil, outbound, user: connection.userId) {
+                if try await !catchUp(&cursor, to: nil, socket, user: connection.userId) {
                     try await write(.resync(position: cursor.position))
                 }
             }
             try await write(.synced(position: cursor.position))
             for await item in connection.outbound {
+                defer { connection.itemWritten() }
                 if connection.isEnding, connection.endReason != .shutdown { break }
                 switch item {
                 case .frame(let frame):
@@ -142,12 +151,12 @@ struct WebSocketSession: Sendable {
                 case .events(let events):
                     for event in events where event.position > cursor.position {
                         if event.position > cursor.position + 1,
-                            try await !catchUp(&cursor, to: event.position - 1, outbound, user: connection.userId)
+                            try await !catchUp(&cursor, to: event.position - 1, socket, user: connection.userId)
                         {
                             try await write(.resync(position: cursor.position))
                         }
                         if event.position == cursor.position + 1 {
-                            try await outbound.writeTextMessage(event.text)
+                            try await socket.text(event.text)
                             cursor.position = event.position
                         }
                     }
@@ -157,24 +166,24 @@ struct WebSocketSession: Sendable {
             case .slowConsumer:
                 hub.metrics.slowConsumersDisconnected.increment()
                 logger.notice("Disconnecting a slow reader")
-                try await outbound.close(.policyViolation, reason: "slow consumer: reconnect and resume")
+                try await socket.close(.policyViolation, reason: "slow consumer: reconnect and resume")
             case .unauthorized:
                 try await write(.error(ref: nil, clientId: nil, code: .unauthorized, message: "The session was revoked or has expired. Sign in again."))
-                try await outbound.close(.policyViolation, reason: "unauthorized")
+                try await socket.close(.policyViolation, reason: "unauthorized")
             case .shutdown, .none:
-                if !Task.isCancelled { try await outbound.close(.goingAway, reason: "server shutting down") }
+                if !Task.isCancelled { try await socket.close(.goingAway, reason: "server shutting down") }
             }
         } catch {
             logger.debug("WebSocket writer stopped", metadata: ["error": "\(error)"])
             // Cancelled means the reader ended the session and the handler closes the socket with the
             // right code; closing here too would claim the close without sending it.
-            if !Task.isCancelled { try? await outbound.close(.unexpectedServerError, reason: "internal error") }
+            if !Task.isCancelled { try? await socket.close(.unexpectedServerError, reason: "internal error") }
         }
     }
 
     /// Writes stored events after the cursor up to `limit` (or the head). Returns false when the
     /// position is too old to replay, leaving the cursor at the head.
-    private func catchUp(_ cursor: inout StreamCursor, to limit: Int64?, _ outbound: WebSocketOutboundWriter, user: UserID) async throws -> Bool {
+    private func catchUp(_ cursor: inout StreamCursor, to limit: Int64?, _ socket: SocketWriter, user: UserID) async throws -> Bool {
         while limit.map({ cursor.position < $0 }) ?? true {
             switch try await store.events(of: user, after: cursor.position, limit: Self.replayPage) {
             case .tooOld(let head):
@@ -183,7 +192,7 @@ struct WebSocketSession: Sendable {
             case .events(let events, _):
                 var encoder = EventFrameEncoder()
                 for event in events where limit.map({ event.position <= $0 }) ?? true {
-                    try await outbound.writeTextMessage(encoder.encode(event).text)
+                    try await socket.text(encoder.encode(event).text)
                     cursor.position = event.position
                 }
                 if events.count < Self.replayPage { return true }
@@ -197,6 +206,27 @@ struct WebSocketSession: Sendable {
         case .text(let text): Array(text.utf8)
         case .binary(let buffer): Array(buffer.readableBytesView)
         }
+    }
+}
+
+/// Writes to the socket, marking each write so the hub can spot one that never completes
+/// (``ClientConnection`` rule 2).
+struct SocketWriter {
+    let outbound: WebSocketOutboundWriter
+    let connection: ClientConnection
+
+    func text(_ text: String) async throws {
+        try await marked { try await outbound.writeTextMessage(text) }
+    }
+
+    func close(_ code: WebSocketErrorCode, reason: String) async throws {
+        try await marked { try await outbound.close(code, reason: reason) }
+    }
+
+    private func marked(_ write: () async throws -> Void) async throws {
+        connection.writeStarted(at: MonotonicClock.milliseconds)
+        defer { connection.writeFinished() }
+        try await write()
     }
 }
 

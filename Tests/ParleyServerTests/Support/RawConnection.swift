@@ -25,9 +25,13 @@ struct RawConnection: Sendable {
         func errorCaught(context: ChannelHandlerContext, error: any Error) { context.close(promise: nil) }
     }
 
-    static func open(port: Int, from source: String = "127.0.0.1") async throws -> RawConnection {
+    /// - Parameter receiveBuffer: the socket's receive buffer (`SO_RCVBUF`), to make a client that
+    ///   stops reading fill up quickly.
+    static func open(port: Int, from source: String = "127.0.0.1", receiveBuffer: Int? = nil) async throws -> RawConnection {
         let received = Received()
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        var bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        if let receiveBuffer { bootstrap = bootstrap.channelOption(.socketOption(.so_rcvbuf), value: .init(receiveBuffer)) }
+        let channel = try await bootstrap
             .bind(to: try SocketAddress(ipAddress: source, port: 0))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Collector(received)) }
@@ -65,6 +69,24 @@ struct RawConnection: Sendable {
 
     func close() async { try? await channel.close() }
 
+    /// Stops reading from the socket (the kernel buffers fill, then the server's writes block), or
+    /// reads again at full speed.
+    func setReading(_ on: Bool) async throws {
+        try await channel.setOption(.autoRead, value: on).get()
+        if on { channel.read() }
+    }
+
+    /// Reads about `bytesPerSecond` (in 1 KiB reads) until `until` says stop.
+    func readSlowly(bytesPerSecond: Int, until stop: @Sendable () async -> Bool) async throws {
+        try await channel.setOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 1024)).get()
+        try await channel.setOption(.autoRead, value: false).get()
+        let pause = Duration.milliseconds(max(1, 1_000 * 1024 / bytesPerSecond))
+        while await !stop(), !isClosed {
+            channel.read()
+            try await Task.sleep(for: pause)
+        }
+    }
+
     /// Performs a WebSocket handshake on `/v1/ws`.
     func upgradeToWebSocket() async throws {
         try await send(
@@ -74,12 +96,14 @@ struct RawConnection: Sendable {
         guard text.hasPrefix("HTTP/1.1 101") else { throw TestFailure("no upgrade: \(text.prefix(100))") }
     }
 
-    /// One WebSocket text frame, masked as a client must (RFC 6455 §5.1) unless `masked` is false.
+    /// One WebSocket text frame (under 64 KiB), masked as a client must (RFC 6455 §5.1) unless
+    /// `masked` is false.
     static func textFrame(_ text: String, masked: Bool = true) -> [UInt8] {
         let payload = Array(text.utf8)
-        precondition(payload.count < 126, "short frames only")
-        guard masked else { return [0x81, UInt8(payload.count)] + payload }
+        let length: [UInt8] = payload.count < 126
+            ? [UInt8(payload.count)] : [126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+        guard masked else { return [0x81] + length + payload }
         let key: [UInt8] = [0x12, 0x34, 0x56, 0x78]
-        return [0x81, 0x80 | UInt8(payload.count)] + key + payload.enumerated().map { $1 ^ key[$0 % 4] }
+        return [0x81, 0x80 | length[0]] + length.dropFirst() + key + payload.enumerated().map { $1 ^ key[$0 % 4] }
     }
 }

@@ -1,0 +1,61 @@
+import Foundation
+import Logging
+import ParleyCore
+@testable import ParleyServer
+import ParleySQLite
+import ParleyStore
+import ServiceLifecycle
+import Testing
+
+/// Graceful shutdown under load: no new frame is handled, every send that was committed still gets
+/// its `sent` answer, and sockets close with 1001 ("going away"), not 1000.
+@Suite struct GracefulDrainTests {
+    static func account(_ username: String, in store: SQLiteStore) async throws -> Account {
+        let user = try await store.createUser(NewUser(username: username, displayName: username, passwordHash: "x"), now: .now())
+        let token = SessionTokens.generate()
+        try await store.createSession(tokenHash: SessionTokens.hash(token), user: user.id, expiresAt: Timestamp.now().adding(seconds: 600), now: .now())
+        return Account(user: user, token: token)
+    }
+
+    @Test func committedSendsAreAnsweredAndSocketsCloseWith1001() async throws {
+        let database = TestServer.temporaryDatabase()
+        let store = try SQLiteStore(path: database, durability: .normal)
+        let alice = try await Self.account("alice", in: store), bob = try await Self.account("bob", in: store)
+        var configuration = TestServer.configuration()
+        let (ready, signal) = AsyncStream.makeStream(of: Int.self)
+        configuration.onServerRunning = { signal.yield($0) }
+        let app = try await buildApplication(configuration, store: store)
+        let group = makeServiceGroup(app, configuration: configuration, signals: [], logger: Logger(label: "drain"))
+        let running = Task { try await group.run() }
+        var iterator = ready.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+
+        let a = try await TestSocket.connect(port: port, hello: .hello(token: alice.token, after: nil))
+        let b = try await TestSocket.connect(port: port, hello: .hello(token: bob.token, after: nil))
+        let sending = Task {
+            for index in 0..<5_000 where !Task.isCancelled {
+                a.send(.send(SendRequest(ref: "\(index)", clientId: .random(), recipientId: bob.id, text: "m\(index)")))
+                try await Task.sleep(for: .microseconds(300))
+            }
+        }
+        _ = try await b.message(seq: 100)  // well under way
+        await group.triggerGracefulShutdown()
+        try await running.value
+        sending.cancel()
+
+        #expect(try await a.closed()?.closeCode == .goingAway)
+        #expect(try await b.closed()?.closeCode == .goingAway)
+        let reopened = try SQLiteStore(path: database)
+        let conversation = ConversationID.direct(alice.id, bob.id)
+        let committed = try await reopened.messages(in: conversation, as: alice.id, query: HistoryQuery(limit: 200, after: 0))
+        var stored = committed.messages
+        while stored.count % 200 == 0, let last = stored.last {
+            stored += try await reopened.messages(in: conversation, as: alice.id, query: HistoryQuery(limit: 200, after: last.seq)).messages
+            if stored.last == last { break }
+        }
+        let acked = Set(await a.inbox.frames.compactMap { if case .sent(_, let message, _) = $0 { message.clientId } else { nil } })
+        let unanswered = stored.filter { !acked.contains($0.clientId) }
+        #expect(stored.count >= 100)
+        #expect(unanswered.isEmpty, "\(unanswered.count) of \(stored.count) committed sends got no answer")
+    }
+}

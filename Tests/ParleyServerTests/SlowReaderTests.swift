@@ -1,0 +1,74 @@
+import Foundation
+import Synchronization
+import ParleyCore
+import Testing
+
+/// A client that stops reading, or reads too slowly, is dropped by the server from the writer's
+/// side, and resumes without loss when it comes back.
+@Suite struct SlowReaderTests {
+    /// Bob's socket as a raw connection (so it can stop reading). Carol is his contact, so his going
+    /// offline is visible to her: the server's own word that it dropped him. Alice floods him.
+    static func setUp(_ api: TestAPI) async throws -> (alice: Account, bob: Account, reader: RawConnection, watcher: TestSocket) {
+        let alice = try await api.register("alice"), bob = try await api.register("bob"), carol = try await api.register("carol")
+        let first = try await api.send("hi", from: carol, to: bob)
+        _ = try await api.send("hello", from: bob, in: first.conversationId)
+        let reader = try await RawConnection.open(port: api.port, receiveBuffer: 4096)
+        try await reader.upgradeToWebSocket()
+        try await reader.send(RawConnection.textFrame(#"{"type":"hello","token":"\#(bob.token)"}"#))
+        try await reader.wait("synced") { text, _ in text.contains("synced") }
+        let watcher = try await api.socket(carol)
+        _ = try await watcher.presence(bob.id, online: true)
+        return (alice, bob, reader, watcher)
+    }
+
+    /// About 6.5 MB of messages: more than the kernel buffers on both sides hold.
+    static func flood(_ api: TestAPI, from alice: Account, to bob: Account, count: Int = 800) async throws {
+        let text = String(repeating: "x", count: 8_000)
+        for _ in 0..<count { _ = try await api.send(text, from: alice, to: bob) }
+    }
+
+    @Test func aClientThatStopsReadingIsDropped() async throws {
+        try await TestServer.run(configure: {
+            $0.writeTimeoutSeconds = 1
+            $0.maxLagSeconds = 1_000  // so only the stalled write can end it
+        }) { api in
+            let (alice, bob, reader, watcher) = try await Self.setUp(api)
+            try await reader.setReading(false)
+            try await Self.flood(api, from: alice, to: bob)
+            _ = try await watcher.presence(bob.id, online: false)
+            try await reader.setReading(true)
+            try await reader.waitUntilClosed()
+        }
+    }
+
+    @Test func aClientReadingAt20KBPerSecondIsDroppedAndResumesWithoutLoss() async throws {
+        try await TestServer.run(configure: {
+            $0.writeTimeoutSeconds = 2
+            $0.maxLagSeconds = 2
+        }) { api in
+            let (alice, bob, reader, watcher) = try await Self.setUp(api)
+            let done = Flag()
+            let dropped = Task {
+                _ = try await watcher.presence(bob.id, online: false)
+                done.set()
+            }
+            let reading = Task { try await reader.readSlowly(bytesPerSecond: 20_000) { done.isSet } }
+            try await Self.flood(api, from: alice, to: bob)
+            _ = try await dropped.value
+            try await reading.value
+            try await reader.setReading(true)
+            try await reader.waitUntilClosed()
+
+            let resumed = try await api.socket(bob, after: 0)
+            _ = try await resumed.synced()
+            let fromAlice = await resumed.inbox.messages.filter { $0.senderId == alice.id }
+            #expect(fromAlice.map(\.seq) == Array(1...800), "every message, once, in order")
+        }
+    }
+}
+
+final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .relaxed) }
+    var isSet: Bool { value.load(ordering: .relaxed) }
+}
