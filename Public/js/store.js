@@ -12,7 +12,7 @@
 
 import { directConversationId } from "./format.js";
 
-const TRANSIENT = new Set(["rate_limited", "unavailable", "internal_error"]);
+const TRANSIENT = new Set(["rate_limited", "unavailable", "storage_unavailable", "internal_error"]);
 
 export class ChatStore {
   constructor({ api, session }) {

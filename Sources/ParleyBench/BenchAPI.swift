@@ -59,6 +59,18 @@ public struct BenchAPI: Sendable {
     }
 
     /// Registers `count` users named `<prefix><n>`, `concurrency` at a time.
+    /// A conversation's whole history, oldest first.
+    public func fullHistory(_ session: Session, _ conversation: ConversationID) async throws -> [Message] {
+        var messages: [Message] = []
+        while true {
+            let page = try await call(
+                .GET, "/v1/conversations/\(conversation)/messages?limit=200&after=\(messages.last?.seq ?? 0)", token: session.token,
+                as: MessagePage.self)
+            messages += page.messages
+            if page.messages.isEmpty || !page.hasMore { return messages }
+        }
+    }
+
     public func registerMany(prefix: String, count: Int, concurrency: Int = 16) async throws -> [Session] {
         var sessions = [Session?](repeating: nil, count: count)
         try await withThrowingTaskGroup(of: (Int, Session).self) { group in

@@ -12,13 +12,14 @@ public final class ServerLauncher: Sendable {
     /// - Parameters:
     ///   - binary: the `parley` executable (usually this very process's).
     ///   - extraArguments: more `serve` options (e.g. `--durability normal`); later ones win.
-    public init(binary: String, database: String, extraArguments: [String] = []) async throws {
+    ///   - port: the port to listen on; 0 picks a free one (a restart passes the previous one).
+    public init(binary: String, database: String, port: Int = 0, extraArguments: [String] = []) async throws {
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw BenchAPI.Failure(description: "parley binary not found at \(binary)")
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["serve", "--port", "0", "--database", database, "--public-dir", "", "--bcrypt-cost", "4",
+        process.arguments = ["serve", "--port", "\(port)", "--database", database, "--public-dir", "", "--bcrypt-cost", "4",
                              "--sends-per-second", "1000000", "--logins-per-minute", "1000000", "--log-level", "info"] + extraArguments
         let pipe = Pipe()
         process.standardError = pipe

@@ -101,7 +101,7 @@ public struct MessageOutbox: Sendable, Equatable {
     public func isInFlight(_ clientId: ClientMessageID) -> Bool { inFlight.contains(clientId) }
 
     static func isTransient(_ code: ErrorCode) -> Bool {
-        [.rateLimited, .unavailable, .internalError].contains(code)
+        [.rateLimited, .unavailable, .storageUnavailable, .internalError].contains(code)
     }
 }
 

@@ -34,6 +34,8 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     // Limits and failures
     case rateLimited = "rate_limited"
     case unavailable
+    /// The server cannot store anything right now (disk full, I/O errors); retry after a while.
+    case storageUnavailable = "storage_unavailable"
     case internalError = "internal_error"
 }
 

@@ -6,7 +6,7 @@ extension SQLiteStore: AccountStore {
     public func createUser(_ new: NewUser, now: Timestamp) async throws -> User {
         let user = User(id: .random(), username: new.username, displayName: new.displayName, createdAt: now)
         do {
-            try await pool.write { db in
+            try await write { db in
                 try db.execute(
                     sql: """
                         INSERT INTO users (id, username, display_name, display_name_key, password_hash, created_at)
@@ -69,7 +69,7 @@ extension SQLiteStore: AccountStore {
     }
 
     public func createSession(tokenHash: String, user: UserID, expiresAt: Timestamp, now: Timestamp) async throws {
-        try await pool.write { db in
+        try await write { db in
             // Expired sessions of this user go when a new one comes, so the table does not grow forever.
             try db.execute(sql: "DELETE FROM sessions WHERE user_id = ? AND expires_at <= ?", arguments: [user.rawValue, now.milliseconds])
             try db.execute(
@@ -88,17 +88,17 @@ extension SQLiteStore: AccountStore {
     }
 
     public func deleteSession(tokenHash: String) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: "DELETE FROM sessions WHERE token_hash = ?", arguments: [tokenHash])
         }
     }
 
     public func deleteSessions(of user: UserID, keeping: String?) async throws {
-        try await pool.write { db in try Self.deleteSessions(of: user, keeping: keeping, db) }
+        try await write { db in try Self.deleteSessions(of: user, keeping: keeping, db) }
     }
 
     public func changePassword(of user: UserID, to passwordHash: String, keeping: String?) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: "UPDATE users SET password_hash = ? WHERE id = ?", arguments: [passwordHash, user.rawValue])
             guard db.changesCount == 1 else { throw StoreError.userNotFound }
             try Self.deleteSessions(of: user, keeping: keeping, db)
@@ -111,7 +111,7 @@ extension SQLiteStore: AccountStore {
     }
 
     public func recordLastSeen(_ user: UserID, at time: Timestamp) async throws {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: "UPDATE users SET last_seen_at = ? WHERE id = ?", arguments: [time.milliseconds, user.rawValue])
         }
     }

@@ -4,7 +4,7 @@ import ParleyStore
 
 extension SQLiteStore: ConversationStore {
     public func createDirectConversation(between user: UserID, and other: UserID, now: Timestamp) async throws -> ConversationOutcome {
-        try await batcher.write { db in
+        try await batchedWrite { db in
             let (id, deliveries) = try Self.ensureDirect(user, other, now: now, db)
             guard let summary = try Self.summaries(of: user, ids: [id], db).first else { throw StoreError.conversationNotFound }
             return ConversationOutcome(conversation: summary, created: !deliveries.isEmpty, deliveries: deliveries)

@@ -75,7 +75,7 @@ extension SQLiteStore: EventLog {
     }
 
     public func pruneEvents(keepPerUser: Int) async throws -> Int {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(
                 sql: "UPDATE users SET stream_floor = stream_head - ? WHERE stream_head - ? > stream_floor",
                 arguments: [keepPerUser, keepPerUser])

@@ -4,7 +4,7 @@ import ParleyStore
 
 extension SQLiteStore: MessageStore {
     public func send(_ new: NewMessage, now: Timestamp) async throws -> SendOutcome {
-        try await batcher.write { db in try Self.send(new, now: now, db) }
+        try await batchedWrite { db in try Self.send(new, now: now, db) }
     }
 
     /// The send transaction. Rules:
@@ -101,7 +101,7 @@ extension SQLiteStore: MessageStore {
     public func updateReceipt(
         in conversation: ConversationID, member: UserID, deliveredSeq: Int64?, readSeq: Int64?, now: Timestamp
     ) async throws -> ReceiptOutcome {
-        try await batcher.write { db in
+        try await batchedWrite { db in
             guard let row = try Row.fetchOne(
                 db.cachedStatement(sql: """
                     SELECT m.delivered_seq, m.read_seq, c.last_seq FROM conversation_members m

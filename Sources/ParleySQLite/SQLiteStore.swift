@@ -16,6 +16,8 @@ public final class SQLiteStore: ParleyStore, Sendable {
     }
 
     let pool: DatabasePool
+    /// The folder of the database file (free space is checked there).
+    let directory: String
     /// Sends, receipts and conversation creation go through here: one commit per batch.
     let batcher: GroupCommitWriter
 
@@ -33,6 +35,7 @@ public final class SQLiteStore: ParleyStore, Sendable {
         }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        self.directory = directory.path
         try Self.restrictToOwner(path)
         pool = try DatabasePool(path: path, configuration: configuration)
         // SQLite creates the WAL and shared-memory files with the database file's mode; an older
@@ -54,6 +57,42 @@ public final class SQLiteStore: ParleyStore, Sendable {
             }
         }
         try manager.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+    }
+
+    /// A write transaction; storage failures become ``StoreError/storageUnavailable``.
+    func write<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await Self.classifyingStorageFailures { try await pool.write(work) }
+    }
+
+    /// A write in the group-commit batch; storage failures become ``StoreError/storageUnavailable``.
+    func batchedWrite<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await Self.classifyingStorageFailures { try await batcher.write(work) }
+    }
+
+    static func classifyingStorageFailures<T>(_ operation: () async throws -> T) async throws -> T {
+        do {
+            return try await operation()
+        } catch let error as DatabaseError where [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_READONLY].contains(error.resultCode) {
+            throw StoreError.storageUnavailable
+        }
+    }
+
+    /// Writable means: at least `minimumFreeBytes` free where the database lives (a write that
+    /// reuses WAL space can succeed on a full disk, so a probe write alone would say too little),
+    /// and a small write transaction commits.
+    public func checkWritable() async throws {
+        var stats = statvfs()
+        if statvfs(directory, &stats) == 0, UInt64(stats.f_bavail) * UInt64(stats.f_frsize) < Self.minimumFreeBytes {
+            throw StoreError.storageUnavailable
+        }
+        try await write { db in try db.execute(sql: "PRAGMA user_version = 1") }
+    }
+
+    static let minimumFreeBytes: UInt64 = 1 << 20
+
+    /// SQLite's `PRAGMA integrity_check`: `["ok"]` for a sound database, else the problems found.
+    public func integrityCheck() async throws -> [String] {
+        try await pool.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
     }
 
     public func ping() async throws {

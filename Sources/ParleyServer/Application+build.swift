@@ -1,6 +1,8 @@
+import HTTPTypes
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
+import NIOCore
 import ParleyStore
 import ServiceLifecycle
 import UnixSignals
@@ -18,7 +20,7 @@ public func buildApplication(
     var app = Application(
         router: makeRouter(server),
         server: .parley(
-            webSocketRouter: makeWebSocketRouter(server),
+            webSocket: makeWebSocketEndpoint(server),
             configuration: .init(
                 // Small header limits: Parley's requests carry a token and a few standard headers.
                 http1: .init(httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)),
@@ -73,6 +75,7 @@ struct ServerContext: Sendable {
     let conversationLimiter: RateLimiter
     let typingLimiter: RateLimiter
     let messenger: Messenger
+    let health: StorageHealth
 
     var limiters: [RateLimiter] { [sendLimiter, registerLimiter, searchLimiter, conversationLimiter, typingLimiter] }
 
@@ -95,8 +98,10 @@ struct ServerContext: Sendable {
         searchLimiter = RateLimiter(ratePerSecond: configuration.searchesPerMinute / 60, burst: configuration.searchesPerMinute)
         conversationLimiter = RateLimiter(ratePerSecond: configuration.conversationsPerHour / 3600, burst: configuration.conversationsPerHour)
         typingLimiter = RateLimiter(ratePerSecond: configuration.typingPerSecond, burst: 5)
+        health = StorageHealth(logger: logger)
         messenger = Messenger(
-            store: store, hub: hub, sendLimiter: sendLimiter, conversationLimiter: conversationLimiter, metrics: metrics)
+            store: store, hub: hub, sendLimiter: sendLimiter, conversationLimiter: conversationLimiter, metrics: metrics,
+            health: health, logLimiter: LogLimiter())
     }
 }
 
@@ -113,9 +118,9 @@ func makeRouter(_ server: ServerContext) -> Router<ParleyRequestContext> {
         router.add(middleware: StaticPathGuard(publicDirectory: publicDirectory))
         router.add(middleware: FileMiddleware(publicDirectory, searchForIndexHtml: true, logger: server.logger))
     }
-    router.add(middleware: ErrorMiddleware())
+    router.add(middleware: ErrorMiddleware(health: server.health, logLimiter: server.messenger.logLimiter))
     router.add(middleware: TokenAuthenticator(store: server.store))
-    OperationsRoutes(store: server.store, metricsToken: server.configuration.metricsToken).add(to: router)
+    OperationsRoutes(store: server.store, health: server.health, metricsToken: server.configuration.metricsToken).add(to: router)
     AccountRoutes(server).add(to: router)
     ConversationRoutes(store: server.store, hub: server.hub, messenger: server.messenger).add(to: router)
     // The upgrade itself is answered by the WebSocket router; a plain GET lands here.
@@ -128,15 +133,24 @@ func makeRouter(_ server: ServerContext) -> Router<ParleyRequestContext> {
     return router
 }
 
-/// The router that decides WebSocket upgrades: only `/v1/ws`.
-func makeWebSocketRouter(_ server: ServerContext) -> Router<ParleyRequestContext> {
+/// Decides a WebSocket upgrade and runs the connection's handler.
+typealias WebSocketEndpoint = @Sendable (HTTPRequest, any Channel, Logger) throws -> ShouldUpgradeResult<
+    WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>>
+
+/// The WebSocket endpoint: an upgrade of `GET /v1/ws` and nothing else.
+///
+/// It is the channel's own upgrade hook rather than Hummingbird's WebSocket router on purpose: the
+/// router keeps each upgrade's request context in a handler reference that the context itself
+/// holds, a retain cycle that kept every WebSocket connection's memory (about 5 KB, and its
+/// channel) alive forever after it closed (measured in docs/benchmarks.md).
+func makeWebSocketEndpoint(_ server: ServerContext) -> WebSocketEndpoint {
     let session = WebSocketSession(
         store: server.store, hub: server.hub, messenger: server.messenger, typingLimiter: server.typingLimiter,
         configuration: server.configuration)
-    let router = Router(context: ParleyRequestContext.self)
-    router.ws("/v1/ws") { inbound, outbound, context in
-        let channel = context.requestContext.channel
-        try await session.run(inbound: inbound, outbound: outbound, abort: { channel.close(promise: nil) }, logger: context.logger)
+    return { head, channel, _ in
+        guard head.method == .get, head.path?.split(separator: "?", maxSplits: 1).first == "/v1/ws" else { return .dontUpgrade }
+        return .upgrade([:]) { inbound, outbound, context in
+            try await session.run(inbound: inbound, outbound: outbound, abort: { channel.close(promise: nil) }, logger: context.logger)
+        }
     }
-    return router
 }

@@ -1,9 +1,12 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 import ParleyStore
 import ServiceLifecycle
 
 /// Periodic chores: prune old stream events (resume positions older than the retention get
-/// `resync`) and forget idle rate-limit buckets.
+/// `resync`), forget idle rate-limit buckets, and give memory freed since back to the system.
 struct Housekeeping: Service {
     let store: any ParleyStore
     let eventsKeptPerUser: Int
@@ -22,6 +25,7 @@ struct Housekeeping: Service {
             }
             for limiter in limiters { limiter.sweep() }
             loginThrottle.sweep()
+            AllocatorTrim.returnFreeMemory()
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(Int64(intervalSeconds * 1000))) }
         }
     }
@@ -49,5 +53,24 @@ struct LiveConnectionDrain: Service {
     func run() async throws {
         try? await gracefulShutdown()
         await hub.drain(timeout: timeout)
+    }
+}
+
+/// glibc keeps memory that was freed (after a burst of connections, most of the peak) for reuse
+/// instead of returning it; `malloc_trim` returns it. Looked up at run time (Swift's Glibc module
+/// does not export it); elsewhere this does nothing.
+enum AllocatorTrim {
+    private typealias Trim = @convention(c) (Int) -> Int32
+    private static let trim: Trim? = {
+        #if canImport(Glibc)
+        guard let symbol = dlsym(nil, "malloc_trim") else { return nil }
+        return unsafeBitCast(symbol, to: Trim.self)
+        #else
+        return nil
+        #endif
+    }()
+
+    static func returnFreeMemory() {
+        _ = trim?(0)
     }
 }

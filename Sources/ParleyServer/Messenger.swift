@@ -10,6 +10,8 @@ struct Messenger: Sendable {
     /// New conversations per user: starting chats with strangers is what spam does.
     let conversationLimiter: RateLimiter
     let metrics: ServerMetrics
+    let health: StorageHealth
+    let logLimiter: LogLimiter
     private let clock = ContinuousClock()
 
     /// Validates and stores a message; returns after commit (guarantee 3), having pushed the new
@@ -37,6 +39,7 @@ struct Messenger: Sendable {
         let start = clock.now
         let outcome = try await store.send(NewMessage(sender: sender, clientId: clientId, target: target, text: text), now: .now())
         metrics.sendDuration.recordNanoseconds(Int64((clock.now - start) / .nanoseconds(1)))
+        health.writeSucceeded()
         if outcome.duplicate {
             metrics.duplicateSends.increment()
         } else {

@@ -46,7 +46,7 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
         case .methodNotAllowed: .methodNotAllowed
         case .upgradeRequired: HTTPResponse.Status(code: 426, reasonPhrase: "Upgrade Required")
         case .rateLimited: .tooManyRequests
-        case .unavailable: .serviceUnavailable
+        case .unavailable, .storageUnavailable: .serviceUnavailable
         case .internalError: .internalServerError
         case .invalidJSON, .invalidUTF8, .invalidFrame, .unknownFrameType, .invalidQuery, .alreadyAuthenticated,
             .invalidUsername, .invalidDisplayName, .invalidPassword, .invalidClientId,
@@ -68,6 +68,8 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
         case .invalidRecipient: self.init(.invalidRecipient, "You cannot message yourself.")
         case .clientIdConflict: self.init(.clientIdConflict, "This client id was already used for another conversation.")
         case .cursorBeyondEnd: self.init(.cursorBeyondEnd, "The cursor is beyond the conversation's last message.")
+        case .storageUnavailable:
+            self.init(.storageUnavailable, "The server cannot store anything right now; nothing was lost, try again shortly.", retryAfter: 5)
         }
     }
 
@@ -91,14 +93,26 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
     }
 }
 
-/// Turns every error into the JSON error body; unknown errors become a logged, generic 500.
+/// Turns every error into the JSON error body; unknown errors become a logged, generic 500 (the
+/// same error logged at most once per interval), and storage failures are reported to ``StorageHealth``.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    let health: StorageHealth
+    let logLimiter: LogLimiter
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch {
-            if let known = ParleyError.from(error) { throw known }
-            context.logger.error("Request failed", metadata: ["error": "\(String(reflecting: error))", "path": "\(request.uri.path)"])
+            if let known = ParleyError.from(error) {
+                if known.code == .storageUnavailable { health.writeFailed() }
+                throw known
+            }
+            let description = String(reflecting: error)
+            logLimiter.limit(description) { suppressed in
+                context.logger.error("Request failed", metadata: [
+                    "error": "\(description)", "path": "\(request.uri.path)", "repeats_not_logged": "\(suppressed)",
+                ])
+            }
             throw ParleyError(.internalError, "Something went wrong on the server.")
         }
     }

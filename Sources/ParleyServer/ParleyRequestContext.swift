@@ -1,16 +1,12 @@
 import HTTPTypes
 import Hummingbird
-import HummingbirdWebSocket
 import NIOCore
 import ParleyCore
 
 /// Per-request state: the authenticated user (set by ``TokenAuthenticator``) and the client address.
-public struct ParleyRequestContext: RequestContext, WebSocketRequestContext, RemoteAddressRequestContext {
+public struct ParleyRequestContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
-    public let webSocket: WebSocketHandlerReference<Self>
     public let remoteAddress: SocketAddress?
-    /// The connection, so a WebSocket that stopped reading can be dropped at once.
-    let channel: any Channel
     /// The session's user; `nil` until authenticated.
     public var userId: UserID?
     /// SHA-256 of the bearer token, kept so logout can revoke exactly this session.
@@ -19,9 +15,7 @@ public struct ParleyRequestContext: RequestContext, WebSocketRequestContext, Rem
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
-        self.webSocket = .init()
         self.remoteAddress = source.channel.remoteAddress
-        self.channel = source.channel
         self.maxUploadSize = ServerLimits.maxBodyBytes
         self.clientAddress = source.channel.remoteAddress?.ipAddress
     }

@@ -65,6 +65,9 @@ public protocol EventLog: Sendable {
 public protocol ParleyStore: AccountStore, ConversationStore, MessageStore, EventLog {
     /// Succeeds when the database answers (readiness).
     func ping() async throws
+    /// Succeeds when the database can take a write now (readiness after writes failed).
+    /// - Throws: ``StoreError/storageUnavailable``.
+    func checkWritable() async throws
     /// Finishes pending writes and releases the database.
     func close() async throws
 }

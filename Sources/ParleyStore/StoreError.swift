@@ -13,4 +13,7 @@ public enum StoreError: Error, Equatable, Sendable {
     case clientIdConflict
     /// A receipt cursor beyond the conversation's last message.
     case cursorBeyondEnd
+    /// The database cannot write (disk full, I/O error). Nothing of the failed write was kept;
+    /// retrying later is safe, and the store recovers by itself when the cause goes away.
+    case storageUnavailable
 }

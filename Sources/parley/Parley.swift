@@ -6,5 +6,5 @@ struct Parley: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "parley",
         abstract: "Self-hosted real-time 1:1 messaging.",
-        subcommands: [Serve.self, Chat.self, Bench.self])
+        subcommands: [Serve.self, Chat.self, Bench.self, Torture.self])
 }

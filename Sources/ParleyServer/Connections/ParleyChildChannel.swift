@@ -63,17 +63,15 @@ final class CloseSilentConnectionOnQuiesce: ChannelInboundHandler, RemovableChan
 }
 
 extension HTTPServerBuilder {
-    /// HTTP/1 with WebSocket upgrade (as `http1WebSocketUpgrade(webSocketRouter:configuration:)`),
+    /// HTTP/1 with WebSocket upgrade (as `http1WebSocketUpgrade(configuration:shouldUpgrade:)`),
     /// with Parley's connection guards.
     static func parley(
-        webSocketRouter: Router<ParleyRequestContext>, configuration: HTTP1WebSocketUpgradeChannel.Configuration,
+        webSocket: @escaping WebSocketEndpoint, configuration: HTTP1WebSocketUpgradeChannel.Configuration,
         counter: ConnectionCounter, timeouts: HTTPTimeouts
     ) -> HTTPServerBuilder {
-        let webSocketResponder = webSocketRouter.buildResponder()
-        return HTTPServerBuilder { responder in
+        HTTPServerBuilder { responder in
             ParleyChildChannel(
-                base: HTTP1WebSocketUpgradeChannel(
-                    responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
+                base: HTTP1WebSocketUpgradeChannel(responder: responder, configuration: configuration, shouldUpgrade: webSocket),
                 counter: counter, timeouts: timeouts)
         }
     }

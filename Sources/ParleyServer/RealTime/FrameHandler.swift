@@ -50,9 +50,13 @@ struct FrameHandler: Sendable {
 
     private func reply(_ error: any Error, ref: String?, clientId: ClientMessageID? = nil) {
         let visible = ParleyError.from(error) ?? {
-            logger.error("Frame failed", metadata: ["error": "\(String(reflecting: error))"])
+            let description = String(reflecting: error)
+            messenger.logLimiter.limit(description) { suppressed in
+                logger.error("Frame failed", metadata: ["error": "\(description)", "repeats_not_logged": "\(suppressed)"])
+            }
             return ParleyError(.internalError, "Something went wrong on the server.")
         }()
+        if visible.code == .storageUnavailable { messenger.health.writeFailed() }
         connection.send(.error(ref: ref, clientId: clientId, code: visible.code, message: visible.message))
     }
 }

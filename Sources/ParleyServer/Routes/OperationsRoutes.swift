@@ -9,6 +9,7 @@ import ParleyStore
 /// metrics need the metrics token when one is set, and otherwise answer loopback clients only.
 struct OperationsRoutes {
     let store: any ParleyStore
+    let health: StorageHealth
     let metricsToken: String?
 
     /// The one route ``TokenAuthenticator`` leaves alone: its bearer token is the metrics token.
@@ -16,10 +17,18 @@ struct OperationsRoutes {
 
     func add(to router: Router<ParleyRequestContext>) {
         router.get("/healthz") { _, _ in try JSONBody.response(["status": "ok"]) }
+        // Not ready while writes fail; then it checks for itself, so it recovers with no traffic.
         router.get("/readyz") { _, context in
             do {
-                try await store.ping()
+                if health.isFailing {
+                    try await store.checkWritable()
+                    health.writeSucceeded()
+                } else {
+                    try await store.ping()
+                }
                 return try JSONBody.response(["status": "ready"])
+            } catch StoreError.storageUnavailable {
+                return try JSONBody.response(["status": "unavailable"], status: .serviceUnavailable)
             } catch {
                 context.logger.warning("Readiness check failed", metadata: ["error": "\(error)"])
                 return try JSONBody.response(["status": "unavailable"], status: .serviceUnavailable)

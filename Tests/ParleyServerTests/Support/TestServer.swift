@@ -33,13 +33,14 @@ enum TestServer {
 
     static func run<T: Sendable>(
         database: String = temporaryDatabase(),
+        logger: Logger? = nil,
         configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: @Sendable (TestAPI) async throws -> T
     ) async throws -> T {
         var configuration = configuration()
         configure(&configuration)
         let store = try SQLiteStore(path: database, durability: .normal)
-        let app = try await buildApplication(configuration, store: store)
+        let app = try await buildApplication(configuration, store: store, logger: logger)
         return try await app.test(.live) { client in
             guard let port = client.port else { throw TestFailure("the live test client has no port") }
             return try await body(TestAPI(client: client, port: port, store: store))

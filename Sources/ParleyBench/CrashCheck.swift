@@ -1,0 +1,129 @@
+import Foundation
+import ParleyCore
+import Synchronization
+
+/// The crash checker behind `parley torture`: runs the real server under load from clients that
+/// retry and resume, SIGKILLs it at random moments and restarts it on the same database, then
+/// checks every guarantee that can be seen from outside (see docs/guarantees.md):
+///
+/// 1. Every acknowledged message is stored exactly once, as acknowledged (id, seq, text).
+/// 2. After the drain, every clientId ever written is stored exactly once.
+/// 3. seq is gapless (1…n) in every conversation.
+/// 4. Each sender's messages are stored in the order written.
+/// 5. Every receiver got every message of its conversation exactly once, with stream positions
+///    one after another (or after an explicit `resync`).
+/// 6. Every restart came up on the database as it was left, with no repair.
+public struct CrashCheck: Sendable {
+    public struct Options: Sendable {
+        public var binary: String
+        public var database: String
+        public var kills = 5
+        public var pairs = 4
+        /// Seconds between kills, drawn uniformly from this range.
+        public var gap: ClosedRange<Double> = 0.3...1.5
+        /// Each client writes a message this often.
+        public var writeInterval: Duration = .milliseconds(15)
+        public var serveArguments: [String] = ["--durability", "full"]
+        public init(binary: String, database: String) {
+            self.binary = binary
+            self.database = database
+        }
+    }
+
+    public let options: Options
+    public init(options: Options) { self.options = options }
+
+    public func run(progress: @Sendable (String) -> Void = { _ in }) async throws -> CrashCheckReport {
+        var server = try await ServerLauncher(binary: options.binary, database: options.database, extraArguments: options.serveArguments)
+        let port = server.port, url = "http://127.0.0.1:\(port)"
+        let api = BenchAPI(baseURL: url)
+        var clients: [CrashCheckClient] = []
+        for pair in 0..<options.pairs {
+            let a = try await api.register("crash\(pair)a"), b = try await api.register("crash\(pair)b")
+            clients += [CrashCheckClient(session: a, partner: b.user.id), CrashCheckClient(session: b, partner: a.user.id)]
+        }
+        let stopConnections = Flag(), stopWriting = Flag()
+        let connections = clients.map { client in
+            Task { await client.maintainConnection(url: "ws://127.0.0.1:\(port)/v1/ws", stop: { stopConnections.isSet }) }
+        }
+        let writers = clients.enumerated().map { index, client in
+            Task {
+                var count = 0
+                while !stopWriting.isSet {
+                    count += 1
+                    client.write("u\(index)-\(count)")
+                    try? await Task.sleep(for: options.writeInterval)
+                }
+            }
+        }
+        var restarts: [Double] = []
+        for kill in 1...max(1, options.kills) {
+            try await Task.sleep(for: .milliseconds(Int(Double.random(in: options.gap) * 1000)))
+            server.crash()
+            let start = ContinuousClock.now
+            server = try await ServerLauncher(binary: options.binary, database: options.database, port: port, extraArguments: options.serveArguments)
+            restarts.append(Self.seconds(ContinuousClock.now - start))
+            progress("kill \(kill)/\(options.kills): restarted in \(String(format: "%.2f", restarts.last ?? 0)) s")
+        }
+        stopWriting.set()
+        for writer in writers { await writer.value }
+        let drained = await drain(clients, api: api)
+        stopConnections.set()
+        for client in clients { client.stopNow() }
+        for connection in connections { await connection.value }
+        let report = try await judge(clients, api: api, restarts: restarts, drained: drained)
+        server.stop()
+        return report
+    }
+
+    /// Waits (at most a minute) until every message written is acknowledged and every client has
+    /// seen its whole conversation.
+    private func drain(_ clients: [CrashCheckClient], api: BenchAPI) async -> Bool {
+        let deadline = ContinuousClock.now.advanced(by: .seconds(60))
+        while ContinuousClock.now < deadline {
+            if clients.allSatisfy(\.allAcked) {
+                let expected = clients.reduce(0) { $0 + $1.outbox.count }
+                // Each message is seen by both members of its conversation.
+                if clients.reduce(0, { $0 + $1.seen.count }) >= 2 * expected { return true }
+            }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return false
+    }
+
+    private func judge(_ clients: [CrashCheckClient], api: BenchAPI, restarts: [Double], drained: Bool) async throws -> CrashCheckReport {
+        var report = CrashCheckReport(kills: restarts.count, restartSeconds: restarts, drained: drained)
+        if !drained { report.violations.append("the drain did not finish within a minute") }
+        for (index, client) in clients.enumerated() {
+            let conversation = ConversationID.direct(client.session.user.id, client.partner)
+            let stored = try await api.fullHistory(client.session, conversation)
+            report.violations += CrashCheckRules.check(client: client, index: index, stored: stored)
+            report.messages += client.outbox.count
+            report.resyncs += client.resyncs
+            report.reconnects += max(0, client.connections - 1)
+        }
+        return report
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+/// What a crash check found; `violations` empty means every guarantee held.
+public struct CrashCheckReport: Codable, Sendable {
+    public var kills: Int
+    public var restartSeconds: [Double]
+    public var drained: Bool
+    public var messages = 0
+    public var reconnects = 0
+    public var resyncs = 0
+    public var violations: [String] = []
+}
+
+/// A flag set once, read from anywhere.
+final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .relaxed) }
+    var isSet: Bool { value.load(ordering: .relaxed) }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import ParleyCore
+import Synchronization
+
+/// One user of the crash check: a client that behaves as the guarantees expect a client to, and
+/// records everything it sees so the check can judge the server.
+///
+/// As a client it: writes each message once into its outbox with a new clientId; sends it when
+/// connected; after every reconnect resends every unacknowledged message, in order, with the same
+/// clientId; resumes its stream from the last position it processed.
+/// As a witness it records: each `sent` answer, each stream event's position (which must be the
+/// previous one + 1, unless the server said `resync`), and each message event (which must be new).
+final class CrashCheckClient: Sendable {
+    struct Written: Sendable {
+        var clientId: ClientMessageID
+        var text: String
+    }
+
+    private struct State {
+        var position: Int64 = 0
+        var resyncs = 0
+        var violations: [String] = []
+        var seen: [String: Message] = [:]
+        var outbox: [Written] = []
+        var acked: [ClientMessageID: Message] = [:]
+        var socket: BenchSocket?
+        var connections = 0
+    }
+
+    let session: BenchAPI.Session
+    let partner: UserID
+    private let state = Mutex(State())
+
+    init(session: BenchAPI.Session, partner: UserID) {
+        self.session = session
+        self.partner = partner
+    }
+
+    // MARK: Client
+
+    /// Writes a new message: into the outbox, and onto the socket if there is one. Queuing onto the
+    /// socket happens under the same lock as the resend after a reconnect, so the server receives
+    /// a client's messages in the order they were written.
+    func write(_ text: String) {
+        let entry = Written(clientId: .random(), text: text)
+        state.withLock { state in
+            state.outbox.append(entry)
+            state.socket?.send(frame(entry))
+        }
+    }
+
+    /// Keeps a connection open (reconnecting whenever the server goes away) until `stop` says so.
+    func maintainConnection(url: String, stop: @escaping @Sendable () -> Bool) async {
+        while !stop() {
+            let after = state.withLock { $0.position }
+            if let socket = try? await BenchSocket.connect(url: url, token: session.token, after: after, onText: { [self] in receive($0) }) {
+                state.withLock { state in
+                    for entry in state.outbox where state.acked[entry.clientId] == nil { socket.send(frame(entry)) }
+                    state.socket = socket
+                    state.connections += 1
+                }
+                await socket.closed()
+                state.withLock { $0.socket = nil }
+            }
+            try? await Task.sleep(for: .milliseconds(Int.random(in: 20...120)))
+        }
+        state.withLock { $0.socket }?.close()
+    }
+
+    /// Closes the current connection (used once ``maintainConnection(url:stop:)`` is told to stop).
+    func stopNow() { state.withLock { $0.socket }?.close() }
+
+    private func frame(_ entry: Written) -> ClientFrame {
+        .send(SendRequest(clientId: entry.clientId, recipientId: partner, text: entry.text))
+    }
+
+    // MARK: Witness
+
+    func receive(_ text: String) {
+        guard let frame = try? JSONDecoder().decode(ServerFrame.self, from: Data(text.utf8)) else {
+            state.withLock { $0.violations.append("undecodable frame: \(text.prefix(80))") }
+            return
+        }
+        state.withLock { state in
+            switch frame {
+            case .event(let event):
+                if event.position != state.position + 1 {
+                    state.violations.append("stream position \(event.position) after \(state.position)")
+                }
+                state.position = max(state.position, event.position)
+                if case .message(let message) = event.payload {
+                    let key = "\(message.conversationId)#\(message.seq)"
+                    if state.seen[key] != nil { state.violations.append("message \(key) delivered twice") }
+                    state.seen[key] = message
+                }
+            case .resync(let position):
+                state.resyncs += 1
+                state.position = position
+            case .sent(_, let message, _):
+                if let earlier = state.acked[message.clientId], earlier != message {
+                    state.violations.append("clientId \(message.clientId) acknowledged as two different messages")
+                }
+                state.acked[message.clientId] = message
+            case .error(_, _, let code, let message) where ![.rateLimited, .storageUnavailable, .unavailable].contains(code):
+                state.violations.append("refused: \(code.rawValue) \(message)")
+            default:
+                break
+            }
+        }
+    }
+
+    // MARK: Results
+
+    var allAcked: Bool { state.withLock { state in state.outbox.allSatisfy { state.acked[$0.clientId] != nil } } }
+    var outbox: [Written] { state.withLock { $0.outbox } }
+    var acked: [ClientMessageID: Message] { state.withLock { $0.acked } }
+    var seen: [String: Message] { state.withLock { $0.seen } }
+    var violations: [String] { state.withLock { $0.violations } }
+    var resyncs: Int { state.withLock { $0.resyncs } }
+    var connections: Int { state.withLock { $0.connections } }
+}
