@@ -96,6 +96,8 @@ let package = Package(
             dependencies: [
                 "ParleyClient", "ParleyViewModels", "ParleyServer", "ParleySQLite",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

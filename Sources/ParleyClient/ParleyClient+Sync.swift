@@ -6,6 +6,9 @@ extension ParleyClient {
     public func start() {
         guard loop == nil else { return }
         loop = Task { [weak self] in await self?.runConnectionLoop() }
+        #if canImport(Network)
+        pathWatcher = NetworkPathWatcher(client: self)
+        #endif
     }
 
     /// Stops syncing and closes the connection (the outbox stays, to go out next time).
@@ -13,6 +16,11 @@ extension ParleyClient {
         loop?.cancel()
         loop = nil
         retryTimer?.cancel()
+        watchdog?.cancel()
+        backoff?.cancel()
+        #if canImport(Network)
+        pathWatcher = nil
+        #endif
         connection?.close()
         connection = nil
         outbox.connectionLost()
@@ -40,17 +48,37 @@ extension ParleyClient {
 
     // MARK: the loop (rule 3)
 
+    /// Reconnects now instead of waiting out the backoff (call it when the network comes back; on
+    /// Apple platforms ``NetworkPathWatcher`` does). Does nothing while connected.
+    public func reconnectNow() {
+        skipBackoff = true
+        backoff?.cancel()
+    }
+
+    /// The network changed under a live connection (another interface, a new address): its socket
+    /// is likely dead, so it is dropped and a new one opened at once.
+    public func networkChanged() {
+        connection?.abort()
+        reconnectNow()
+    }
+
     private func runConnectionLoop() async {
         var attempt = 0
         while !Task.isCancelled {
             setConnectionState(.connecting)
-            if let connection = try? await transport.connect() {
+            let transport = self.transport
+            if let connection = try? await withDeadline(heartbeat.timeout, discard: { $0.abort() }, { try await transport.connect() }) {
                 self.connection = connection
-                connection.send(.hello(token: session.token, after: position))
+                lineWatch = LineWatch(now: .now)
+                sendExpectingAnswer(.hello(token: session.token, after: position))
+                watchdog = Task { [weak self] in await self?.watchLine(connection) }
                 for await frame in connection.frames {
+                    lineWatch?.received(at: .now)
                     if case .welcome = frame { attempt = 0 }
                     await handle(frame)
                 }
+                watchdog?.cancel()
+                lineWatch = nil
                 self.connection = nil
             }
             outbox.connectionLost()
@@ -58,8 +86,40 @@ extension ParleyClient {
             guard !Task.isCancelled else { return }
             let ceiling = min(15.0, 0.5 * pow(2, Double(attempt)))
             attempt += 1
-            try? await Task.sleep(for: .milliseconds(Int64(Double.random(in: 0...ceiling) * 1000)))
+            if skipBackoff {
+                skipBackoff = false
+                continue
+            }
+            let wait = Task { try await Task.sleep(for: .milliseconds(Int64(Double.random(in: 0...ceiling) * 1000))) }
+            backoff = wait
+            _ = await wait.result
+            backoff = nil
+            skipBackoff = false
         }
+    }
+
+    /// ``Heartbeat`` rules 1–3 for one connection.
+    private func watchLine(_ connection: any RealtimeConnection) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: heartbeat.tick)
+            guard !Task.isCancelled, let watch = lineWatch else { return }
+            switch watch.verdict(at: .now, heartbeat) {
+            case .fine: break
+            case .ping:
+                pings += 1
+                sendExpectingAnswer(.ping(ref: "heartbeat-\(pings)"))
+            case .dead:
+                connection.abort()
+                return
+            }
+        }
+    }
+
+    /// Sends a frame the server answers (``Heartbeat`` rule 2).
+    func sendExpectingAnswer(_ frame: ClientFrame) {
+        guard let connection else { return }
+        lineWatch?.expectAnswer(at: .now)
+        connection.send(frame)
     }
 
     func setConnectionState(_ state: ConnectionState) {
@@ -181,10 +241,10 @@ extension ParleyClient {
 
     /// Sends what the outbox allows now (rule 2 of ``MessageOutbox``).
     func flushOutbox() {
-        guard connectionState == .online, let connection else { return }
+        guard connectionState == .online, connection != nil else { return }
         for entry in outbox.takeSendable(now: .now()) {
             let useRecipient = entry.recipientId != nil && conversations[entry.conversationId] == nil
-            connection.send(.send(SendRequest(
+            sendExpectingAnswer(.send(SendRequest(
                 clientId: entry.clientId, conversationId: useRecipient ? nil : entry.conversationId,
                 recipientId: useRecipient ? entry.recipientId : nil, text: entry.text)))
         }

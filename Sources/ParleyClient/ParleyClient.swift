@@ -10,7 +10,9 @@ import ParleyCore
 /// 2. The live connection resumes after the last stream position processed (persisted after each
 ///    event), so nothing is missed or applied twice; a first connection starts live from the head and
 ///    takes a REST snapshot. `resync` drops the cache and takes a snapshot again.
-/// 3. Lost connections are retried with exponential backoff and full jitter (0.5 s … 15 s).
+/// 3. Lost connections are retried with exponential backoff and full jitter (0.5 s … 15 s), or at
+///    once after ``reconnectNow()`` (the network came back). A dead line is noticed by the
+///    ``Heartbeat`` within seconds, not when TCP gives up.
 /// 4. The same message from any source (my `sent` ack, the stream, a replay, another device) is
 ///    stored once, keyed by conversation and seq.
 /// 5. Messages from others are marked delivered once stored; read when the app says they were seen.
@@ -46,10 +48,20 @@ public final class ParleyClient {
     @ObservationIgnored var deliveredPending: [ConversationID: Int64] = [:]
     @ObservationIgnored var readPending: [ConversationID: Int64] = [:]
     @ObservationIgnored var listeners: [UUID: AsyncStream<ClientEvent>.Continuation] = [:]
+    @ObservationIgnored let heartbeat: Heartbeat
+    @ObservationIgnored var lineWatch: LineWatch?
+    @ObservationIgnored var watchdog: Task<Void, Never>?
+    @ObservationIgnored var backoff: Task<Void, any Error>?
+    @ObservationIgnored var pings = 0
+    @ObservationIgnored var skipBackoff = false
+    #if canImport(Network)
+    @ObservationIgnored var pathWatcher: NetworkPathWatcher?
+    #endif
 
     /// Rule 1: loads the cache synchronously, so the first frame shows it.
-    public init(session: Session, api: any ParleyAPI, transport: any RealtimeTransport, store: LocalStore) {
+    public init(session: Session, api: any ParleyAPI, transport: any RealtimeTransport, store: LocalStore, heartbeat: Heartbeat = .standard) {
         self.session = session
+        self.heartbeat = heartbeat
         self.api = api
         self.transport = transport
         self.store = store
@@ -64,9 +76,9 @@ public final class ParleyClient {
     }
 
     /// A client on the real server at `session.serverURL`, with its database in `storage`.
-    public convenience init(session: Session, storage: ClientStorage) throws {
+    public convenience init(session: Session, storage: ClientStorage, heartbeat: Heartbeat = .standard) throws {
         self.init(session: session, api: HTTPParleyAPI(baseURL: session.serverURL), transport: WebSocketTransport(serverURL: session.serverURL),
-                  store: try storage.store(for: session.user.id))
+                  store: try storage.store(for: session.user.id), heartbeat: heartbeat)
     }
 
     // MARK: events

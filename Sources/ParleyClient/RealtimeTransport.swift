@@ -13,7 +13,15 @@ public protocol RealtimeConnection: Sendable {
     /// Server frames, in order; finishes when the connection closes.
     var frames: AsyncStream<ServerFrame> { get }
     func send(_ frame: ClientFrame)
+    /// Closes with a handshake: queued frames go first.
     func close()
+    /// Drops the connection at once, for a line that is dead (``Heartbeat`` rule 3): `frames`
+    /// ends now, whatever the network does.
+    func abort()
+}
+
+extension RealtimeConnection {
+    public func abort() { close() }
 }
 
 /// ``RealtimeTransport`` over the server's WebSocket endpoint.
@@ -67,11 +75,17 @@ final class WebSocketConnection: RealtimeConnection {
         guard await iterator.next() == true else {
             throw ParleyClientError(status: 0, code: nil, message: "Cannot reach the server.")
         }
-        return WebSocketConnection(frames: frames, outgoing: outgoingSink, task: task)
+        return WebSocketConnection(frames: frames, frameSink: frameSink, outgoing: outgoingSink, task: task)
     }
 
-    private init(frames: AsyncStream<ServerFrame>, outgoing: AsyncStream<String>.Continuation, task: Task<Void, Never>) {
+    private let frameSink: AsyncStream<ServerFrame>.Continuation
+
+    private init(
+        frames: AsyncStream<ServerFrame>, frameSink: AsyncStream<ServerFrame>.Continuation, outgoing: AsyncStream<String>.Continuation,
+        task: Task<Void, Never>
+    ) {
         self.frames = frames
+        self.frameSink = frameSink
         self.outgoing = outgoing
         self.task = task
     }
@@ -82,4 +96,10 @@ final class WebSocketConnection: RealtimeConnection {
     }
 
     func close() { outgoing.finish() }
+
+    func abort() {
+        frameSink.finish()
+        outgoing.finish()
+        task.cancel()
+    }
 }

@@ -88,7 +88,7 @@ struct ServerContext: Sendable {
         let metrics = ServerMetrics()
         hub = ConnectionHub(
             typingTimeoutSeconds: configuration.typingTimeoutSeconds, writeTimeoutSeconds: configuration.writeTimeoutSeconds,
-            maxLagSeconds: configuration.maxLagSeconds,
+            maxLagSeconds: configuration.maxLagSeconds, idleTimeoutSeconds: configuration.idleTimeoutSeconds,
             metrics: metrics, logger: logger)
         sendLimiter = RateLimiter(ratePerSecond: configuration.sendsPerSecond, burst: configuration.sendBurst)
         registerLimiter = RateLimiter(ratePerSecond: configuration.loginsPerMinute / 60, burst: configuration.loginBurst)

@@ -49,6 +49,8 @@ public struct ServerConfiguration: Sendable {
     /// A connection whose writer has not caught up with its queue for this long (the client reads
     /// more slowly than its messages come) is closed with 1008; the client resumes.
     public var maxLagSeconds: Double = 15
+    /// A WebSocket client that sends no frame at all for this long is closed (clients ping when idle).
+    public var idleTimeoutSeconds: Double = 90
     /// Seconds a new WebSocket has to send `hello`.
     public var helloTimeoutSeconds: Double = 10
 

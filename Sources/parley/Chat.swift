@@ -143,3 +143,16 @@ enum Failures {
         }
     }
 }
+
+/// `PARLEY_HEARTBEAT=IDLE:TIMEOUT` (seconds, e.g. `20:10`, the default) sets how soon the terminal
+/// client pings a quiet connection and how long it waits for an answer before calling it dead.
+enum HeartbeatSetting {
+    static func fromEnvironment() throws -> Heartbeat {
+        guard let raw = ProcessInfo.processInfo.environment["PARLEY_HEARTBEAT"] else { return .standard }
+        let parts = raw.split(separator: ":").compactMap { Double($0) }
+        guard parts.count == 2, parts.allSatisfy({ $0 >= 0.1 && $0 <= 3600 }) else {
+            throw ValidationError("PARLEY_HEARTBEAT must be IDLE:TIMEOUT in seconds (0.1–3600), like 20:10, not '\(raw)'.")
+        }
+        return Heartbeat(idleInterval: .milliseconds(Int64(parts[0] * 1000)), timeout: .milliseconds(Int64(parts[1] * 1000)))
+    }
+}

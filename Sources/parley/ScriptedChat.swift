@@ -11,7 +11,7 @@ final class ScriptedChat {
     let printer: ChatPrinter
 
     init(session: Session, storage: ClientStorage) throws {
-        client = try ParleyClient(session: session, storage: storage)
+        client = try ParleyClient(session: session, storage: storage, heartbeat: try HeartbeatSetting.fromEnvironment())
         printer = ChatPrinter(client: client)
     }
 

@@ -15,9 +15,11 @@ final class TerminalChat {
     var chat: ChatViewModel?
     var printedStatus: [ClientMessageID: MessageStatus] = [:]
     var rows: [ConversationListViewModel.Row] = []
+    /// The connection state last printed: reconnect attempts while offline print nothing new.
+    var shownOnline: Bool?
 
     init(session: Session, storage: ClientStorage) throws {
-        client = try ParleyClient(session: session, storage: storage)
+        client = try ParleyClient(session: session, storage: storage, heartbeat: try HeartbeatSetting.fromEnvironment())
         list = ConversationListViewModel(client: client)
         printer = ChatPrinter(client: client)
     }
@@ -125,8 +127,12 @@ final class TerminalChat {
 
     func show(_ event: ClientEvent) {
         switch event {
-        case .connection(.online): print("[online]")
-        case .connection(.offline): print("[offline — messages wait in the outbox]")
+        case .connection(.online):
+            if shownOnline != true { print("[online]") }
+            shownOnline = true
+        case .connection(.offline):
+            if shownOnline != false { print("[offline — messages wait in the outbox; reconnecting]") }
+            shownOnline = false
         case .connection(.connecting): break
         case .conversationsChanged: if chat == nil { showList() }
         case .message(let message):

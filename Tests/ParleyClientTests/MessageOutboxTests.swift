@@ -1,4 +1,4 @@
-import ParleyClient
+@testable import ParleyClient
 import ParleyCore
 import Testing
 
@@ -88,5 +88,38 @@ import Testing
         #expect(confirmed?.text == "a1")
         #expect(again == nil, "a second confirmation (echo, replay) changes nothing")
         #expect(outbox.entries.isEmpty)
+    }
+}
+
+/// ``Heartbeat`` rules, on the watch's own clock.
+@Suite struct LineWatchTests {
+    let heartbeat = Heartbeat(idleInterval: .seconds(20), timeout: .seconds(10))
+    let start = ContinuousClock.now
+
+    @Test func rule1_silenceAsksForAPing() {
+        let watch = LineWatch(now: start)
+        #expect(watch.verdict(at: start + .seconds(19), heartbeat) == .fine)
+        #expect(watch.verdict(at: start + .seconds(20), heartbeat) == .ping)
+    }
+
+    @Test func rules2and3_anUnansweredFrameMakesTheLineDeadAnyFrameAnswers() {
+        var watch = LineWatch(now: start)
+        watch.expectAnswer(at: start + .seconds(1))
+        watch.expectAnswer(at: start + .seconds(5))  // a second frame does not restart the wait
+        #expect(watch.verdict(at: start + .seconds(10), heartbeat) == .fine)
+        #expect(watch.verdict(at: start + .seconds(11), heartbeat) == .dead)
+        watch.received(at: start + .seconds(10))
+        #expect(watch.verdict(at: start + .seconds(11), heartbeat) == .fine)
+        #expect(watch.verdict(at: start + .seconds(30), heartbeat) == .ping)
+    }
+
+    @Test func rule4_aConnectionThatNeverOpensCountsAsDead() async throws {
+        await #expect(throws: ParleyClientError.self) {
+            try await withDeadline(.milliseconds(100)) { () async throws -> Int in
+                try await Task.sleep(for: .seconds(30))
+                return 1
+            }
+        }
+        #expect(try await withDeadline(.seconds(5)) { 7 } == 7)
     }
 }

@@ -76,3 +76,36 @@ def test_messages_written_while_the_server_is_down_go_out_when_it_returns(server
         assert conversations["conversations"][0]["lastMessage"]["text"] == "written offline"
         terminal.sendline("/quit")
         terminal.expect(pexpect.EOF)
+
+
+def test_a_dead_line_shows_offline_within_seconds_and_the_message_goes_once_when_it_returns(server):
+    """Not a closed socket: a relay that stops forwarding. The heartbeat (1 s idle, 1 s timeout here)
+    must notice, the message written meanwhile waits, and it arrives once when the line is back."""
+    from relay import FreezableRelay
+    relay = FreezableRelay(server.port)
+    try:
+        with tempfile.TemporaryDirectory() as home:
+            bob = server.register("bob", "Bob Builder")
+            _run(["chat", "register", "--home", home, "--server", f"http://127.0.0.1:{relay.port}", "--username", "alice",
+                  "--password", "wonderland1"])
+            environment = dict(os.environ, PARLEY_HEARTBEAT="1:1")
+            terminal = pexpect.spawn(BINARY, ["chat", "--home", home], encoding="utf-8", timeout=30, dimensions=(40, 120), env=environment)
+            terminal.expect(r"\[online\]")
+            terminal.sendline("/new bob")
+            terminal.expect("Say hello!")
+            relay.freeze()
+            terminal.expect(r"\[offline", timeout=6)
+            terminal.sendline("written on a dead line")
+            terminal.expect("\\(sending\\) \"written on a dead line\"")
+            relay.thaw()
+            terminal.expect(r"\[online\]", timeout=30)
+            terminal.expect("✓ \"written on a dead line\"", timeout=30)
+            terminal.sendline("/quit")
+            terminal.expect(pexpect.EOF)
+            listed = requests.get(f"{server.url}/v1/conversations", headers={"Authorization": "Bearer " + bob["token"]}).json()
+            conversation = listed["conversations"][0]["id"]
+            history = requests.get(f"{server.url}/v1/conversations/{conversation}/messages",
+                                   headers={"Authorization": "Bearer " + bob["token"]}).json()
+            assert [m["text"] for m in history["messages"]] == ["written on a dead line"], "stored exactly once"
+    finally:
+        relay.close()

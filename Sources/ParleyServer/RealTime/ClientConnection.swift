@@ -19,6 +19,8 @@ import Synchronization
 /// 4. Graceful shutdown first stops handling new frames, waits for the frames being handled
 ///    (``framesInFlight``) so their answers are queued, then ends the queue: the writer flushes
 ///    everything and closes 1001.
+/// 5. A client that sends no frame at all (not even `ping`) for the idle limit is closed (1000,
+///    "idle"): a dead peer holds no memory for long. Clients ping every ~20 s when idle.
 final class ClientConnection: Sendable {
     enum Outbound: Sendable {
         case frame(ServerFrame)
@@ -33,6 +35,7 @@ final class ClientConnection: Sendable {
         case slowConsumer
         case unauthorized
         case shutdown
+        case idle
     }
 
     let userId: UserID
@@ -49,6 +52,8 @@ final class ClientConnection: Sendable {
     private let writeBegan = Atomic<Int64>(0)
     /// Items queued and not yet written, and since when (monotonic ms; 0 = caught up).
     private let pending = Atomic<Int>(0)
+    /// Monotonic ms of the last frame the client sent.
+    private let lastInbound = Atomic<Int64>(MonotonicClock.milliseconds)
     private let behindSince = Atomic<Int64>(0)
     private let abortSocket: @Sendable () -> Void
     private static let nextID = Atomic<Int>(0)
@@ -113,6 +118,7 @@ final class ClientConnection: Sendable {
     /// Counting first and checking after pairs with ``end(_:)`` then ``framesInFlight``: a frame is
     /// either counted before the shutdown looks, or sees the shutdown and is not handled.
     func beginFrame() -> Bool {
+        lastInbound.store(MonotonicClock.milliseconds, ordering: .relaxed)
         inFlight.add(1, ordering: .sequentiallyConsistent)
         guard !isEnding else {
             inFlight.subtract(1, ordering: .sequentiallyConsistent)
@@ -135,6 +141,9 @@ final class ClientConnection: Sendable {
         let began = writeBegan.load(ordering: .relaxed)
         return began != 0 && began < deadline
     }
+
+    /// Whether the client has sent nothing since before `deadline` (rule 5).
+    func isIdle(since deadline: Int64) -> Bool { lastInbound.load(ordering: .relaxed) < deadline }
 
     /// Drops the TCP connection at once (no close handshake): the blocked write fails, the reader ends.
     func abort() { abortSocket() }

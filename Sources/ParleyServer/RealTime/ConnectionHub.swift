@@ -24,10 +24,16 @@ final class ConnectionHub: Service, Sendable {
     private let writeTimeoutMilliseconds: Int64
     /// A writer behind its queue for longer than this ends the connection as a slow consumer.
     private let maxLagMilliseconds: Int64
+    /// A client silent for longer than this is closed (``ClientConnection`` rule 5).
+    private let idleMilliseconds: Int64
     private let logger: Logger
     let metrics: ServerMetrics
 
-    init(typingTimeoutSeconds: Double, writeTimeoutSeconds: Double = 15, maxLagSeconds: Double = 15, metrics: ServerMetrics, logger: Logger) {
+    init(
+        typingTimeoutSeconds: Double, writeTimeoutSeconds: Double = 15, maxLagSeconds: Double = 15, idleTimeoutSeconds: Double = 90,
+        metrics: ServerMetrics, logger: Logger
+    ) {
+        self.idleMilliseconds = Int64(idleTimeoutSeconds * 1000)
         self.typingTimeout = .milliseconds(Int64(typingTimeoutSeconds * 1000))
         self.writeTimeoutMilliseconds = Int64(writeTimeoutSeconds * 1000)
         self.maxLagMilliseconds = Int64(maxLagSeconds * 1000)
@@ -86,17 +92,20 @@ final class ConnectionHub: Service, Sendable {
         return ended.count
     }
 
-    /// Ends connections that lag behind their queue (slow consumers, close 1008), and aborts those
+    /// Ends connections that lag behind their queue (slow consumers, close 1008) or whose client has
+    /// been silent past the idle limit (close 1000), and aborts those
     /// whose socket write has been stuck longer than the write timeout: the client stopped reading,
     /// and no close frame could reach it either.
     func abortStalledWriters() {
         let now = MonotonicClock.milliseconds
-        let (stalled, lagging) = state.withLock { state in
+        let (stalled, lagging, idle) = state.withLock { state in
             let all = state.connections.values.flatMap(\.values)
             return (all.filter { $0.isWriteStalled(since: now - writeTimeoutMilliseconds) },
-                    all.filter { $0.isLagging(since: now - maxLagMilliseconds) })
+                    all.filter { $0.isLagging(since: now - maxLagMilliseconds) },
+                    all.filter { $0.isIdle(since: now - idleMilliseconds) })
         }
         for connection in lagging { connection.end(.slowConsumer) }
+        for connection in idle { connection.end(.idle) }
         guard !stalled.isEmpty else { return }
         metrics.slowConsumersDisconnected.increment(by: stalled.count)
         logger.notice("Dropping connections that stopped reading", metadata: ["count": "\(stalled.count)"])

@@ -170,6 +170,8 @@ struct WebSocketSession: Sendable {
             case .unauthorized:
                 try await write(.error(ref: nil, clientId: nil, code: .unauthorized, message: "The session was revoked or has expired. Sign in again."))
                 try await socket.close(.policyViolation, reason: "unauthorized")
+            case .idle:
+                try await socket.close(.normalClosure, reason: "idle: send a ping at least every 60 s")
             case .shutdown, .none:
                 if !Task.isCancelled { try await socket.close(.goingAway, reason: "server shutting down") }
             }

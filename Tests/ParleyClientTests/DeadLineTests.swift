@@ -1,0 +1,79 @@
+import Foundation
+import ParleyClient
+import ParleyCore
+import Testing
+
+/// A dead line, not a closed socket: the server sits behind a relay that stops forwarding without
+/// closing anything. The SDK must notice within its heartbeat timeout, keep what was written in the
+/// outbox, and deliver it exactly once when the line comes back; a receiver resumes without a gap.
+@MainActor
+@Suite struct DeadLineTests {
+    static let quick = Heartbeat(idleInterval: .milliseconds(500), timeout: .milliseconds(800))
+
+    func client(_ server: ServerHarness, _ session: Session, via relay: FreezableRelay?) throws -> ParleyClient {
+        let socketURL = URL(string: "http://127.0.0.1:\(relay?.port ?? server.port)")!
+        return ParleyClient(
+            session: session, api: HTTPParleyAPI(baseURL: server.url, client: server.http), transport: WebSocketTransport(serverURL: socketURL),
+            store: try ClientStorage(directory: temporaryDirectory()).store(for: session.user.id), heartbeat: Self.quick)
+    }
+
+    @Test func aFrozenLineGoesOfflineKeepsTheOutboxAndDeliversOnceAfterwards() async throws {
+        let (server, aliceSession, bobSession) = try await ServerHarness.withAliceAndBob()
+        let relay = try await FreezableRelay(to: server.port)
+        let alice = try client(server, aliceSession, via: relay), bob = try client(server, bobSession, via: nil)
+        alice.start()
+        bob.start()
+        _ = try await eventually("both online") { alice.connectionState == .online && bob.connectionState == .online ? true : nil }
+        let conversation = ConversationID.direct(alice.me.id, bob.me.id)
+        try alice.send("before", in: conversation, to: bob.me.id)
+        _ = try await eventually("bob has the first") { bob.timeline(conversation).count == 1 ? true : nil }
+
+        await relay.freeze()
+        let frozenAt = ContinuousClock.now
+        try alice.send("while frozen", in: conversation)
+        _ = try await eventually("alice notices") { alice.connectionState != .online ? true : nil }
+        #expect(ContinuousClock.now - frozenAt < .seconds(3), "noticed within the heartbeat timeout, not when TCP gives up")
+        try await Task.sleep(for: .seconds(1))
+        #expect(alice.connectionState != .online, "reconnecting through a dead line does not count as online")
+        #expect(alice.timeline(conversation).last?.text == "while frozen" && alice.timeline(conversation).last?.status == .sending)
+        #expect(bob.timeline(conversation).map(\.text) == ["before"])
+
+        await relay.thaw()
+        _ = try await eventually("alice online again") { alice.connectionState == .online ? true : nil }
+        _ = try await eventually("bob gets it") { bob.timeline(conversation).map(\.text) == ["before", "while frozen"] ? true : nil }
+        _ = try await eventually("alice sees it sent") { alice.timeline(conversation).last?.status.map { $0 != .sending } == true ? true : nil }
+        let stored = try await HTTPParleyAPI(baseURL: server.url, client: server.http).history(conversation, before: nil, limit: 50, token: aliceSession.token)
+        #expect(stored.messages.map(\.text) == ["before", "while frozen"], "stored exactly once")
+        alice.stop()
+        bob.stop()
+        await relay.close()
+        await server.stop()
+    }
+
+    @Test func aReceiverBehindAFrozenLineResumesWithoutAGap() async throws {
+        let (server, aliceSession, bobSession) = try await ServerHarness.withAliceAndBob()
+        let relay = try await FreezableRelay(to: server.port)
+        let alice = try client(server, aliceSession, via: nil), bob = try client(server, bobSession, via: relay)
+        alice.start()
+        bob.start()
+        _ = try await eventually("both online") { alice.connectionState == .online && bob.connectionState == .online ? true : nil }
+        let conversation = ConversationID.direct(alice.me.id, bob.me.id)
+        try alice.send("m0", in: conversation, to: bob.me.id)
+        _ = try await eventually("bob has m0") { bob.timeline(conversation).count == 1 ? true : nil }
+
+        await relay.freeze()
+        for index in 1...5 { try alice.send("m\(index)", in: conversation) }
+        _ = try await eventually("bob notices the dead line") { bob.connectionState != .online ? true : nil }
+        #expect(bob.timeline(conversation).count == 1)
+        await relay.thaw()
+        _ = try await eventually("bob resumes") { bob.timeline(conversation).count == 6 ? true : nil }
+        try await Task.sleep(for: .milliseconds(300))
+        let received = bob.timeline(conversation)
+        #expect(received.map(\.text) == (0...5).map { "m\($0)" }, "every message once, in order")
+        #expect(received.compactMap(\.seq) == Array(1...6))
+        alice.stop()
+        bob.stop()
+        await relay.close()
+        await server.stop()
+    }
+}

@@ -1,0 +1,65 @@
+"""A TCP relay for tests that can be frozen: it stops forwarding in both directions without closing
+anything, the way a dead network does (the sockets stay "open"; nothing arrives)."""
+import socket
+import threading
+
+
+class FreezableRelay:
+    def __init__(self, target_port):
+        self.target_port = target_port
+        self.listener = socket.socket()
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.port = self.listener.getsockname()[1]
+        self.running = threading.Event()  # set = forwarding
+        self.running.set()
+        self.stopped = False
+        self.sockets = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def freeze(self):
+        self.running.clear()
+
+    def thaw(self):
+        self.running.set()
+
+    def close(self):
+        self.stopped = True
+        self.running.set()
+        for s in [self.listener] + self.sockets:
+            try:
+                s.close()
+            except OSError:
+                pass
+
+    def _accept(self):
+        while not self.stopped:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(("127.0.0.1", self.target_port))
+            self.sockets += [client, server]
+            for source, destination in ((client, server), (server, client)):
+                threading.Thread(target=self._pipe, args=(source, destination), daemon=True).start()
+
+    def _pipe(self, source, destination):
+        while not self.stopped:
+            self.running.wait()  # frozen: read nothing, so nothing is forwarded and nothing closes
+            try:
+                data = source.recv(65536)
+            except OSError:
+                data = b""
+            if not data:
+                for s in (source, destination):
+                    try:
+                        s.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+                return
+            self.running.wait()  # a read that was under way as the freeze began waits for the thaw
+            try:
+                destination.sendall(data)
+            except OSError:
+                return
