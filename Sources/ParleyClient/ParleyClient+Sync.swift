@@ -4,7 +4,7 @@ import ParleyCore
 extension ParleyClient {
     /// Starts syncing: the live connection, reconnecting until ``stop()``.
     public func start() {
-        guard loop == nil else { return }
+        guard loop == nil, !sessionEnded else { return }
         loop = Task { [weak self] in await self?.runConnectionLoop() }
         #if canImport(Network)
         pathWatcher = NetworkPathWatcher(client: self)
@@ -82,6 +82,11 @@ extension ParleyClient {
                 self.connection = nil
             }
             outbox.connectionLost()
+            if sessionEnded {
+                setConnectionState(.unauthorized)
+                loop = nil
+                return
+            }
             setConnectionState(.offline)
             guard !Task.isCancelled else { return }
             let ceiling = min(15.0, 0.5 * pow(2, Double(attempt)))
@@ -136,6 +141,10 @@ extension ParleyClient {
             if position == nil {  // rule 2: first connection: live from the head, plus a snapshot
                 advance(to: head)
                 await reloadConversations()
+            } else if listState != .loaded {
+                // A resumed connection with nothing cached (say, no conversations yet): the list
+                // is known only once the server says so.
+                await reloadConversations()
             }
         case .synced:
             setConnectionState(.online)
@@ -167,6 +176,11 @@ extension ParleyClient {
             let state = Presence(online: online, lastSeenAt: lastSeenAt)
             presence[user] = state
             emit(.presence(user, state))
+        case .error(_, nil, .unauthorized, _):
+            // The token was refused at `hello`, or the session was revoked or expired while
+            // connected: reconnecting with it cannot work.
+            sessionEnded = true
+            connection?.abort()
         case .error, .ack, .pong:
             break
         }

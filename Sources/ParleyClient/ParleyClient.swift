@@ -19,7 +19,9 @@ import ParleyCore
 @MainActor
 @Observable
 public final class ParleyClient {
-    public enum ConnectionState: Sendable, Equatable { case offline, connecting, online }
+    /// `unauthorized`: the server ended the session (signed out elsewhere, password changed,
+    /// expired). The client stops reconnecting; the app should sign in again.
+    public enum ConnectionState: Sendable, Equatable { case offline, connecting, online, unauthorized }
     public enum ListState: Sendable, Equatable { case loading, loaded, failed(String) }
     public struct Presence: Sendable, Equatable {
         public var online: Bool
@@ -54,6 +56,8 @@ public final class ParleyClient {
     @ObservationIgnored var backoff: Task<Void, any Error>?
     @ObservationIgnored var pings = 0
     @ObservationIgnored var skipBackoff = false
+    /// Set when the server refuses the session; ends the connection loop (no reconnecting).
+    @ObservationIgnored var sessionEnded = false
     #if canImport(Network)
     @ObservationIgnored var pathWatcher: NetworkPathWatcher?
     #endif

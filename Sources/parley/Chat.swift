@@ -16,14 +16,16 @@ struct Chat: AsyncParsableCommand {
         var home: String?
 
         var storage: ClientStorage {
-            let path = home ?? ProcessInfo.processInfo.environment["PARLEY_HOME"]
-                ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".parley").path
+            let environment = ProcessInfo.processInfo.environment
+            // $HOME first, as every Unix tool does (the passwd entry only when it is unset).
+            let userHome = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path
+            let path = home ?? environment["PARLEY_HOME"] ?? URL(fileURLWithPath: userHome).appendingPathComponent(".parley").path
             return ClientStorage(directory: URL(fileURLWithPath: path))
         }
 
         func session() throws -> Session {
             guard let session = storage.restoreSession() else {
-                throw ValidationError("Not signed in. Run `parley chat login` or `parley chat register` first.")
+                throw ChatFailure("Not signed in. Run `parley chat login` or `parley chat register` first.")
             }
             return session
         }
@@ -58,7 +60,7 @@ struct Chat: AsyncParsableCommand {
                 try await HTTPParleyAPI(baseURL: url).register(username: account.username, displayName: displayName ?? account.username, password: password)
             }
             try home.storage.save(Session(serverURL: url, user: response.user, token: response.token))
-            print("Registered and signed in as \(response.user.displayName) (@\(response.user.username)).")
+            say("Registered and signed in as \(response.user.displayName) (@\(response.user.username)).")
         }
     }
 
@@ -71,7 +73,7 @@ struct Chat: AsyncParsableCommand {
             let (url, password) = try account.resolved()
             let response = try await Failures.readable { try await HTTPParleyAPI(baseURL: url).login(username: account.username, password: password) }
             try home.storage.save(Session(serverURL: url, user: response.user, token: response.token))
-            print("Signed in as \(response.user.displayName) (@\(response.user.username)).")
+            say("Signed in as \(response.user.displayName) (@\(response.user.username)).")
         }
     }
 
@@ -83,7 +85,7 @@ struct Chat: AsyncParsableCommand {
             let session = try home.session()
             try? await HTTPParleyAPI(baseURL: session.serverURL).logout(token: session.token)
             home.storage.forgetSession()
-            print("Signed out.")
+            say("Signed out.")
         }
     }
 
@@ -139,7 +141,7 @@ enum Failures {
         do {
             return try await body()
         } catch let error as ParleyClientError {
-            throw ValidationError(error.message)
+            throw ChatFailure(error.message)
         }
     }
 }

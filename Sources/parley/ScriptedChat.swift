@@ -20,7 +20,10 @@ final class ScriptedChat {
         client.start()
         let deadline = Date().addingTimeInterval(seconds)
         while client.connectionState != .online || client.listState == .loading {
-            guard Date() < deadline else { throw ValidationError("Cannot reach the server at \(client.session.serverURL).") }
+            if client.connectionState == .unauthorized {
+                throw ChatFailure("Signed out: the session was ended elsewhere or expired. Sign in again with `parley chat login`.")
+            }
+            guard Date() < deadline else { throw ChatFailure("Cannot reach the server at \(client.session.serverURL).") }
             try await Task.sleep(for: .milliseconds(20))
         }
     }
@@ -28,8 +31,8 @@ final class ScriptedChat {
     func list() async throws {
         try await connect()
         let rows = ConversationListViewModel(client: client).rows
-        if rows.isEmpty { print(ConversationListViewModel.emptyText) }
-        for (index, row) in rows.enumerated() { print(printer.line(for: row, number: index + 1)) }
+        if rows.isEmpty { say(ConversationListViewModel.emptyText) }
+        for (index, row) in rows.enumerated() { say(printer.line(for: row, number: index + 1)) }
         client.stop()
     }
 
@@ -39,15 +42,15 @@ final class ScriptedChat {
         do {
             try client.send(text, in: .direct(client.me.id, user.id), to: user.id)
         } catch {
-            throw ValidationError(error.message)
+            throw ChatFailure(error.message)
         }
         let deadline = Date().addingTimeInterval(30)
         while !client.outbox.entries.isEmpty {
-            if case .failed(let reason)? = client.outbox.entries.first?.state { throw ValidationError("Not sent: \(reason)") }
-            guard Date() < deadline else { throw ValidationError("Not confirmed yet; it stays in the outbox and goes out next time.") }
+            if case .failed(let reason)? = client.outbox.entries.first?.state { throw ChatFailure("Not sent: \(reason)") }
+            guard Date() < deadline else { throw ChatFailure("Not confirmed yet; it stays in the outbox and goes out next time.") }
             try await Task.sleep(for: .milliseconds(20))
         }
-        print("Sent to \(user.displayName).")
+        say("Sent to \(user.displayName).")
         client.stop()
     }
 
@@ -57,11 +60,11 @@ final class ScriptedChat {
         let conversation = ConversationID.direct(client.me.id, user.id)
         let events = client.events()
         try? await client.loadLatest(conversation)
-        for item in client.timeline(conversation).suffix(count) { print(printer.line(for: item)) }
+        for item in client.timeline(conversation).suffix(count) { say(printer.line(for: item)) }
         var seen = 0
         for await event in events {
             guard case .message(let message) = event, message.conversationId == conversation else { continue }
-            print(printer.line(for: TimelineItem(message)))
+            say(printer.line(for: TimelineItem(message)))
             seen += 1
             if let exitAfter, seen >= exitAfter { break }
         }
@@ -104,7 +107,7 @@ struct ChatPrinter {
     func user(named username: String) async throws -> User {
         let wanted = username.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "@ "))
         guard let user = try await client.searchUsers(wanted).first(where: { $0.username == wanted }) else {
-            throw ValidationError("No user named '\(wanted)'.")
+            throw ChatFailure("No user named '\(wanted)'.")
         }
         return user
     }

@@ -25,27 +25,25 @@ final class TerminalChat {
     }
 
     func run() async throws {
-        print("Signed in as \(client.me.displayName) (@\(client.me.username)). Type /help for commands.")
+        say("Signed in as \(client.me.displayName) (@\(client.me.username)). Type /help for commands.")
         let events = client.events()
         client.start()
         if !list.rows.isEmpty { showList() }  // the cache, at once
         let printing = Task { for await event in events { self.show(event) } }
-        for await line in Self.lines() {
+        // Typing is announced while typing, from each edit of the input line.
+        let input = LineEditor.shared.start { text in Task { @MainActor in self.typed(text) } }
+        for await line in input {
             if await !handle(line) { break }
         }
-        client.stop()
         printing.cancel()
-        print("Bye.")
+        client.stop()
+        say("Bye.")
+        LineEditor.shared.stop()
     }
 
-    /// Standard input as lines, read on a thread of its own.
-    static func lines() -> AsyncStream<String> {
-        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
-        Thread.detachNewThread {
-            while let line = readLine() { continuation.yield(line) }
-            continuation.finish()
-        }
-        return stream
+    func typed(_ text: String) {
+        guard let chat, !text.hasPrefix("/") else { return }
+        chat.messageText = text
     }
 
     // MARK: commands
@@ -55,40 +53,42 @@ final class TerminalChat {
         let parts = trimmed.split(separator: " ", maxSplits: 1).map(String.init)
         switch parts.first {
         case "/quit", "/exit": return false
-        case "/help": print("/list · /open N · /new USERNAME · /older · /retry · /quit · anything else is sent to the open chat")
+        case "/help": say("/list · /open N · /new USERNAME · /older · /retry · /quit · anything else is sent to the open chat")
         case "/list": showList()
         case "/open":
             guard let number = parts.dropFirst().first.flatMap(Int.init), rows.indices.contains(number - 1) else {
-                print("Usage: /open N (see /list)")
+                say("Usage: /open N (see /list)")
                 return true
             }
             await open(list.chat(for: rows[number - 1]))
         case "/new":
-            guard let username = parts.dropFirst().first else { print("Usage: /new USERNAME"); return true }
+            guard let username = parts.dropFirst().first else { say("Usage: /new USERNAME"); return true }
             do {
                 let user = try await printer.user(named: username)
                 await open(list.startChat(with: user))
             } catch {
-                print("\(error)")
+                say("\(error)")
             }
         case "/older":
-            guard let chat else { print("Open a chat first."); return true }
+            guard let chat else { say("Open a chat first."); return true }
             let before = client.timeline(chat.conversation).count
             await chat.loadOlder()
             let items = client.timeline(chat.conversation)
-            for item in items.prefix(items.count - before) { print(printer.line(for: item)) }
-            if items.count == before { print("(no older messages)") }
+            for item in items.prefix(items.count - before) { say(printer.line(for: item)) }
+            if items.count == before { say("(no older messages)") }
         case "/retry":
-            guard let chat else { print("Open a chat first."); return true }
+            guard let chat else { say("Open a chat first."); return true }
             for item in client.timeline(chat.conversation) where { if case .failed = item.status { true } else { false } }() {
                 chat.retry(item)
             }
         case nil:
             break
+        case let command? where command.hasPrefix("/") && !command.hasPrefix("//"):
+            say("Unknown command \(command). /help lists them; to send a line that starts with '/', start it with '//'.")
         default:
-            guard let chat else { print("Open a chat first: /list, then /open N, or /new USERNAME."); return true }
-            chat.messageText = line
-            if !chat.canSend { print(chat.characterCount > Validation.maxMessageCharacters ? "Too long (\(chat.characterCount) characters)." : "Nothing to send.") }
+            guard let chat else { say("Open a chat first: /list, then /open N, or /new USERNAME."); return true }
+            chat.messageText = line.hasPrefix("//") ? String(line.dropFirst()) : line
+            if !chat.canSend { say(chat.characterCount > Validation.maxMessageCharacters ? "Too long (\(chat.characterCount) characters)." : "Nothing to send.") }
             chat.send()
             printStatusChanges()
         }
@@ -97,14 +97,14 @@ final class TerminalChat {
 
     func open(_ chat: ChatViewModel) async {
         self.chat = chat
-        print("── Chat with \(chat.title)\(chat.presenceText.isEmpty ? "" : " (\(chat.presenceText))") ──")
+        say("── Chat with \(chat.title)\(chat.presenceText.isEmpty ? "" : " (\(chat.presenceText))") ──")
         await chat.load()
-        if chat.showsEmptyState { print(ChatViewModel.emptyText) }
+        if chat.showsEmptyState { say(ChatViewModel.emptyText) }
         for item in chat.items {
             switch item {
-            case .separator(let label): print("[\(label)]")
+            case .separator(let label): say("[\(label)]")
             case .message(let message, _, _):
-                print(printer.line(for: message))
+                say(printer.line(for: message))
                 if let status = message.status { printedStatus[message.id] = status }
             }
         }
@@ -114,12 +114,12 @@ final class TerminalChat {
     func showList() {
         rows = list.rows
         switch list.state {
-        case .loading: print("Loading conversations…")
-        case .empty: print(ConversationListViewModel.emptyText + " — start one with /new USERNAME")
-        case .error(let message): print("Could not load conversations: \(message)")
+        case .loading: say("Loading conversations…")
+        case .empty: say(ConversationListViewModel.emptyText + " — start one with /new USERNAME")
+        case .error(let message): say("Could not load conversations: \(message)")
         case .loaded:
-            print("Conversations:")
-            for (index, row) in rows.enumerated() { print("  " + printer.line(for: row, number: index + 1)) }
+            say("Conversations:")
+            for (index, row) in rows.enumerated() { say("  " + printer.line(for: row, number: index + 1)) }
         }
     }
 
@@ -128,26 +128,32 @@ final class TerminalChat {
     func show(_ event: ClientEvent) {
         switch event {
         case .connection(.online):
-            if shownOnline != true { print("[online]") }
+            if shownOnline != true { say("[online]") }
             shownOnline = true
         case .connection(.offline):
-            if shownOnline != false { print("[offline — messages wait in the outbox; reconnecting]") }
+            if shownOnline != false { say("[offline — messages wait in the outbox; reconnecting]") }
             shownOnline = false
         case .connection(.connecting): break
+        case .connection(.unauthorized):
+            say("[signed out: the session was ended elsewhere or expired — sign in again with `parley chat login`]")
+            shownOnline = false
         case .conversationsChanged: if chat == nil { showList() }
         case .message(let message):
             if message.conversationId == chat?.conversation {
-                if message.senderId != client.me.id { print(printer.line(for: TimelineItem(message))) }
+                // Others' messages, and mine written on another device (this one printed its own).
+                if message.senderId != client.me.id || printedStatus[message.clientId] == nil {
+                    say(printer.line(for: TimelineItem(message)))
+                }
                 markRead()
             } else if message.senderId != client.me.id {
                 let name = client.conversations[message.conversationId].flatMap(client.otherMember)?.displayName ?? "someone"
-                print("• New message from \(name): \(message.text)")
+                say("• New message from \(name): \(message.text)")
             }
         case .typing(let conversation, _, let isTyping):
-            if conversation == chat?.conversation, isTyping, let chat { print("… \(chat.title) is typing") }
+            if conversation == chat?.conversation, isTyping, let chat { say("… \(chat.title) is typing") }
         case .presence(let user, let presence):
             guard let chat, let summary = client.conversations[chat.conversation], client.otherMember(of: summary)?.userId == user else { break }
-            print(presence.online ? "● \(chat.title) is online" : "○ \(chat.title) was \(SmartDateFormatter().lastSeen(presence.lastSeenAt?.date))")
+            say(presence.online ? "● \(chat.title) is online" : "○ \(chat.title) was \(SmartDateFormatter().lastSeen(presence.lastSeenAt?.date))")
         case .receipt:
             break
         case .sendFailed:
@@ -162,7 +168,7 @@ final class TerminalChat {
         for item in client.timeline(chat.conversation) where item.senderId == client.me.id {
             guard let status = item.status, printedStatus[item.id] != status else { continue }
             printedStatus[item.id] = status
-            print("  \(ChatPrinter.mark(status)) \"\(item.text.prefix(40))\"")
+            say("  \(ChatPrinter.mark(status)) \"\(item.text.prefix(40))\"")
         }
     }
 

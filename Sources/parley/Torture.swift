@@ -63,8 +63,3 @@ struct Torture: AsyncParsableCommand {
         if !report.violations.isEmpty { throw ExitCode(1) }
     }
 }
-
-/// One line to standard output, written at once (no buffering), so progress shows when piped.
-private func say(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
-}

@@ -1,5 +1,7 @@
 """`parley chat` driven through a pseudo-terminal (pexpect), against a real server."""
 import os
+import subprocess
+import time
 import tempfile
 
 import pexpect
@@ -109,3 +111,78 @@ def test_a_dead_line_shows_offline_within_seconds_and_the_message_goes_once_when
             assert [m["text"] for m in history["messages"]] == ["written on a dead line"], "stored exactly once"
     finally:
         relay.close()
+
+
+def test_scripts_fail_with_one_line_and_a_user_without_conversations_can_run_commands_again(server):
+    with tempfile.TemporaryDirectory() as home:
+        output, status = _run(["chat", "login", "--home", home, "--server", server.url, "--username", "nobody", "--password", "password123"])
+        assert status == 1 and "USAGE" not in output and "Wrong username or password" in output
+        output, status = _run(["chat", "register", "--home", home, "--server", server.url, "--username", "lonely", "--password", "lonely-one-1"])
+        assert status == 0
+        for _ in range(2):
+            output, status = _run(["chat", "list", "--home", home])
+            assert status == 0 and "No conversations yet" in output, output
+        output, status = _run(["chat", "send", "--home", home, "--to", "nobody", "hi"])
+        assert status == 1 and "No user named 'nobody'" in output and "USAGE" not in output
+        output, status = _run(["chat", "list", "--home", home, "--bogus"])
+        assert status == 64 and "USAGE" in output.upper()
+
+
+def test_home_defaults_to_the_home_environment_variable(server):
+    with tempfile.TemporaryDirectory() as home:
+        environment = dict(os.environ, HOME=home)
+        environment.pop("PARLEY_HOME", None)
+        output = subprocess.run([BINARY, "chat", "register", "--server", server.url, "--username", "homer", "--password", "doh-doh-doh"],
+                                env=environment, capture_output=True, text=True, timeout=60)
+        assert output.returncode == 0, output.stderr
+        assert os.path.isdir(os.path.join(home, ".parley"))
+
+
+def test_tail_to_a_pipe_shows_each_message_as_it_comes(server):
+    with tempfile.TemporaryDirectory() as home:
+        bob = server.register("bob", "Bob Builder")
+        _run(["chat", "register", "--home", home, "--server", server.url, "--username", "alice", "--password", "wonderland1"])
+        alice_id = requests.get(f"{server.url}/v1/users?query=ali", headers={"Authorization": "Bearer " + bob["token"]}).json()["users"][0]["id"]
+        server.send(bob, "first", recipient=alice_id)
+        tail = subprocess.Popen([BINARY, "chat", "tail", "--home", home, "--with", "bob", "--count", "1", "--exit-after", "2"],
+                                stdout=subprocess.PIPE, text=True)
+        try:
+            assert "first" in tail.stdout.readline()  # the recent message, before any exit
+            server.send(bob, "second", recipient=alice_id)
+            assert "second" in tail.stdout.readline()  # flushed at once, not at exit
+            server.send(bob, "third", recipient=alice_id)
+            assert "third" in tail.stdout.readline()
+            assert tail.wait(timeout=20) == 0
+        finally:
+            tail.kill()
+
+
+def test_the_interactive_client_keeps_the_typed_line_refuses_unknown_commands_and_shows_my_other_device(server):
+    with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as phone:
+        bob = server.register("bob", "Bob Builder")
+        _run(["chat", "register", "--home", home, "--server", server.url, "--username", "alice", "--password", "wonderland1"])
+        _run(["chat", "login", "--home", phone, "--server", server.url, "--username", "alice", "--password", "wonderland1"])
+        alice_id = requests.get(f"{server.url}/v1/users?query=ali", headers={"Authorization": "Bearer " + bob["token"]}).json()["users"][0]["id"]
+        terminal = pexpect.spawn(BINARY, ["chat", "--home", home], encoding="utf-8", timeout=20, dimensions=(40, 120))
+        terminal.expect(r"\[online\]")
+        terminal.sendline("/new bob")
+        terminal.expect("Say hello!")
+        terminal.sendline("/lsit")
+        terminal.expect("Unknown command /lsit")
+        terminal.send("half ")  # no Enter yet
+        time.sleep(0.5)
+        server.send(bob, "interrupting you", recipient=alice_id)
+        terminal.expect("Bob Builder: interrupting you")
+        terminal.send("done\r")
+        terminal.expect("✓ \"half done\"")
+        output, status = _run(["chat", "send", "--home", phone, "--to", "bob", "from my phone"])
+        assert status == 0, output
+        terminal.expect("You: from my phone")
+        terminal.sendcontrol("c")
+        terminal.expect("Bye.")
+        terminal.expect(pexpect.EOF)
+        listed = requests.get(f"{server.url}/v1/conversations", headers={"Authorization": "Bearer " + bob["token"]}).json()
+        conversation = listed["conversations"][0]["id"]
+        texts = [m["text"] for m in requests.get(f"{server.url}/v1/conversations/{conversation}/messages",
+                                                 headers={"Authorization": "Bearer " + bob["token"]}).json()["messages"]]
+        assert texts == ["interrupting you", "half done", "from my phone"], texts
