@@ -12,6 +12,9 @@ let package = Package(
         .executable(name: "parley", targets: ["parley"]),
         .library(name: "ParleyCore", targets: ["ParleyCore"]),
         .library(name: "ParleyServer", targets: ["ParleyServer"]),
+        // For apps: the client SDK (sync, outbox, transport, local store) and its view models.
+        .library(name: "ParleySDK", targets: ["ParleySDK"]),
+        .library(name: "ParleyViewModels", targets: ["ParleyViewModels"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0", traits: []),
@@ -59,8 +62,9 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // The client SDK: transport, local store, outbox, sync engine. Never imports the server.
+        // (Module `ParleySDK`, main type `ParleyClient`: an app's own `Session` does not hide ours.)
         .target(
-            name: "ParleyClient",
+            name: "ParleySDK",
             dependencies: [
                 "ParleyCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -70,7 +74,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // The app's view models, on the client SDK alone.
-        .target(name: "ParleyViewModels", dependencies: ["ParleyClient"], swiftSettings: swiftSettings),
+        .target(name: "ParleyViewModels", dependencies: ["ParleySDK"], swiftSettings: swiftSettings),
         // Load and latency benchmark: a client of the protocol, so it never imports the server.
         .target(
             name: "ParleyBench",
@@ -85,16 +89,16 @@ let package = Package(
         .executableTarget(
             name: "parley",
             dependencies: [
-                "ParleyServer", "ParleySQLite", "ParleyBench", "ParleyClient", "ParleyViewModels",
+                "ParleyServer", "ParleySQLite", "ParleyBench", "ParleySDK", "ParleyViewModels",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "ParleyCoreTests", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "ParleyClientTests",
+            name: "ParleySDKTests",
             dependencies: [
-                "ParleyClient", "ParleyViewModels", "ParleyServer", "ParleySQLite",
+                "ParleySDK", "ParleyViewModels", "ParleyServer", "ParleySQLite",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -1,6 +1,6 @@
 import Foundation
 import Observation
-import ParleyClient
+import ParleySDK
 import ParleyCore
 
 /// One chat: its messages with date separators and statuses, the composer, paging, presence and typing.
@@ -84,7 +84,7 @@ public final class ChatViewModel {
     }
 
     public var showsEmptyState: Bool { !isLoading && client.timeline(conversation).isEmpty }
-    public var hasOlder: Bool { client.hasOlder[conversation] ?? (client.conversations[conversation] != nil) }
+    public var hasOlder: Bool { client.hasOlderMessages(in: conversation) ?? (client.conversations[conversation] != nil) }
 
     /// Shows the cache, then the newest page from the server.
     public func load() async {

@@ -1,22 +1,41 @@
 import Foundation
 import Observation
-import ParleyClient
+import ParleySDK
 import ParleyCore
 
 /// The conversation list: rows sorted by last activity, live; search for someone to start a chat with.
 @MainActor
 @Observable
 public final class ConversationListViewModel {
+    /// One row of the list, ready to show.
     public struct Row: Identifiable, Equatable, Sendable {
         public var id: ConversationID
+        /// The other person's display name.
         public var title: String
+        /// Initials for the avatar.
         public var initials: String
         /// The last message, "You: " first when I sent it; empty before any message.
         public var preview: String
+        /// The smart timestamp of the last activity ("9:41 AM", "Yesterday", "Monday", a date).
         public var timestamp: String
         public var unreadCount: Int64
         public var isOnline: Bool
         public var otherUserId: UserID?
+
+        /// A row, e.g. for SwiftUI previews and tests.
+        public init(
+            id: ConversationID, title: String, initials: String, preview: String = "", timestamp: String = "", unreadCount: Int64 = 0,
+            isOnline: Bool = false, otherUserId: UserID? = nil
+        ) {
+            self.id = id
+            self.title = title
+            self.initials = initials
+            self.preview = preview
+            self.timestamp = timestamp
+            self.unreadCount = unreadCount
+            self.isOnline = isOnline
+            self.otherUserId = otherUserId
+        }
     }
 
     public enum State: Equatable, Sendable {

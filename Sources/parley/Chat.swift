@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import ParleyClient
+import ParleySDK
 import ParleyCore
 
 /// `parley chat`: the terminal client, built on the client SDK and view models.

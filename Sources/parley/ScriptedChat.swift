@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import ParleyClient
+import ParleySDK
 import ParleyCore
 import ParleyViewModels
 

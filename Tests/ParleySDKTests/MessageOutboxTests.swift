@@ -1,4 +1,4 @@
-@testable import ParleyClient
+@testable import ParleySDK
 import ParleyCore
 import Testing
 

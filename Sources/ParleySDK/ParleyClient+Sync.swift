@@ -170,7 +170,7 @@ extension ParleyClient {
             scheduleOutboxRetry()
             flushOutbox()
         case .typing(let conversation, let user, let isTyping):
-            if isTyping { typing[conversation] = (user, Date().addingTimeInterval(6)) } else { typing[conversation] = nil }
+            if isTyping { typing[conversation] = TypingIndicator(user: user, until: Date().addingTimeInterval(6)) } else { typing[conversation] = nil }
             emit(.typing(conversation, user, isTyping))
         case .presence(let user, let online, let lastSeenAt):
             let state = Presence(online: online, lastSeenAt: lastSeenAt)

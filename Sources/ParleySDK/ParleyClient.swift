@@ -23,21 +23,45 @@ public final class ParleyClient {
     /// expired). The client stops reconnecting; the app should sign in again.
     public enum ConnectionState: Sendable, Equatable { case offline, connecting, online, unauthorized }
     public enum ListState: Sendable, Equatable { case loading, loaded, failed(String) }
+    /// What the client knows of a contact's presence.
     public struct Presence: Sendable, Equatable {
         public var online: Bool
         public var lastSeenAt: Timestamp?
+        public init(online: Bool, lastSeenAt: Timestamp? = nil) {
+            self.online = online
+            self.lastSeenAt = lastSeenAt
+        }
     }
 
+    /// Someone typing in a conversation, until when the signal holds unless renewed.
+    public struct TypingIndicator: Sendable, Equatable {
+        public var user: UserID
+        public var until: Date
+        public init(user: UserID, until: Date) {
+            self.user = user
+            self.until = until
+        }
+    }
+
+    /// The signed-in account.
     public let session: Session
+    /// The signed-in user.
     public var me: User { session.user }
+    /// The live connection's state (see the Connection lifecycle article).
     public internal(set) var connectionState: ConnectionState = .offline
+    /// Whether the conversation list is known yet.
     public internal(set) var listState: ListState = .loading
+    /// My conversations by id (``sortedConversations()`` gives the list order).
     public internal(set) var conversations: [ConversationID: ConversationSummary] = [:]
-    public internal(set) var messages: [ConversationID: [Int64: Message]] = [:]
-    public internal(set) var hasOlder: [ConversationID: Bool] = [:]
+    /// Confirmed messages by conversation, then seq; read them through ``timeline(_:)``.
+    internal(set) var messages: [ConversationID: [Int64: Message]] = [:]
+    internal(set) var hasOlder: [ConversationID: Bool] = [:]
+    /// Messages written and not yet confirmed by the server, persisted across restarts.
     public internal(set) var outbox: MessageOutbox
+    /// Presence of my contacts, by user.
     public internal(set) var presence: [UserID: Presence] = [:]
-    public internal(set) var typing: [ConversationID: (user: UserID, until: Date)] = [:]
+    /// Who is typing, by conversation (``typingUser(in:now:)`` applies the expiry).
+    public internal(set) var typing: [ConversationID: TypingIndicator] = [:]
 
     @ObservationIgnored let api: any ParleyAPI
     @ObservationIgnored let transport: any RealtimeTransport
@@ -101,6 +125,9 @@ public final class ParleyClient {
     }
 
     // MARK: reading
+
+    /// Whether older messages than those held may exist on the server (``loadOlder(_:)`` fetches them).
+    public func hasOlderMessages(in id: ConversationID) -> Bool? { hasOlder[id] }
 
     public func sortedConversations() -> [ConversationSummary] {
         conversations.values.sorted { ($0.lastActivityAt, $0.id.rawValue) > ($1.lastActivityAt, $1.id.rawValue) }

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
-import ParleyClient
+import ParleySDK
 import ParleyCore
 import ParleyServer
 import ParleySQLite
@@ -78,6 +78,15 @@ final class ServerHarness {
     func register(_ username: String, _ displayName: String) async throws -> Session {
         let response = try await HTTPParleyAPI(baseURL: url, client: http).register(username: username, displayName: displayName, password: "password123")
         return Session(serverURL: url, user: response.user, token: response.token)
+    }
+
+    /// `POST /v1/auth/logout-all` with `token`: every session of that user ends.
+    func logoutEverywhere(token: String) async throws {
+        var request = HTTPClientRequest(url: url.absoluteString + "/v1/auth/logout-all")
+        request.method = .POST
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        let response = try await http.execute(request, timeout: .seconds(10))
+        guard response.status == .noContent else { throw ClientTestFailure("logout-all: \(response.status)") }
     }
 
     /// A client with its own local database in `directory` (pass the same one to "restart the app").

@@ -1,5 +1,5 @@
 import Foundation
-import ParleyClient
+import ParleySDK
 import ParleyCore
 import ParleyViewModels
 import Testing
