@@ -17,16 +17,24 @@ import Testing
             store: try ClientStorage(directory: temporaryDirectory()).store(for: session.user.id), heartbeat: Self.quick)
     }
 
-    @Test func aFrozenLineGoesOfflineKeepsTheOutboxAndDeliversOnceAfterwards() async throws {
+    /// Alice and Bob online, one of them behind a relay, with a first message between them.
+    func twoClients(aliceBehindRelay: Bool) async throws -> (ServerHarness, FreezableRelay, alice: ParleyClient, bob: ParleyClient, ConversationID) {
         let (server, aliceSession, bobSession) = try await ServerHarness.withAliceAndBob()
         let relay = try await FreezableRelay(to: server.port)
-        let alice = try client(server, aliceSession, via: relay), bob = try client(server, bobSession, via: nil)
+        let alice = try client(server, aliceSession, via: aliceBehindRelay ? relay : nil)
+        let bob = try client(server, bobSession, via: aliceBehindRelay ? nil : relay)
         alice.start()
         bob.start()
         _ = try await eventually("both online") { alice.connectionState == .online && bob.connectionState == .online ? true : nil }
         let conversation = ConversationID.direct(alice.me.id, bob.me.id)
         try alice.send("before", in: conversation, to: bob.me.id)
         _ = try await eventually("bob has the first") { bob.timeline(conversation).count == 1 ? true : nil }
+        return (server, relay, alice, bob, conversation)
+    }
+
+    @Test func aFrozenLineGoesOfflineKeepsTheOutboxAndDeliversOnceAfterwards() async throws {
+        let (server, relay, alice, bob, conversation) = try await twoClients(aliceBehindRelay: true)
+        let aliceSession = alice.session
 
         await relay.freeze()
         let frozenAt = ContinuousClock.now
@@ -51,15 +59,7 @@ import Testing
     }
 
     @Test func aReceiverBehindAFrozenLineResumesWithoutAGap() async throws {
-        let (server, aliceSession, bobSession) = try await ServerHarness.withAliceAndBob()
-        let relay = try await FreezableRelay(to: server.port)
-        let alice = try client(server, aliceSession, via: nil), bob = try client(server, bobSession, via: relay)
-        alice.start()
-        bob.start()
-        _ = try await eventually("both online") { alice.connectionState == .online && bob.connectionState == .online ? true : nil }
-        let conversation = ConversationID.direct(alice.me.id, bob.me.id)
-        try alice.send("m0", in: conversation, to: bob.me.id)
-        _ = try await eventually("bob has m0") { bob.timeline(conversation).count == 1 ? true : nil }
+        let (server, relay, alice, bob, conversation) = try await twoClients(aliceBehindRelay: false)
 
         await relay.freeze()
         for index in 1...5 { try alice.send("m\(index)", in: conversation) }
@@ -69,7 +69,7 @@ import Testing
         _ = try await eventually("bob resumes") { bob.timeline(conversation).count == 6 ? true : nil }
         try await Task.sleep(for: .milliseconds(300))
         let received = bob.timeline(conversation)
-        #expect(received.map(\.text) == (0...5).map { "m\($0)" }, "every message once, in order")
+        #expect(received.map(\.text) == ["before"] + (1...5).map { "m\($0)" }, "every message once, in order")
         #expect(received.compactMap(\.seq) == Array(1...6))
         alice.stop()
         bob.stop()
