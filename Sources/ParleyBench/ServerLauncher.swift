@@ -20,7 +20,9 @@ public final class ServerLauncher: Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["serve", "--port", "\(port)", "--database", database, "--public-dir", "", "--bcrypt-cost", "4",
-                             "--sends-per-second", "1000000", "--logins-per-minute", "1000000", "--log-level", "info"] + extraArguments
+                             "--sends-per-second", "1000000", "--logins-per-minute", "1000000", "--log-level", "info",
+                             // The bench opens its thousands of connections from one address.
+                             "--max-connections-per-address", "1000000"] + extraArguments
         let pipe = Pipe()
         process.standardError = pipe
         process.standardOutput = FileHandle.nullDevice

@@ -14,7 +14,7 @@ struct Bench: AsyncParsableCommand {
         subcommands: [Messages.self, Connections.self, History.self])
 
     struct Target: ParsableArguments {
-        @Option(help: "A running server, e.g. http://127.0.0.1:8080 (loopback only). Default: start one.")
+        @Option(help: "A running server, e.g. http://127.0.0.1:8080 (loopback only; start it with high --sends-per-second, --logins-per-minute and --max-connections-per-address). Default: start one.")
         var url: String?
         @Option(help: "PID of the server given by --url, to report its memory.")
         var serverPid: Int32?
