@@ -37,6 +37,21 @@ public enum ProcessMemory {
     }
 }
 
+/// CPU time a process has used (user + system) from /proc (Linux), in microseconds; nil elsewhere.
+/// Unlike rates, CPU per message holds still when the shared machine is busy.
+public enum ProcessCPU {
+    public static func microseconds(pid: Int32) -> Int? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let afterName = stat.range(of: ") ")?.upperBound
+        else { return nil }
+        // Fields after the command name: state is field 3; utime and stime are fields 14 and 15.
+        let fields = stat[afterName...].split(separator: " ")
+        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }
+        let ticks = Int(sysconf(Int32(_SC_CLK_TCK)))
+        return (user + system) * 1_000_000 / max(1, ticks)
+    }
+}
+
 /// Prints a report as a human summary and, last, one JSON line for scripts.
 public enum ReportPrinter {
     public static func print<Report: Encodable>(_ lines: [String], _ report: Report) {

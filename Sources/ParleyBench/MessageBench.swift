@@ -24,6 +24,9 @@ public struct MessageBench: Sendable {
         public var delivery: Percentiles?
         public var ack: Percentiles?
         public var serverRSSBeforeKiB: Int?, serverRSSAfterKiB: Int?
+        /// Server CPU (user + system) over the sending and drain, per delivered message, in µs:
+        /// the figure to compare between runs (rates swing with the machine's other load).
+        public var serverCPUMicrosPerMessage: Double?
     }
 
     let target: BenchTarget
@@ -92,6 +95,7 @@ public struct MessageBench: Sendable {
         report.connectSeconds = (ContinuousClock.now - connectStart).seconds
 
         log("sending")
+        let cpuBefore = serverPID.flatMap(ProcessCPU.microseconds)
         let start = ContinuousClock.now
         let deadline = start.advanced(by: .seconds(options.maxSeconds))
         let (senderSockets, conversationIDs) = (senderSocketList, conversations)
@@ -125,6 +129,10 @@ public struct MessageBench: Sendable {
             try await Task.sleep(for: .milliseconds(2))
         }
         report.seconds = (lastDelivery - start).seconds
+        if let before = cpuBefore, let after = serverPID.flatMap(ProcessCPU.microseconds) {
+            let delivered = pairs.reduce(0) { total, pair in total + pair.values.withLock { $0.ledger.deliveredCount } }
+            report.serverCPUMicrosPerMessage = delivered > 0 ? Double(after - before) / Double(delivered) : nil
+        }
 
         var delivery = Histogram<UInt64>(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
         var ack = delivery

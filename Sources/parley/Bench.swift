@@ -87,6 +87,7 @@ struct Bench: AsyncParsableCommand {
                 String(format: "throughput %.0f msgs/s over %.2f s (connect %.2f s)", report.throughput, report.seconds, report.connectSeconds),
                 "delivery \(report.delivery?.summary ?? "-")",
                 "ack      \(report.ack?.summary ?? "-")",
+                "server CPU per delivered message: \(report.serverCPUMicrosPerMessage.map { String(format: "%.1f µs", $0) } ?? "- (needs the server's pid)")",
                 "server RSS \(report.serverRSSBeforeKiB.map { "\($0 / 1024) MiB" } ?? "?") → \(report.serverRSSAfterKiB.map { "\($0 / 1024) MiB" } ?? "?")",
             ], report)
             if report.lost + report.duplicated + report.outOfOrder > 0 { throw ExitCode(2) }
