@@ -62,6 +62,9 @@ async function logout({ remote = true } = {}) {
   app?.socket.stop();
   app = null;
   session = null;
+  shownConnection = null;
+  clearTimeout(connectingTimer);
+  $("offline-banner").hidden = true;
   localStorage.removeItem(SESSION_KEY);
   history.replaceState(null, "", "/");
   showAuth();
@@ -100,11 +103,35 @@ function start() {
     list.openId = chat.id;
     list.render();
     chat.render();
-    $("offline-banner").hidden = store.connection === "online";
+    showConnection(store.connection);
   });
   app = { store, chat, list, socket };
   socket.start();
   route();
+}
+
+// The connection banner: nothing while online; "Connecting…" only when connecting takes more than a
+// moment (so a page load does not flash a false alarm); "offline" once a connection was lost or the
+// browser says the network is gone, and it stays while reconnect attempts go on.
+let shownConnection = null;
+let connectingTimer = null;
+const OFFLINE_TEXT = "You are offline. Messages will be sent when the connection returns.";
+
+function showConnection(state) {
+  if (state === shownConnection) return;
+  shownConnection = state;
+  const banner = $("offline-banner");
+  clearTimeout(connectingTimer);
+  if (state === "online") {
+    banner.hidden = true;
+  } else if (state === "connecting" && navigator.onLine !== false) {
+    if (banner.hidden) {
+      connectingTimer = setTimeout(() => { banner.textContent = "Connecting…"; banner.hidden = false; }, 2000);
+    }
+  } else {
+    banner.textContent = OFFLINE_TEXT;
+    banner.hidden = false;
+  }
 }
 
 async function route() {

@@ -98,6 +98,10 @@ export class ChatView {
       fresh.dataset.key = avatarKey;
       $("chat-avatar").replaceWith(fresh);
     }
+    if (this.labelledName !== name) {  // the other person's name arrived or changed: their rows say it
+      this.labelledName = name;
+      for (const li of $("message-list").querySelectorAll("li.message.theirs")) li.setAttribute("aria-label", (name || "Them") + li.dataset.labelRest);
+    }
     const typing = store.typingIn(this.id);
     $("chat-status").textContent = typing ? "typing…" : presenceText(store.presence.get(other?.userId));
     const thread = store.thread(this.id);
@@ -142,14 +146,26 @@ export class ChatView {
     li.append(bubble, meta);
     li.dataset.seq = message.seq ?? "";
     if (!mine && message.seq) this.observer.observe(li);
+    this.label(li, item);
     this.updateRow(li, item);
     return li;
+  }
+
+  /** The name a screen reader gives a message: who, when, its status, then the text. */
+  label(li, item) {
+    const { message, mine } = item;
+    const summary = this.store.conversations.get(this.id);
+    const sender = mine ? "You" : ((summary && this.store.other(summary)) ?? this.other)?.displayName || "Them";
+    const status = mine ? `, ${STATUS_LABELS[item.status].toLowerCase()}` : "";
+    li.dataset.labelRest = `, ${clockTime(message.createdAt)}${status}: ${message.text}`;
+    li.setAttribute("aria-label", sender + li.dataset.labelRest);
   }
 
   updateRow(li, item) {
     if (item.separator || !item.mine) return;
     if (li.dataset.status === item.status) return;
     li.dataset.status = item.status;
+    this.label(li, item);
     const meta = li.querySelector(".meta");
     meta.querySelector(".status")?.remove();
     meta.querySelector(".retry")?.remove();

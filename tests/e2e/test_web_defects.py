@@ -1,0 +1,58 @@
+"""Web client defects found by trying it as a new user would: each test failed before its fix."""
+import re
+import time
+
+from selenium.webdriver.common.by import By
+
+from conftest import sign_in
+from test_web_client import bubbles, by_id, type_and_send, wait
+
+
+def test_a_long_preview_never_widens_the_phone_layout(server, browsers):
+    me, other = server.register("alice", "Alice"), server.register("bob", "Bob With A Rather Long Display Name Indeed")
+    long_text = "This preview is about ninety characters long, and then some: https://example.com/a/very/long/path/that/never/breaks?q=1 " \
+                "Supercalifragilisticexpialidocious" * 2 + " 👨‍👩‍👧‍👦🇺🇦✨" * 10 + " שלום עולם"
+    server.send(other, long_text, recipient=me["user"]["id"])
+    phone = browsers(width=390, height=780)
+    sign_in(phone, server, me)
+    wait(phone, lambda d: d.find_elements(By.CSS_SELECTOR, "#conversation-list li"))
+    width = phone.execute_script("return window.innerWidth")
+    assert phone.execute_script("return document.documentElement.scrollWidth") <= width
+    for element_id in ("new-chat", "logout"):
+        right = phone.execute_script(f"return document.getElementById('{element_id}').getBoundingClientRect().right")
+        assert right <= width, f"#{element_id} is off-screen ({right} > {width})"
+    badge_right = phone.execute_script("return document.querySelector('#conversation-list .badge').getBoundingClientRect().right")
+    assert badge_right <= width
+
+
+def test_each_message_has_an_accessible_name_with_sender_time_status_and_text(server, browsers):
+    me, bob = server.register("alice", "Alice"), server.register("bob", "Bob Builder")
+    conversation = server.send(bob, "Hi Alice", recipient=me["user"]["id"])["conversationId"]
+    browser = browsers()
+    sign_in(browser, server, me)
+    browser.get(server.url + "/#/c/" + conversation)
+    wait(browser, lambda d: bubbles(d) == ["Hi Alice"])
+    type_and_send(browser, "Hello Bob")
+    wait(browser, lambda d: bubbles(d) == ["Hi Alice", "Hello Bob"])
+    names = wait(browser, lambda d: (n := [li.accessible_name for li in d.find_elements(By.CSS_SELECTOR, "#message-list li.message")])
+                 and re.match(r"^You, .*, (sent|delivered|read): Hello Bob$", n[1]) and n)
+    assert re.match(r"^Bob Builder, \d{1,2}:\d{2}.*: Hi Alice$", names[0]), names[0]
+    assert re.match(r"^You, \d{1,2}:\d{2}.*, (sent|delivered|read): Hello Bob$", names[1]), names[1]
+
+
+def test_no_false_offline_banner_while_connecting_and_a_real_one_when_the_server_goes(server, browsers):
+    me = server.register("alice", "Alice")
+    browser = browsers()
+    sign_in(browser, server, me)
+    seen = []
+    deadline = time.time() + 1.5
+    while time.time() < deadline:  # the page is loading and the socket connecting
+        seen.append(browser.execute_script("return !document.getElementById('offline-banner').hidden"))
+        time.sleep(0.05)
+    assert not any(seen), "the offline banner flashed while connecting"
+    server.stop()
+    try:
+        wait(browser, lambda d: by_id(d, "offline-banner").is_displayed() and "offline" in by_id(d, "offline-banner").text, timeout=20)
+    finally:
+        server.start()
+    wait(browser, lambda d: not by_id(d, "offline-banner").is_displayed(), timeout=30)
