@@ -103,7 +103,7 @@ export class ChatView {
       for (const li of $("message-list").querySelectorAll("li.message.theirs")) li.setAttribute("aria-label", (name || "Them") + li.dataset.labelRest);
     }
     const typing = store.typingIn(this.id);
-    $("chat-status").textContent = typing ? "typing…" : presenceText(store.presence.get(other?.userId));
+    $("chat-status").textContent = typing ? "typing…" : presenceText(store.presenceOf(other?.userId));
     const thread = store.thread(this.id);
     // Opened while offline: load the history once the connection is back.
     if (!thread.loaded && !thread.loading && store.connection === "online") store.loadThread(this.id);

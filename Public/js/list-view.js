@@ -73,7 +73,7 @@ export class ListView {
   updateRow(li, { summary }) {
     const store = this.store;
     const other = store.other(summary) ?? { displayName: "?", userId: "" };
-    const online = store.presence.get(other.userId)?.online;
+    const online = store.presenceOf(other.userId)?.online;
     const unread = store.unread(summary);
     const last = summary.lastMessage;
     const preview = last ? (last.senderId === store.me ? `You: ${last.text}` : last.text) : "No messages yet";

@@ -216,6 +216,11 @@ export class ChatStore {
 
   // MARK: the stream
 
+  /** A contact's presence, or nothing while we are not connected: then we do not know it. */
+  presenceOf(userId) {
+    return this.connection === "online" ? this.presence.get(userId) : undefined;
+  }
+
   setConnection(state) {
     this.connection = state;
     if (state !== "online") this.inFlight.clear();

@@ -61,6 +61,12 @@ class Server:
         response.raise_for_status()
         return response.json()
 
+    def history(self, session, conversation):
+        response = requests.get(f"{self.url}/v1/conversations/{conversation}/messages?limit=200",
+                                headers={"Authorization": "Bearer " + session["token"]}, timeout=10)
+        response.raise_for_status()
+        return response.json()["messages"]
+
     def send(self, session, text, recipient=None, conversation=None):
         import uuid
         body = {"clientId": str(uuid.uuid4()), "text": text}

@@ -56,3 +56,31 @@ def test_no_false_offline_banner_while_connecting_and_a_real_one_when_the_server
     finally:
         server.start()
     wait(browser, lambda d: not by_id(d, "offline-banner").is_displayed(), timeout=30)
+
+
+def test_a_dead_network_shows_offline_keeps_the_message_and_sends_it_when_the_network_returns(server, browsers):
+    alice, bob = server.register("alice", "Alice"), server.register("bob", "Bob Builder")
+    conversation = server.send(alice, "hi", recipient=bob["user"]["id"])["conversationId"]
+    server.send(bob, "hello", conversation=conversation)  # contacts now: presence is shared
+    a, b = browsers(), browsers()
+    sign_in(b, server, bob)
+    sign_in(a, server, alice)
+    a.get(server.url + "/#/c/" + conversation)
+    wait(a, lambda d: by_id(d, "chat-status").text == "online")
+    a.execute_cdp_cmd("Network.enable", {})
+    a.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    wait(a, lambda d: by_id(d, "offline-banner").is_displayed() and "offline" in by_id(d, "offline-banner").text, timeout=10)
+    assert by_id(a, "chat-status").text != "online", "presence is unknown while we are offline"
+    assert not a.find_elements(By.CSS_SELECTOR, "#conversation-list .dot")
+    type_and_send(a, "written on a dead network")
+    wait(a, lambda d: bubbles(d)[-1] == "written on a dead network"
+         and d.execute_script("return document.querySelector('#message-list li:last-child .status').classList.contains('sending')"))
+    time.sleep(1)
+    assert "written on a dead network" not in b.execute_script("return document.body.textContent"), "nothing got through"
+    assert [m["text"] for m in server.history(bob, conversation)] == ["hi", "hello"]
+    a.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    wait(a, lambda d: not by_id(d, "offline-banner").is_displayed(), timeout=30)
+    wait(a, lambda d: d.execute_script("return !document.querySelector('#message-list li:last-child .status').classList.contains('sending')"),
+         timeout=30)
+    history = server.history(bob, conversation)
+    assert [m["text"] for m in history] == ["hi", "hello", "written on a dead network"], "sent once"
