@@ -16,6 +16,10 @@ export class ChatView {
     this.observer = new IntersectionObserver((entries) => this.onVisibility(entries), { root: $("messages") });
     const messages = $("messages");
     messages.addEventListener("scroll", () => this.onScroll());
+    // Rows off screen have an estimated height (content-visibility); when they get their real one the
+    // list grows, and a reader at the bottom must stay at the bottom.
+    new ResizeObserver(() => { if (this.stickToBottom && this.id) messages.scrollTop = messages.scrollHeight; })
+      .observe($("message-list"));
     $("new-messages-pill").addEventListener("click", () => this.scrollToBottom(true));
     const input = $("composer-input");
     input.addEventListener("input", () => this.onInput());
@@ -201,13 +205,28 @@ export class ChatView {
     return null;
   }
 
+  /**
+   * Lands on the newest message. Jumping to the bottom lays out rows that had only an estimated
+   * height, which moves the bottom again, so it pins frame after frame until the height holds still.
+   */
   scrollToBottom(hidePill) {
     const scroller = $("messages");
-    scroller.scrollTop = scroller.scrollHeight;
+    this.stickToBottom = true;
     if (hidePill) $("new-messages-pill").hidden = true;
+    let lastHeight = -1, steady = 0, frames = 0;
+    const pin = () => {
+      this.pinning = true;
+      scroller.scrollTop = scroller.scrollHeight;
+      steady = scroller.scrollHeight === lastHeight ? steady + 1 : 0;
+      lastHeight = scroller.scrollHeight;
+      if (steady < 3 && ++frames < 60) requestAnimationFrame(pin);
+      else this.pinning = false;
+    };
+    pin();
   }
 
   onScroll() {
+    if (this.pinning) return;  // our own scrolling, while rows settle
     const scroller = $("messages");
     const distance = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight;
     this.stickToBottom = distance < 120;

@@ -61,6 +61,11 @@ class Server:
         response.raise_for_status()
         return response.json()
 
+    def conversations(self, session):
+        response = requests.get(f"{self.url}/v1/conversations?limit=100", headers={"Authorization": "Bearer " + session["token"]}, timeout=10)
+        response.raise_for_status()
+        return response.json()["conversations"]
+
     def history(self, session, conversation):
         response = requests.get(f"{self.url}/v1/conversations/{conversation}/messages?limit=200",
                                 headers={"Authorization": "Bearer " + session["token"]}, timeout=10)

@@ -84,3 +84,33 @@ def test_a_dead_network_shows_offline_keeps_the_message_and_sends_it_when_the_ne
          timeout=30)
     history = server.history(bob, conversation)
     assert [m["text"] for m in history] == ["hi", "hello", "written on a dead network"], "sent once"
+
+
+def test_opening_a_chat_of_mixed_heights_lands_on_the_newest_message_and_reads_it(server, browsers):
+    alice, bob = server.register("alice", "Alice"), server.register("bob", "Bob Builder")
+    conversation = None
+    for index in range(1, 61):
+        text = f"message {index}"
+        if index % 3 == 0:
+            text += "\n" + "\n".join(f"line {n}" for n in range(6))
+        if index % 5 == 0:
+            text += " " + "long words and more words " * 25
+        conversation = server.send(bob, text, recipient=alice["user"]["id"], conversation=conversation)["conversationId"]
+    for width, height in ((1100, 760), (390, 780)):
+        browser = browsers(width=width, height=height)
+        sign_in(browser, server, alice)
+        browser.get(server.url + "/#/c/" + conversation)
+        wait(browser, lambda d: len(bubbles(d)) >= 50 and bubbles(d)[-1].startswith("message 60"))
+
+        def newest_in_view(d):
+            return d.execute_script("""
+                const scroller = document.getElementById('messages');
+                const last = document.querySelector('#message-list li:last-child .bubble');
+                const view = scroller.getBoundingClientRect(), box = last.getBoundingClientRect();
+                return box.bottom <= view.bottom + 2 && box.bottom > view.top;""")
+        wait(browser, newest_in_view, timeout=10)
+        time.sleep(0.5)
+        assert newest_in_view(browser), f"the newest message is out of view at width {width}"
+    summary = [c for c in server.conversations(bob) if c["id"] == conversation][0]
+    alice_member = [m for m in summary["members"] if m["userId"] == alice["user"]["id"]][0]
+    assert alice_member["readSeq"] == 60, "the read cursor reaches the newest message"
