@@ -215,8 +215,10 @@ export class ChatView {
     if (hidePill) $("new-messages-pill").hidden = true;
     let lastHeight = -1, steady = 0, frames = 0;
     const pin = () => {
+      if (!this.stickToBottom) return this.pinning = false;  // the reader scrolled away meanwhile
       this.pinning = true;
       scroller.scrollTop = scroller.scrollHeight;
+      this.pinnedAt = scroller.scrollTop;
       steady = scroller.scrollHeight === lastHeight ? steady + 1 : 0;
       lastHeight = scroller.scrollHeight;
       if (steady < 3 && ++frames < 60) requestAnimationFrame(pin);
@@ -226,8 +228,10 @@ export class ChatView {
   }
 
   onScroll() {
-    if (this.pinning) return;  // our own scrolling, while rows settle
     const scroller = $("messages");
+    // While pinning, a scroll to where we put it is ours; anywhere else, the reader's.
+    if (this.pinning && Math.abs(scroller.scrollTop - this.pinnedAt) <= 2) return;
+    this.pinning = false;
     const distance = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight;
     this.stickToBottom = distance < 120;
     if (this.stickToBottom) $("new-messages-pill").hidden = true;
