@@ -39,6 +39,9 @@ final class ConnectionCounter: Sendable {
 final class ConnectionGuardState {
     /// Set when the server answered `101 Switching Protocols`: from then on the bytes are WebSocket frames.
     var upgraded = false
+    /// Whether the client sent anything since the last response ended (a timeout then answers 408;
+    /// an idle connection, a browser's preconnect, is closed without a word).
+    var requestStarted = false
 }
 
 /// The first handler of every connection (raw bytes): admission by address, and, once the
@@ -82,6 +85,7 @@ final class ConnectionAdmission: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard admittedAddress != nil else { return }
+        state.requestStarted = true
         if state.upgraded, !maskCheck.feed(unwrapInboundIn(data)) {
             // Close frame, code 1002 (protocol error), then drop the connection.
             let close = ByteBuffer(bytes: [0x88, 0x02, 0x03, 0xEA])

@@ -21,8 +21,9 @@ public struct HTTPTimeouts: Sendable {
 ///    Transfer-Encoding, oversized or too many headers, TLS on the plain port) is answered
 ///    `400 Bad Request` with `Connection: close`, and the connection is closed.
 /// 2. A head not complete within ``HTTPTimeouts/header`` (first request) or ``HTTPTimeouts/idle``
-///    (later requests), or a body not complete within ``HTTPTimeouts/body``, ends the connection,
-///    with `408 Request Timeout` if no response has started.
+///    (later requests), or a body not complete within ``HTTPTimeouts/body``, ends the connection:
+///    with `408 Request Timeout` if the client had started a request and no response has, silently
+///    if it sent nothing (an idle keep-alive connection or a browser's preconnect).
 /// 3. Once the connection is upgraded to a WebSocket it steps aside (the WebSocket has its own
 ///    rules) and tells ``ConnectionAdmission`` to check frame masking.
 ///
@@ -80,6 +81,7 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
             case .body: break
             case .end:
                 responseOpen = false
+                state.requestStarted = false
                 arm(timeouts.idle, context: context)
             }
         }
@@ -99,7 +101,12 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         deadline = context.eventLoop.scheduleTask(in: timeout) {
             let (handler, context) = loopBound.value
-            handler.refuse(.requestTimeout, context: context)
+            if handler.state.requestStarted {
+                handler.refuse(.requestTimeout, context: context)
+            } else {
+                handler.closing = true
+                context.endQuietly()
+            }
         }
     }
 
