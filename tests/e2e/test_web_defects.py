@@ -114,3 +114,33 @@ def test_opening_a_chat_of_mixed_heights_lands_on_the_newest_message_and_reads_i
     summary = [c for c in server.conversations(bob) if c["id"] == conversation][0]
     alice_member = [m for m in summary["members"] if m["userId"] == alice["user"]["id"]][0]
     assert alice_member["readSeq"] == 60, "the read cursor reaches the newest message"
+
+
+def test_axe_finds_no_serious_or_critical_violation_on_any_screen(server, browsers):
+    """axe-core (bundled by the axe-selenium-python wheel) on every screen, light and dark, desktop and
+    phone: sign-in, list, search, chat."""
+    from axe_selenium_python import Axe
+    alice, bob = server.register("alice", "Alice Liddell"), server.register("bob", "Bob Builder")
+    conversation = server.send(bob, "Hello Alice", recipient=alice["user"]["id"])["conversationId"]
+    server.send(alice, "Hi Bob, a longer reply so the bubble wraps onto a second line on a phone", conversation=conversation)
+    problems = []
+    for dark in (False, True):
+        for width, height in ((1100, 760), (390, 780)):
+            browser = browsers(dark=dark, width=width, height=height)
+            screens = [
+                ("sign-in", lambda d: d.get(server.url + "/")),
+                ("list", lambda d: sign_in(d, server, alice)),
+                ("search", lambda d: (by_id(d, "new-chat").click(), by_id(d, "search-input").send_keys("bob"))),
+                ("chat", lambda d: d.get(server.url + "/#/c/" + conversation)),
+            ]
+            for name, show in screens:
+                show(browser)
+                time.sleep(0.8)
+                axe = Axe(browser)
+                axe.inject()
+                results = axe.run()
+                for violation in results["violations"]:
+                    if violation["impact"] in ("serious", "critical"):
+                        problems.append(f"{'dark' if dark else 'light'} {width}px {name}: {violation['id']} "
+                                        f"{[node['target'] for node in violation['nodes'][:3]]}")
+    assert not problems, "\n".join(problems)
