@@ -1,7 +1,7 @@
 // One open chat: header, message list (keyed rendering, date separators, statuses), scrolling,
 // read marking and the composer.
 import { $, avatar, el, reconcile } from "./dom.js";
-import { COUNTER_THRESHOLD, MAX_CHARACTERS, canSend, characterCount, clockTime, dayKey, dayLabel, normalizedText, presenceText } from "./format.js";
+import { COUNTER_THRESHOLD, MAX_CHARACTERS, canSend, characterCount, clockTime, dayKey, dayLabel, isEmojiOnly, normalizedText, presenceText } from "./format.js";
 
 const STATUS_MARKS = { sending: "🕓", sent: "✓", delivered: "✓✓", read: "✓✓", failed: "!" };
 const STATUS_LABELS = { sending: "Sending", sent: "Sent", delivered: "Delivered", read: "Read", failed: "Not sent" };
@@ -143,7 +143,7 @@ export class ChatView {
     }
     const { message, mine } = item;
     li.className = `message ${mine ? "mine" : "theirs"}`;
-    const bubble = el("div", "bubble", message.text);
+    const bubble = el("div", isEmojiOnly(message.text) ? "bubble emoji-only" : "bubble", message.text);
     bubble.dir = "auto";
     const meta = el("div", "meta");
     meta.append(el("time", null, clockTime(message.createdAt)));

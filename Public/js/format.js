@@ -36,7 +36,7 @@ function daysBetween(ms, now) {
 export function smartTime(ms, now = Date.now()) {
   const date = new Date(ms);
   const days = daysBetween(ms, now);
-  if (days <= 0) return date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  if (days <= 0) return clockTime(ms);
   if (days === 1) return "Yesterday";
   if (days < 7) return date.toLocaleDateString([], { weekday: "long" });
   return date.toLocaleDateString([], { year: "numeric", month: "short", day: "numeric" });
@@ -56,8 +56,19 @@ export function dayKey(ms) {
   return `${d.getFullYear()}-${d.getMonth() + 1}-${d.getDate()}`;
 }
 
+// "8:21 AM" (no leading zero) or "08:21"/"8:21" as the user's locale writes times.
+const timeFormat = new Intl.DateTimeFormat(undefined, { hour: "numeric", minute: "2-digit" });
+
 export function clockTime(ms) {
-  return new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  return timeFormat.format(new Date(ms));
+}
+
+/** Whether a message is only a few emoji (shown large, as chat apps do). */
+export function isEmojiOnly(text) {
+  const trimmed = text.trim();
+  if (!trimmed || !/^[\p{Extended_Pictographic}\p{Emoji_Component}\u200d\ufe0f\s]+$/u.test(trimmed)) return false;
+  if (/^[\d#*\s]+$/.test(trimmed)) return false;  // digits are emoji components, not emoji
+  return characterCount(trimmed.replace(/\s+/g, "")) <= 3;
 }
 
 /** "AL" for "Ada Lovelace", "G" for "grace". */

@@ -144,3 +144,36 @@ def test_axe_finds_no_serious_or_critical_violation_on_any_screen(server, browse
                         problems.append(f"{'dark' if dark else 'light'} {width}px {name}: {violation['id']} "
                                         f"{[node['target'] for node in violation['nodes'][:3]]}")
     assert not problems, "\n".join(problems)
+
+
+def test_chat_details_as_users_expect_them(server, browsers):
+    """Times without a leading zero in the user's locale; emoji-only messages enlarged; the character
+    counter inside the composer, not over the messages; a focus ring on keyboard focus only."""
+    from selenium.webdriver.common.keys import Keys
+    alice, bob = server.register("alice", "Alice"), server.register("bob", "Bob")
+    conversation = server.send(bob, "👍🎉", recipient=alice["user"]["id"])["conversationId"]
+    server.send(bob, "nice 👍", conversation=conversation)
+    browser = browsers()
+    sign_in(browser, server, alice)
+    browser.get(server.url + "/#/c/" + conversation)
+    wait(browser, lambda d: bubbles(d) == ["👍🎉", "nice 👍"])
+    times = browser.execute_script("return [...document.querySelectorAll('#message-list time')].map(t => t.textContent)")
+    assert times and all(re.match(r"^[1-9]\d?:\d\d\s?(AM|PM)$", t) for t in times), times
+    sizes = browser.execute_script("return [...document.querySelectorAll('#message-list .bubble')].map(b => parseFloat(getComputedStyle(b).fontSize))")
+    assert sizes[0] >= 32 and sizes[1] < 20, sizes
+
+    box = by_id(browser, "composer-input")
+    browser.execute_script("arguments[0].value = 'x'.repeat(9500); arguments[0].dispatchEvent(new Event('input'))", box)
+    wait(browser, lambda d: by_id(d, "composer-counter").is_displayed())
+    inside = browser.execute_script("""const c = document.getElementById('composer-counter').getBoundingClientRect();
+        const f = document.getElementById('composer').getBoundingClientRect();
+        return c.top >= f.top && c.bottom <= f.bottom && c.left >= f.left && c.right <= f.right""")
+    assert inside, "the counter sits in the composer"
+
+    new_chat = by_id(browser, "new-chat")
+    new_chat.click()
+    assert browser.execute_script("return getComputedStyle(arguments[0]).outlineStyle", new_chat) == "none", "no ring after a click"
+    by_id(browser, "logout").send_keys(Keys.NULL)  # keep the page; now move focus with the keyboard
+    browser.switch_to.active_element.send_keys(Keys.SHIFT, Keys.TAB)
+    focused = browser.switch_to.active_element
+    assert browser.execute_script("return getComputedStyle(arguments[0]).outlineStyle", focused) != "none", "a ring on keyboard focus"
