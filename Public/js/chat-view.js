@@ -3,7 +3,8 @@
 import { $, avatar, el, reconcile } from "./dom.js";
 import { COUNTER_THRESHOLD, MAX_CHARACTERS, canSend, characterCount, clockTime, dayKey, dayLabel, isEmojiOnly, normalizedText, presenceText } from "./format.js";
 
-const STATUS_MARKS = { sending: "🕓", sent: "✓", delivered: "✓✓", read: "✓✓", failed: "!" };
+// Sending is a small clock drawn in CSS (monochrome, not an emoji); failed is a red "!".
+const STATUS_MARKS = { sending: "", sent: "✓", delivered: "✓✓", read: "✓✓", failed: "!" };
 const STATUS_LABELS = { sending: "Sending", sent: "Sent", delivered: "Delivered", read: "Read", failed: "Not sent" };
 
 export class ChatView {
@@ -84,7 +85,12 @@ export class ChatView {
         items.push({ key: `day-${key}`, separator: dayLabel(message.createdAt) });
       }
       const mine = message.senderId === store.me;
-      items.push({ key: `m-${message.clientId}`, message, mine, status: mine ? store.statusOf(message, summary) : null });
+      const previous = items[items.length - 1];
+      // Consecutive messages of one sender on one day form a group: tighter, one tail (on the last).
+      const groupStart = !previous?.message || previous.message.senderId !== message.senderId;
+      if (!groupStart) previous.groupEnd = false;
+      items.push({ key: `m-${message.clientId}`, message, mine, status: mine ? store.statusOf(message, summary) : null,
+                   groupStart, groupEnd: true });
     }
     return items;
   }
@@ -143,11 +149,14 @@ export class ChatView {
     }
     const { message, mine } = item;
     li.className = `message ${mine ? "mine" : "theirs"}`;
-    const bubble = el("div", isEmojiOnly(message.text) ? "bubble emoji-only" : "bubble", message.text);
-    bubble.dir = "auto";
-    const meta = el("div", "meta");
+    // Time and ticks sit inside the bubble, bottom right, after the text.
+    const bubble = el("div", isEmojiOnly(message.text) ? "bubble emoji-only" : "bubble");
+    const text = el("span", "text", message.text);
+    text.dir = "auto";
+    const meta = el("span", "meta");
     meta.append(el("time", null, clockTime(message.createdAt)));
-    li.append(bubble, meta);
+    bubble.append(text, meta);
+    li.append(bubble);
     li.dataset.seq = message.seq ?? "";
     if (!mine && message.seq) this.observer.observe(li);
     this.label(li, item);
@@ -166,24 +175,32 @@ export class ChatView {
   }
 
   updateRow(li, item) {
-    if (item.separator || !item.mine) return;
-    if (li.dataset.status === item.status) return;
+    if (item.separator) return;
+    li.classList.toggle("group-start", item.groupStart);
+    li.classList.toggle("group-end", item.groupEnd);
+    if (!item.mine || li.dataset.status === item.status) return;
     li.dataset.status = item.status;
     this.label(li, item);
     const meta = li.querySelector(".meta");
     meta.querySelector(".status")?.remove();
-    meta.querySelector(".retry")?.remove();
+    li.querySelector(".actions")?.remove();
     const mark = el("span", `status ${item.status}`, STATUS_MARKS[item.status]);
     mark.setAttribute("role", "img");
     mark.setAttribute("aria-label", STATUS_LABELS[item.status]);
     mark.title = item.message.error ?? STATUS_LABELS[item.status];
     meta.append(mark);
     if (item.status === "failed") {
+      const actions = el("div", "actions");
       const retry = el("button", "retry", "Retry");
       retry.type = "button";
       retry.setAttribute("aria-label", `Retry sending: ${item.message.error ?? ""}`);
       retry.addEventListener("click", () => this.store.retry(item.message.clientId));
-      meta.append(retry);
+      const remove = el("button", "retry", "Delete");
+      remove.type = "button";
+      remove.setAttribute("aria-label", "Delete this unsent message");
+      remove.addEventListener("click", () => this.store.remove(item.message.clientId));
+      actions.append(el("span", "error", item.message.error ?? "Not sent"), retry, remove);
+      li.append(actions);
     }
   }
 

@@ -18,7 +18,7 @@ def by_id(driver, element_id):
 
 
 def bubbles(driver):
-    return driver.execute_script("return [...document.querySelectorAll('#message-list .bubble')].map(b => b.textContent)")
+    return driver.execute_script("return [...document.querySelectorAll('#message-list .bubble .text')].map(b => b.textContent)")
 
 
 def statuses(driver):
@@ -121,7 +121,7 @@ def test_any_text_renders_as_text_and_never_as_markup(server, browsers):
     wait(b, lambda d: bubbles(d) == tricky)
     assert b.execute_script("return window.__pwned === undefined")
     assert b.execute_script("return document.querySelectorAll('#message-list script, #message-list img').length") == 0
-    direction = b.execute_script("return getComputedStyle(document.querySelectorAll('#message-list .bubble')[2]).unicodeBidi")
+    direction = b.execute_script("return getComputedStyle(document.querySelectorAll('#message-list .bubble .text')[2]).unicodeBidi")
     assert direction == "plaintext"
 
 
@@ -198,7 +198,7 @@ def test_scrolling_to_the_top_loads_older_messages_without_jumping(server, brows
     wait(b, lambda d: len(bubbles(d)) == 100)
     # The message that was on top stays where the reader is looking (no jump to the new top).
     top = b.execute_script("""const m = document.getElementById('messages');
-        const anchor = [...document.querySelectorAll('#message-list .bubble')].find(x => x.textContent === arguments[0]);
+        const anchor = [...document.querySelectorAll('#message-list .bubble .text')].find(x => x.textContent === arguments[0]);
         return anchor.getBoundingClientRect().top - m.getBoundingClientRect().top""", anchor_text)
     assert 0 <= top < 200, top
     b.execute_script("document.getElementById('messages').scrollTop = 0")

@@ -177,3 +177,30 @@ def test_chat_details_as_users_expect_them(server, browsers):
     browser.switch_to.active_element.send_keys(Keys.SHIFT, Keys.TAB)
     focused = browser.switch_to.active_element
     assert browser.execute_script("return getComputedStyle(arguments[0]).outlineStyle", focused) != "none", "a ring on keyboard focus"
+
+
+def test_groups_ticks_and_a_failed_message_with_retry_and_delete(server, browsers):
+    alice, bob = server.register("alice", "Alice"), server.register("bob", "Bob")
+    conversation = server.send(bob, "one", recipient=alice["user"]["id"])["conversationId"]
+    for text in ("two", "three"):
+        server.send(bob, text, conversation=conversation)
+    browser = browsers()
+    sign_in(browser, server, alice)
+    browser.get(server.url + "/#/c/" + conversation)
+    wait(browser, lambda d: bubbles(d) == ["one", "two", "three"])
+    classes = browser.execute_script("return [...document.querySelectorAll('#message-list li.message')].map(li => li.className)")
+    assert "group-start" in classes[0] and "group-end" not in classes[0]
+    assert "group-start" not in classes[1] and "group-end" not in classes[1]
+    assert "group-end" in classes[2], classes
+    meta_inside = browser.execute_script("return !!document.querySelector('#message-list li.message .bubble .meta time')")
+    assert meta_inside, "the time sits inside the bubble"
+
+    # A message the server refuses for good (to myself) fails: a red mark, the reason, Retry and Delete.
+    browser.get(server.url + "/#/u/" + alice["user"]["id"])
+    wait(browser, lambda d: by_id(d, "composer-input").is_displayed())
+    type_and_send(browser, "to nobody")
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#message-list .status.failed"), timeout=15)
+    buttons = [b.text for b in browser.find_elements(By.CSS_SELECTOR, "#message-list .actions button")]
+    assert buttons == ["Retry", "Delete"], buttons
+    browser.find_elements(By.CSS_SELECTOR, "#message-list .actions button")[1].click()
+    wait(browser, lambda d: "to nobody" not in bubbles(d))
