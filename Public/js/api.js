@@ -35,6 +35,7 @@ export class Api {
   register(username, displayName, password) { return this.request("POST", "/v1/auth/register", { username, displayName, password }); }
   login(username, password) { return this.request("POST", "/v1/auth/login", { username, password }); }
   logout() { return this.request("POST", "/v1/auth/logout"); }
+  logoutEverywhere() { return this.request("POST", "/v1/auth/logout-all"); }
   conversations() { return this.request("GET", "/v1/conversations?limit=100"); }
   conversation(id) { return this.request("GET", `/v1/conversations/${encodeURIComponent(id)}`); }
   history(id, before) {

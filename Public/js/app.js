@@ -57,8 +57,8 @@ function showAuth() {
   $("auth-username").focus();
 }
 
-async function logout({ remote = true } = {}) {
-  if (remote) await api.logout().catch(() => {});
+async function logout({ remote = true, everywhere = false } = {}) {
+  if (remote) await (everywhere ? api.logoutEverywhere() : api.logout()).catch(() => {});
   app?.socket.stop();
   app = null;
   session = null;
@@ -168,6 +168,17 @@ function announce(text) {
 window.addEventListener("hashchange", route);
 navigator.serviceWorker?.register("/sw.js").catch(() => {});
 $("logout").addEventListener("click", () => logout());
+$("logout-all").addEventListener("click", () => logout({ everywhere: true }));
+
+// The account menu: opens under its button, closes on a choice, Escape, or a click elsewhere.
+function setMenu(open) {
+  $("account-menu").hidden = !open;
+  $("menu-button").setAttribute("aria-expanded", String(open));
+  if (open) $("logout").focus();
+}
+$("menu-button").addEventListener("click", (event) => { event.stopPropagation(); setMenu($("account-menu").hidden); });
+$("account-menu").addEventListener("keydown", (event) => { if (event.key === "Escape") { setMenu(false); $("menu-button").focus(); } });
+document.addEventListener("click", () => setMenu(false));
 $("back").addEventListener("click", () => { location.hash = ""; });
 
 if (session?.token) {

@@ -9,6 +9,8 @@ export class ListView {
     this.onStartChat = onStartChat;
     this.openId = null;
     $("new-chat").addEventListener("click", () => this.toggleSearch());
+    $("empty-start-chat").addEventListener("click", () => this.toggleSearch(true));
+    $("filter-input").addEventListener("input", () => this.render());
     $("list-error").querySelector("button").addEventListener("click", () => store.loadConversations());
     let debounce;
     $("search-input").addEventListener("input", (event) => {
@@ -51,9 +53,16 @@ export class ListView {
 
   render() {
     const store = this.store;
-    const conversations = store.sortedConversations();
+    const all = store.sortedConversations();
+    // The filter matches the other person's name or the last message, as typed (case-insensitive).
+    const filter = $("filter-input").value.trim().toLocaleLowerCase();
+    const conversations = filter ? all.filter((summary) => {
+      const other = store.other(summary);
+      return [other?.displayName, other?.username, summary.lastMessage?.text].some((text) => text?.toLocaleLowerCase().includes(filter));
+    }) : all;
+    $("filter-empty").hidden = !(filter && all.length > 0 && conversations.length === 0);
     $("list-loading").hidden = !(store.listState === "loading" && conversations.length === 0);
-    $("list-empty").hidden = !(store.listState === "ready" && conversations.length === 0);
+    $("list-empty").hidden = !(store.listState === "ready" && all.length === 0);
     $("list-error").hidden = store.listState !== "error";
     $("list-error").querySelector("span").textContent = store.listError ?? "";
     const items = conversations.map((summary) => ({ key: summary.id, summary }));

@@ -61,6 +61,9 @@ class Server:
         response.raise_for_status()
         return response.json()
 
+    def session_status(self, session):
+        return requests.get(f"{self.url}/v1/me", headers={"Authorization": "Bearer " + session["token"]}, timeout=10).status_code
+
     def conversations(self, session):
         response = requests.get(f"{self.url}/v1/conversations?limit=100", headers={"Authorization": "Bearer " + session["token"]}, timeout=10)
         response.raise_for_status()

@@ -55,9 +55,11 @@ def test_register_login_logout_and_the_session_survives_a_reload(server, browser
     by_id(driver, "auth-password").send_keys("wonderland")
     by_id(driver, "auth-submit").click()
     wait(driver, lambda d: by_id(d, "list-empty").is_displayed())
-    assert by_id(driver, "list-empty").text == "No conversations yet"
+    assert by_id(driver, "list-empty").text.startswith("No conversations yet")
+    assert by_id(driver, "empty-start-chat").is_displayed(), "the empty state offers an action"
     driver.refresh()
     wait(driver, lambda d: by_id(d, "app-view").is_displayed() and by_id(d, "list-empty").is_displayed())
+    by_id(driver, "menu-button").click()  # "Log out" lives in the account menu
     by_id(driver, "logout").click()
     wait(driver, lambda d: by_id(d, "auth-view").is_displayed())
     assert driver.execute_script("return localStorage.getItem('parley.session')") is None

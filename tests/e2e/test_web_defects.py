@@ -18,7 +18,7 @@ def test_a_long_preview_never_widens_the_phone_layout(server, browsers):
     wait(phone, lambda d: d.find_elements(By.CSS_SELECTOR, "#conversation-list li"))
     width = phone.execute_script("return window.innerWidth")
     assert phone.execute_script("return document.documentElement.scrollWidth") <= width
-    for element_id in ("new-chat", "logout"):
+    for element_id in ("new-chat", "menu-button", "filter-input"):
         right = phone.execute_script(f"return document.getElementById('{element_id}').getBoundingClientRect().right")
         assert right <= width, f"#{element_id} is off-screen ({right} > {width})"
     badge_right = phone.execute_script("return document.querySelector('#conversation-list .badge').getBoundingClientRect().right")
@@ -173,7 +173,7 @@ def test_chat_details_as_users_expect_them(server, browsers):
     new_chat = by_id(browser, "new-chat")
     new_chat.click()
     assert browser.execute_script("return getComputedStyle(arguments[0]).outlineStyle", new_chat) == "none", "no ring after a click"
-    by_id(browser, "logout").send_keys(Keys.NULL)  # keep the page; now move focus with the keyboard
+    by_id(browser, "filter-input").click()  # focus by mouse, then move it with the keyboard
     browser.switch_to.active_element.send_keys(Keys.SHIFT, Keys.TAB)
     focused = browser.switch_to.active_element
     assert browser.execute_script("return getComputedStyle(arguments[0]).outlineStyle", focused) != "none", "a ring on keyboard focus"
@@ -204,3 +204,28 @@ def test_groups_ticks_and_a_failed_message_with_retry_and_delete(server, browser
     assert buttons == ["Retry", "Delete"], buttons
     browser.find_elements(By.CSS_SELECTOR, "#message-list .actions button")[1].click()
     wait(browser, lambda d: "to nobody" not in bubbles(d))
+
+
+def test_filter_empty_state_action_and_the_account_menu(server, browsers):
+    alice = server.register("alice", "Alice")
+    browser = browsers()
+    sign_in(browser, server, alice)
+    wait(browser, lambda d: by_id(d, "list-empty").is_displayed())
+    by_id(browser, "empty-start-chat").click()
+    wait(browser, lambda d: by_id(d, "search-input").is_displayed())
+    for name in ("bob", "carol"):
+        other = server.register(name, name.capitalize() + " Example")
+        server.send(other, f"hello from {name}", recipient=alice["user"]["id"])
+    browser.refresh()
+    wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#conversation-list li")) == 2)
+    by_id(browser, "filter-input").send_keys("car")
+    wait(browser, lambda d: [e.text for e in d.find_elements(By.CSS_SELECTOR, "#conversation-list .row-name")] == ["Carol Example"])
+    by_id(browser, "filter-input").send_keys("zzz")
+    wait(browser, lambda d: by_id(d, "filter-empty").is_displayed())
+    assert not by_id(browser, "logout").is_displayed(), "Log out is in a menu, not a bare link"
+    by_id(browser, "menu-button").click()
+    wait(browser, lambda d: by_id(d, "logout-all").is_displayed())
+    by_id(browser, "logout-all").click()
+    wait(browser, lambda d: by_id(d, "auth-view").is_displayed())
+    me = server.session_status(alice)
+    assert me == 401, "logging out on all devices ended this session too"
