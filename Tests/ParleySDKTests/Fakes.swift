@@ -102,9 +102,10 @@ struct Fixture {
     }
 }
 
-/// Polls `condition` on the main actor until it gives a value (a hang guard, not a timing check).
+/// Polls `condition` on the main actor until it gives a value. The timeout is a hang guard, not a
+/// timing check: the whole suite runs in parallel on two cores next to flooding and crash tests.
 @MainActor
-func eventually<T>(_ what: String, timeout: Duration = .seconds(10), _ condition: () -> T?) async throws -> T {
+func eventually<T>(_ what: String, timeout: Duration = .seconds(30), _ condition: () -> T?) async throws -> T {
     let deadline = ContinuousClock.now.advanced(by: timeout)
     while ContinuousClock.now < deadline {
         if let value = condition() { return value }
