@@ -32,6 +32,9 @@ extension ParleyClient {
         if conversations.isEmpty { listState = .loading }
         do {
             let list = try await api.conversations(token: session.token)
+            // The snapshot's last messages join the timelines, so a message committed just before a
+            // first connection (inside the snapshot, before the live head) shows as well.
+            store(list.compactMap(\.lastMessage))
             for summary in list {
                 conversations[summary.id] = summary
                 for member in summary.members where member.userId != me.id {
