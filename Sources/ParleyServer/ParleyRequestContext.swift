@@ -26,11 +26,12 @@ public struct ParleyRequestContext: RequestContext, RemoteAddressRequestContext 
         return userId
     }
 
-    /// The client's address, through trusted proxies (set by ``ClientAddressMiddleware``).
+    /// The client's address: the peer's, or, through a trusted proxy, the one it forwarded
+    /// (``ClientAddressMiddleware``).
     public var clientAddress: String?
 
     /// Address used to key throttles; unknown addresses share one key.
-    var clientKey: String { clientAddress ?? remoteAddress?.ipAddress ?? "unknown" }
+    var clientKey: String { clientAddress ?? "unknown" }
 }
 
 /// Fixed size limits. A 10,000-character message escaped in JSON stays well below them.

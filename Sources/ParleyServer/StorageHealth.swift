@@ -1,5 +1,4 @@
 import Logging
-import ParleyStore
 import Synchronization
 
 /// Whether the store can write, as the server last saw it, and the log lines about it.
@@ -62,17 +61,5 @@ final class StorageHealth: Sendable {
         }
         failing.store(false, ordering: .relaxed)
         if let since { logger.notice("Storage writes again", metadata: ["after": "\(now - since)"]) }
-    }
-
-    /// Records the outcome of `operation` if it is a storage failure or success, and rethrows.
-    func watching<T>(_ operation: () async throws -> T) async throws -> T {
-        do {
-            let value = try await operation()
-            writeSucceeded()
-            return value
-        } catch StoreError.storageUnavailable {
-            writeFailed()
-            throw StoreError.storageUnavailable
-        }
     }
 }

@@ -31,8 +31,6 @@ final class ConnectionCounter: Sendable {
             counts[address] = open > 0 ? open : nil
         }
     }
-
-    func open(from address: String) -> Int { counts.withLock { $0[address, default: 0] } }
 }
 
 /// What the two guards of one connection share. Both run on the connection's event loop.

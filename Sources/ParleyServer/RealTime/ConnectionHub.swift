@@ -92,32 +92,35 @@ final class ConnectionHub: Service, Sendable {
         return ended.count
     }
 
-    /// Ends connections that lag behind their queue (slow consumers, close 1008) or whose client has
-    /// been silent past the idle limit (close 1000), and aborts those
-    /// whose socket write has been stuck longer than the write timeout: the client stopped reading,
-    /// and no close frame could reach it either.
-    func abortStalledWriters() {
-        let now = MonotonicClock.milliseconds
-        let (stalled, lagging, idle) = state.withLock { state in
-            let all = state.connections.values.flatMap(\.values)
-            return (all.filter { $0.isWriteStalled(since: now - writeTimeoutMilliseconds) },
-                    all.filter { $0.isLagging(since: now - maxLagMilliseconds) },
-                    all.filter { $0.isIdle(since: now - idleMilliseconds) })
+    /// One pass over the live connections (once a second), ending those that broke a rule of
+    /// ``ClientConnection``: a write stuck past the write timeout is aborted (the client stopped
+    /// reading; not even a close frame would reach it); an expired session ends `unauthorized`; a
+    /// writer behind its queue past the lag limit ends as a slow consumer (1008); a client silent
+    /// past the idle limit is closed (1000). Only the offenders are collected under the lock.
+    func checkConnections(now: Timestamp) {
+        let clock = MonotonicClock.milliseconds
+        var stalled: [ClientConnection] = []
+        var ending: [(ClientConnection, ClientConnection.EndReason)] = []
+        state.withLock { state in
+            for connections in state.connections.values {
+                for connection in connections.values {
+                    if connection.isWriteStalled(since: clock - writeTimeoutMilliseconds) {
+                        stalled.append(connection)
+                    } else if connection.expiresAt <= now {
+                        ending.append((connection, .unauthorized))
+                    } else if connection.isLagging(since: clock - maxLagMilliseconds) {
+                        ending.append((connection, .slowConsumer))
+                    } else if connection.isIdle(since: clock - idleMilliseconds) {
+                        ending.append((connection, .idle))
+                    }
+                }
+            }
         }
-        for connection in lagging { connection.end(.slowConsumer) }
-        for connection in idle { connection.end(.idle) }
+        for (connection, reason) in ending { connection.end(reason) }
         guard !stalled.isEmpty else { return }
         metrics.slowConsumersDisconnected.increment(by: stalled.count)
         logger.notice("Dropping connections that stopped reading", metadata: ["count": "\(stalled.count)"])
         for connection in stalled { connection.abort() }
-    }
-
-    /// Ends the connections whose session has expired by `now`.
-    func endExpiredSessions(now: Timestamp) {
-        let expired = state.withLock { state in
-            state.connections.values.flatMap { $0.values.filter { $0.expiresAt <= now } }
-        }
-        for connection in expired { connection.end(.unauthorized) }
     }
 
     // MARK: Fan-out
@@ -186,19 +189,18 @@ final class ConnectionHub: Service, Sendable {
 
     // MARK: Service
 
-    /// Expires typing signals and ends connections whose session expired (checked every second),
-    /// until shutdown; then closes every connection.
+    /// Expires typing signals and checks the connections' rules every second
+    /// (``checkConnections(now:)``), until shutdown; then closes every connection.
     func run() async throws {
         let tick = Duration.milliseconds(min(500, max(50, typingTimeout.components.seconds * 100)))
-        var lastExpiryCheck = clock.now
+        var lastCheck = clock.now
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: tick) }
             let ended = state.withLock { $0.typing.expire(now: clock.now) }
             announceTypingEnded(ended)
-            abortStalledWriters()
-            if clock.now - lastExpiryCheck >= .seconds(1) {
-                lastExpiryCheck = clock.now
-                endExpiredSessions(now: .now())
+            if clock.now - lastCheck >= .seconds(1) {
+                lastCheck = clock.now
+                checkConnections(now: .now())
             }
         }
         let all = state.withLock { state in
