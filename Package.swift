@@ -31,6 +31,7 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.30.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
     ],
     targets: [
         // Shared vocabulary: ids, models, wire frames, validation. Foundation only.
@@ -41,6 +42,17 @@ let package = Package(
         .target(
             name: "ParleySQLite",
             dependencies: ["ParleyStore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+        // Scale-out backend: storage, cross-node fan-out (LISTEN/NOTIFY) and cluster presence.
+        .target(
+            name: "ParleyPostgres",
+            dependencies: [
+                "ParleyStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -89,11 +101,13 @@ let package = Package(
         .executableTarget(
             name: "parley",
             dependencies: [
-                "ParleyServer", "ParleySQLite", "ParleyBench", "ParleySDK", "ParleyViewModels",
+                "ParleyServer", "ParleySQLite", "ParleyPostgres", "ParleyTestSupport", "ParleyBench", "ParleySDK", "ParleyViewModels",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),
+        // Test helpers shared by the test targets: a real PostgreSQL server for the tests.
+        .target(name: "ParleyTestSupport", path: "Tests/ParleyTestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "ParleyCoreTests", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ParleySDKTests",
@@ -107,13 +121,13 @@ let package = Package(
         ),
         .testTarget(
             name: "ParleyStoreTests",
-            dependencies: ["ParleyStore", "ParleySQLite", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["ParleyStore", "ParleySQLite", "ParleyPostgres", "ParleyTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "ParleyServerTests",
             dependencies: [
-                "ParleyServer", "ParleySQLite", "ParleyBench",
+                "ParleyServer", "ParleySQLite", "ParleyPostgres", "ParleyTestSupport", "ParleyBench",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),

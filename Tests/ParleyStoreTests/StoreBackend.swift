@@ -1,21 +1,36 @@
 import Foundation
 import ParleyCore
+import Logging
+import ParleyPostgres
 import ParleySQLite
+import ParleyTestSupport
 import ParleyStore
 import Testing
 
 /// A backend the conformance suite runs against. Adding a backend = adding a case here.
 struct StoreBackend: CustomTestStringConvertible, Sendable {
     let name: String
-    let make: @Sendable () async throws -> any ParleyStore
+    /// Makes an empty database and returns where it is (a file path or a URL).
+    let newDatabase: @Sendable () throws -> String
+    /// Opens a store on a database; opening one database twice is what two nodes (or two
+    /// processes) do.
+    let open: @Sendable (String) async throws -> any ParleyStore
 
     var testDescription: String { name }
 
+    func make() async throws -> any ParleyStore { try await open(newDatabase()) }
+
     static let all: [StoreBackend] = [
         StoreBackend(name: "SQLite") {
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-store-\(UUID().uuidString)")
-            return try SQLiteStore(path: directory.appendingPathComponent("test.sqlite").path, durability: .normal)
-        }
+            FileManager.default.temporaryDirectory.appendingPathComponent("parley-store-\(UUID().uuidString)/test.sqlite").path
+        } open: { path in
+            try SQLiteStore(path: path, durability: .normal)
+        },
+        StoreBackend(name: "PostgreSQL") {
+            try PostgresTestServer.freshDatabase()
+        } open: { url in
+            try await PostgresStore.connect(DatabaseURL(url), poolSize: 8, logger: Logger(label: "test"))
+        },
     ]
 }
 

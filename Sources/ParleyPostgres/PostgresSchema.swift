@@ -1,0 +1,139 @@
+import Logging
+import PostgresNIO
+
+/// The PostgreSQL schema, as ordered migrations applied at start-up. Never edit a shipped
+/// migration: add a new one. Nodes that start together take turns on an advisory lock, so each
+/// migration runs once; each runs in its own transaction with its bookkeeping row.
+enum PostgresSchema {
+    /// Arbitrary, fixed: the advisory lock key of Parley's migrations.
+    static let migrationLock: Int64 = 0x5061_726C_6579
+
+    static let migrations: [(version: String, statements: [String])] = [
+        ("v1", [
+            """
+            CREATE TABLE users (
+                id TEXT PRIMARY KEY,
+                username TEXT NOT NULL UNIQUE,
+                display_name TEXT NOT NULL,
+                display_name_key TEXT NOT NULL,
+                password_hash TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                last_seen_at BIGINT,
+                stream_head BIGINT NOT NULL DEFAULT 0,
+                stream_floor BIGINT NOT NULL DEFAULT 0)
+            """,
+            "CREATE INDEX users_by_username_prefix ON users (username text_pattern_ops)",
+            "CREATE INDEX users_by_display_name ON users (display_name_key text_pattern_ops)",
+            """
+            CREATE TABLE sessions (
+                token_hash TEXT PRIMARY KEY,
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                created_at BIGINT NOT NULL,
+                expires_at BIGINT NOT NULL)
+            """,
+            "CREATE INDEX sessions_by_user ON sessions (user_id)",
+            """
+            CREATE TABLE conversations (
+                id TEXT PRIMARY KEY,
+                kind TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                last_seq BIGINT NOT NULL DEFAULT 0,
+                last_activity_at BIGINT NOT NULL)
+            """,
+            """
+            CREATE TABLE conversation_members (
+                conversation_id TEXT NOT NULL REFERENCES conversations(id),
+                user_id TEXT NOT NULL REFERENCES users(id),
+                delivered_seq BIGINT NOT NULL DEFAULT 0,
+                read_seq BIGINT NOT NULL DEFAULT 0,
+                joined_at BIGINT NOT NULL,
+                first_sent_seq BIGINT,
+                PRIMARY KEY (conversation_id, user_id))
+            """,
+            "CREATE INDEX members_by_user ON conversation_members (user_id, conversation_id)",
+            """
+            CREATE TABLE messages (
+                id TEXT NOT NULL,
+                conversation_id TEXT NOT NULL REFERENCES conversations(id),
+                seq BIGINT NOT NULL,
+                sender_id TEXT NOT NULL REFERENCES users(id),
+                client_id TEXT NOT NULL,
+                text TEXT NOT NULL,
+                created_at BIGINT NOT NULL,
+                PRIMARY KEY (conversation_id, seq),
+                CONSTRAINT messages_sender_id_client_id_key UNIQUE (sender_id, client_id))
+            """,
+            """
+            CREATE TABLE events (
+                user_id TEXT NOT NULL,
+                pos BIGINT NOT NULL,
+                kind SMALLINT NOT NULL,
+                conversation_id TEXT NOT NULL,
+                seq BIGINT,
+                subject_id TEXT,
+                delivered_seq BIGINT,
+                read_seq BIGINT,
+                created_at BIGINT NOT NULL,
+                PRIMARY KEY (user_id, pos))
+            """,
+            // A row to write when probing writability.
+            "CREATE TABLE parley_meta (id INT PRIMARY KEY, checked_at TIMESTAMPTZ)",
+            "INSERT INTO parley_meta VALUES (1, now())",
+            // Cluster membership: each node's heartbeat, by the database's clock (no skew between nodes).
+            "CREATE TABLE cluster_nodes (node_id TEXT PRIMARY KEY, heartbeat_at TIMESTAMPTZ NOT NULL)",
+            // Live connections per user per node: a user is online while a live node counts one.
+            """
+            CREATE TABLE presence (
+                user_id TEXT NOT NULL,
+                node_id TEXT NOT NULL,
+                connections INT NOT NULL,
+                PRIMARY KEY (user_id, node_id))
+            """,
+            "CREATE INDEX presence_by_node ON presence (node_id)",
+        ]),
+    ]
+
+    static func migrate(_ client: PostgresClient, logger: Logger) async throws {
+        try await client.withConnection { connection in
+            try await connection.query("SELECT pg_advisory_lock(\(migrationLock))", logger: logger)
+            do {
+                try await apply(on: connection, logger: logger)
+            } catch {
+                _ = try? await connection.query("SELECT pg_advisory_unlock(\(migrationLock))", logger: logger)
+                throw error
+            }
+            try await connection.query("SELECT pg_advisory_unlock(\(migrationLock))", logger: logger)
+        }
+    }
+
+    private static func apply(on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query(
+            "CREATE TABLE IF NOT EXISTS parley_migrations (version TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())",
+            logger: logger)
+        var applied = Set<String>()
+        for try await version in try await connection.query("SELECT version FROM parley_migrations", logger: logger).decode(String.self) {
+            applied.insert(version)
+        }
+        for migration in migrations where !applied.contains(migration.version) {
+            logger.info("Applying database migration", metadata: ["version": "\(migration.version)"])
+            try await connection.query("BEGIN", logger: logger)
+            do {
+                for statement in migration.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query("INSERT INTO parley_migrations (version) VALUES (\(migration.version))", logger: logger)
+                try await connection.query("COMMIT", logger: logger)
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+        }
+    }
+}
+
+/// Event kinds as stored in `events.kind`.
+enum EventKind: Int16 {
+    case message = 1
+    case receipt = 2
+    case conversation = 3
+}

@@ -1,0 +1,92 @@
+import ParleyCore
+import ParleyStore
+import PostgresNIO
+
+extension PostgresStore: EventLog {
+    /// Appends an event to `user`'s stream inside the caller's transaction.
+    ///
+    /// The position comes from the user's row (`stream_head + 1`) under its row lock, held until
+    /// commit: positions are gapless, and a later position never commits before an earlier one.
+    func appendEvent(_ payload: StreamEvent.Payload, to user: UserID, now: Timestamp, _ db: PostgresConnection) async throws -> Delivery {
+        guard let position = try await db.value(
+            "UPDATE users SET stream_head = stream_head + 1 WHERE id = \(user.rawValue) RETURNING stream_head", as: Int64.self, logger)
+        else { throw StoreError.userNotFound }
+        let row: (EventKind, String, Int64?, String?, Int64?, Int64?) = switch payload {
+        case .message(let message): (.message, message.conversationId.rawValue, message.seq, nil, nil, nil)
+        case .receipt(let receipt):
+            (.receipt, receipt.conversationId.rawValue, nil, receipt.userId.rawValue, receipt.deliveredSeq, receipt.readSeq)
+        case .conversation(let info): (.conversation, info.id.rawValue, nil, nil, nil, nil)
+        }
+        try await db.query("""
+            INSERT INTO events (user_id, pos, kind, conversation_id, seq, subject_id, delivered_seq, read_seq, created_at)
+            VALUES (\(user.rawValue), \(position), \(row.0.rawValue), \(row.1), \(row.2), \(row.3), \(row.4), \(row.5), \(now.milliseconds))
+            """, logger: logger)
+        return Delivery(recipient: user, event: StreamEvent(position: position, payload: payload))
+    }
+
+    /// Tells every node, on commit only, whose streams moved and how far (``StreamNotice``).
+    func notify(_ deliveries: [Delivery], _ db: PostgresConnection) async throws {
+        guard !deliveries.isEmpty else { return }
+        for payload in StreamNotice(deliveries).payloads() {
+            try await db.query("SELECT pg_notify(\(StreamNotice.channel), \(payload))", logger: logger)
+        }
+    }
+
+    public func events(of user: UserID, after: Int64, limit: Int) async throws -> Replay {
+        try await read { db in
+            guard let bounds = try await db.rows("SELECT stream_head, stream_floor FROM users WHERE id = \(user.rawValue)", logger).first
+            else { throw StoreError.userNotFound }
+            let (head, floor) = try bounds.decode((Int64, Int64).self)
+            guard after >= floor, after <= head else { return .tooOld(head: head) }
+            let rows = try await db.rows("""
+                SELECT e.pos, e.kind, e.conversation_id, e.subject_id, e.delivered_seq, e.read_seq, \(unescaped: Columns.message)
+                FROM events e
+                LEFT JOIN messages m ON e.kind = \(EventKind.message.rawValue) AND m.conversation_id = e.conversation_id AND m.seq = e.seq
+                WHERE e.user_id = \(user.rawValue) AND e.pos > \(after) ORDER BY e.pos LIMIT \(limit)
+                """, logger)
+            var events: [StreamEvent] = []
+            events.reserveCapacity(rows.count)
+            for row in rows {
+                let c = try row.decode(
+                    (Int64, Int16, String, String?, Int64?, Int64?, String?, String?, Int64?, String?, String?, String?, Int64?).self)
+                let conversation = ConversationID(rawValue: c.2)
+                let payload: StreamEvent.Payload
+                switch EventKind(rawValue: c.1) {
+                case .message:
+                    // A message event whose message is missing cannot happen (same transaction); skip rather than crash.
+                    guard let id = c.6, let conversationID = c.7, let seq = c.8, let sender = c.9, let clientID = c.10,
+                        let text = c.11, let created = c.12
+                    else { continue }
+                    payload = .message(Message((id, conversationID, seq, sender, clientID, text, created)))
+                case .receipt:
+                    payload = .receipt(ReceiptUpdate(
+                        conversationId: conversation, userId: UserID(rawValue: c.3 ?? ""), deliveredSeq: c.4 ?? 0, readSeq: c.5 ?? 0))
+                case .conversation:
+                    payload = .conversation(try await conversationInfo(conversation, db))
+                case nil:
+                    continue
+                }
+                events.append(StreamEvent(position: c.0, payload: payload))
+            }
+            return .events(events, head: head)
+        }
+    }
+
+    public func streamHead(of user: UserID) async throws -> Int64 {
+        try await read { db in
+            try await db.value("SELECT stream_head FROM users WHERE id = \(user.rawValue)", as: Int64.self, logger) ?? 0
+        }
+    }
+
+    public func pruneEvents(keepPerUser: Int) async throws -> Int {
+        try await transaction { db in
+            try await db.query(
+                "UPDATE users SET stream_floor = stream_head - \(keepPerUser) WHERE stream_head - \(keepPerUser) > stream_floor",
+                logger: logger)
+            return try await db.value("""
+                WITH gone AS (DELETE FROM events e USING users u WHERE u.id = e.user_id AND e.pos <= u.stream_floor RETURNING 1)
+                SELECT COUNT(*) FROM gone
+                """, as: Int64.self, logger).map(Int.init) ?? 0
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+
+/// A real PostgreSQL server for the tests: started once per test process with `scripts/postgres`
+/// (Debian's package, a temp directory, a non-root user) unless `PARLEY_TEST_POSTGRES_URL` names
+/// one already, and stopped when the process exits. Each test takes a fresh database.
+public enum PostgresTestServer {
+    /// `postgres://…/parley` of the running server.
+    public static func baseURL() throws -> String { try server.get() }
+
+    /// Creates an empty database and returns its URL.
+    public static func freshDatabase() throws -> String {
+        let base = try baseURL()
+        let name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        try run(psql(), ["-d", base, "-qc", "CREATE DATABASE \(name)"])
+        return String(base[..<base.lastIndex(of: "/")!]) + "/" + name
+    }
+
+    private static let server: Result<String, any Error> = Result {
+        if let url = ProcessInfo.processInfo.environment["PARLEY_TEST_POSTGRES_URL"], !url.isEmpty { return url }
+        let directory = "/tmp/parley-test-pg-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        startedDirectory = strdup(directory)
+        let url = try run(script, ["start", directory, String(try freePort())]).trimmingCharacters(in: .whitespacesAndNewlines)
+        atexit {
+            guard let pointer = PostgresTestServer.startedDirectory else { return }
+            let directory = String(cString: pointer)
+            _ = try? PostgresTestServer.run(PostgresTestServer.script, ["stop", directory])
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+        return url
+    }
+
+    nonisolated(unsafe) private static var startedDirectory: UnsafeMutablePointer<CChar>?
+
+    /// The repository's `scripts/postgres`.
+    static let script = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("scripts/postgres").path
+
+    private static func psql() -> String {
+        for candidate in ["/usr/bin/psql", "/usr/local/bin/psql"] where FileManager.default.isExecutableFile(atPath: candidate) {
+            return candidate
+        }
+        return "psql"
+    }
+
+    /// A TCP port nobody listens on right now.
+    public static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw TestServerError(message: "no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Runs a program to completion; its standard output, or an error with its standard error.
+    /// (posix_spawn and waitpid rather than Foundation's Process, whose waitUntilExit can hang on
+    /// a cooperative thread while the others are blocked, as in a static initialiser.)
+    @discardableResult
+    static func run(_ program: String, _ arguments: [String]) throws -> String {
+        let scratch = NSTemporaryDirectory() + "parley-run-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: scratch + ".out"); try? FileManager.default.removeItem(atPath: scratch + ".err") }
+        let quoted = ([program] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        let command = "\(quoted) </dev/null >'\(scratch).out' 2>'\(scratch).err'"
+        var pid: pid_t = 0
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(command), nil]
+        defer { argv.forEach { free($0) } }
+        guard posix_spawn(&pid, "/bin/sh", nil, nil, argv, environ) == 0 else { throw TestServerError(message: "cannot start \(program)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let output = (try? String(contentsOfFile: scratch + ".out", encoding: .utf8)) ?? ""
+        guard status == 0 else {
+            let errors = (try? String(contentsOfFile: scratch + ".err", encoding: .utf8)) ?? ""
+            throw TestServerError(message: "\(program) \(arguments.first ?? ""): \(errors)")
+        }
+        return output
+    }
+}
+
+struct TestServerError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
