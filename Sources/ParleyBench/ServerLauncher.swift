@@ -55,6 +55,8 @@ public final class ServerLauncher: Sendable {
     /// Everything the server logged so far.
     public var output: String { log.text }
 
+    public var isRunning: Bool { process.value.isRunning }
+
     /// SIGTERM and wait (graceful shutdown); returns the exit status.
     @discardableResult
     public func stop() -> Int32 {

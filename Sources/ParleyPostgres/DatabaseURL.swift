@@ -44,6 +44,18 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
     /// The URL without its password, for logs and errors.
     public var description: String { "postgres://\(username)@\(host):\(port)/\(database)" }
 
+    func connectionConfiguration() throws -> PostgresConnection.Configuration {
+        let tls: PostgresConnection.Configuration.TLS = switch sslMode {
+        case "disable": .disable
+        case "require": .require(try .init(configuration: .makeClientConfiguration()))
+        default: .prefer(try .init(configuration: .makeClientConfiguration()))
+        }
+        var configuration = PostgresConnection.Configuration(
+            host: host, port: port, username: username, password: password, database: database, tls: tls)
+        configuration.options.connectTimeout = .seconds(5)
+        return configuration
+    }
+
     func clientConfiguration(poolSize: Int) -> PostgresClient.Configuration {
         let tls: PostgresClient.Configuration.TLS = switch sslMode {
         case "disable": .disable

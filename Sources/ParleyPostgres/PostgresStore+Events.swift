@@ -24,11 +24,13 @@ extension PostgresStore: EventLog {
         return Delivery(recipient: user, event: StreamEvent(position: position, payload: payload))
     }
 
-    /// Tells every node, on commit only, whose streams moved and how far (``StreamNotice``).
+    /// Tells every node, on commit only, whose streams moved and how far (``ClusterWire``).
     func notify(_ deliveries: [Delivery], _ db: PostgresConnection) async throws {
         guard !deliveries.isEmpty else { return }
-        for payload in StreamNotice(deliveries).payloads() {
-            try await db.query("SELECT pg_notify(\(StreamNotice.channel), \(payload))", logger: logger)
+        var heads: [UserID: Int64] = [:]
+        for delivery in deliveries { heads[delivery.recipient] = max(heads[delivery.recipient] ?? 0, delivery.event.position) }
+        for payload in ClusterWire.streamPayloads(heads, node: nodeID) {
+            try await db.query("SELECT pg_notify(\(ClusterWire.channel), \(payload))", logger: logger)
         }
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import ParleyCore
 import ParleyStore
@@ -14,11 +15,23 @@ import PostgresNIO
 public final class PostgresStore: ParleyStore, Sendable {
     let client: PostgresClient
     let logger: Logger
+    /// This process's id in the cluster: new at every start, so a restarted node is a new node.
+    public let nodeID = UUID().uuidString.lowercased()
     private let runner: Task<Void, Never>
 
     /// Connects, checks the credentials and applies pending migrations (one node at a time).
     /// - Throws: ``DatabaseConnectionError`` with one clear line for operators.
     public static func connect(_ url: DatabaseURL, poolSize: Int = 24, logger: Logger) async throws -> PostgresStore {
+        // One plain connection first: the pool would retry a refused connection or a wrong password
+        // quietly until a timeout, and the operator deserves the real reason at once.
+        do {
+            let probe = try await PostgresConnection.connect(
+                on: PostgresClient.defaultEventLoopGroup.any(), configuration: try url.connectionConfiguration(), id: 0, logger: logger
+            ).get()
+            try await probe.close()
+        } catch {
+            throw DatabaseConnectionError(url: url, underlying: error)
+        }
         let store = PostgresStore(configuration: url.clientConfiguration(poolSize: poolSize), logger: logger)
         do {
             try await store.ping(timeout: .seconds(10))

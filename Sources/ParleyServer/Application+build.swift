@@ -12,10 +12,13 @@ import UnixSignals
 ///
 /// Services stop in reverse order on graceful shutdown: the HTTP server first (in-flight requests
 /// finish, sockets close), then the hub, then housekeeping, and the database last.
+///
+/// With a `bus` the server is one node of a cluster: events, typing, presence and revocations
+/// cross to the other nodes through it (``ClusterRelay``).
 public func buildApplication(
-    _ configuration: ServerConfiguration, store: any ParleyStore, logger: Logger? = nil
+    _ configuration: ServerConfiguration, store: any ParleyStore, bus: (any ClusterBus)? = nil, logger: Logger? = nil
 ) async throws -> some ApplicationProtocol {
-    let server = ServerContext(configuration: configuration, store: store, logger: logger)
+    let server = ServerContext(configuration: configuration, store: store, bus: bus, logger: logger)
     let logger = server.logger
     var app = Application(
         router: makeRouter(server),
@@ -34,8 +37,12 @@ public func buildApplication(
             await configuration.onServerRunning?(port)
         },
         logger: logger)
+    app.addServices(StoreLifecycle(store: store, logger: logger))
+    if let bus {
+        // Started before the hub and stopped after it: draining connections still updates presence.
+        app.addServices(ClusterBusService(bus: bus), ClusterRelay(bus: bus, hub: server.hub, store: store, logger: logger))
+    }
     app.addServices(
-        StoreLifecycle(store: store, logger: logger),
         Housekeeping(
             store: store, eventsKeptPerUser: configuration.eventsKeptPerUser, intervalSeconds: configuration.pruneIntervalSeconds,
             limiters: server.limiters, loginThrottle: server.loginThrottle, logger: logger),
@@ -79,7 +86,7 @@ struct ServerContext: Sendable {
 
     var limiters: [RateLimiter] { [sendLimiter, registerLimiter, searchLimiter, conversationLimiter, typingLimiter] }
 
-    init(configuration: ServerConfiguration, store: any ParleyStore, logger: Logger?) {
+    init(configuration: ServerConfiguration, store: any ParleyStore, bus: (any ClusterBus)?, logger: Logger?) {
         var logger = logger ?? Logger(label: "parley")
         logger.logLevel = configuration.logLevel
         self.configuration = configuration
@@ -89,7 +96,7 @@ struct ServerContext: Sendable {
         hub = ConnectionHub(
             typingTimeoutSeconds: configuration.typingTimeoutSeconds, writeTimeoutSeconds: configuration.writeTimeoutSeconds,
             maxLagSeconds: configuration.maxLagSeconds, idleTimeoutSeconds: configuration.idleTimeoutSeconds,
-            metrics: metrics, logger: logger)
+            metrics: metrics, bus: bus, logger: logger)
         sendLimiter = RateLimiter(ratePerSecond: configuration.sendsPerSecond, burst: configuration.sendBurst)
         registerLimiter = RateLimiter(ratePerSecond: configuration.loginsPerMinute / 60, burst: configuration.loginBurst)
         loginThrottle = LoginThrottle(.init(

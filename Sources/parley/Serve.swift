@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import Logging
+import ParleyPostgres
 import ParleyServer
+import ParleyStore
 import ParleySQLite
 
 /// `parley serve`: runs the server. Each option may also come from a `PARLEY_*` environment
@@ -13,7 +15,7 @@ struct Serve: AsyncParsableCommand {
     var host: String?
     @Option(help: "Port to listen on. [env: PARLEY_PORT] (default: 8080)")
     var port: Int?
-    @Option(help: "SQLite database file. [env: PARLEY_DATABASE] (default: data/parley.sqlite)")
+    @Option(help: "SQLite file (a path or sqlite:path), or PostgreSQL for a cluster: postgres://user:password@host:port/database. [env: PARLEY_DATABASE] (default: data/parley.sqlite)")
     var database: String?
     @Option(help: "SQLite durability: full (fsync each commit) or normal. [env: PARLEY_DURABILITY] (default: full)")
     var durability: String?
@@ -86,20 +88,51 @@ struct Serve: AsyncParsableCommand {
         }
         let format = logFormat ?? settings.string("PARLEY_LOG_FORMAT") ?? "text"
         guard ["text", "json"].contains(format) else { throw ValidationError("Unknown log format '\(format)'. Use text or json.") }
-        let databasePath = database ?? settings.string("PARLEY_DATABASE") ?? "data/parley.sqlite"
+        let databaseSetting = database ?? settings.string("PARLEY_DATABASE") ?? "data/parley.sqlite"
+        let postgresURL = DatabaseURL.isPostgres(databaseSetting) ? try Self.postgresURL(databaseSetting) : nil
+        let databasePath = try Self.sqlitePath(databaseSetting)
 
         LoggingSystem.bootstrap { label in
             format == "json" ? JSONLogHandler(label: label) as any LogHandler : StreamLogHandler.standardError(label: label)
         }
         var logger = Logger(label: "parley")
         logger.logLevel = parsedLevel
-        let store = try SQLiteStore(path: databasePath, durability: durability)
-        logger.info("Starting Parley", metadata: [
-            "address": "http://\(configuration.host):\(configuration.port)", "database": "\(databasePath)",
-            "durability": "\(durability.rawValue)",
-        ])
-        let app = try await buildApplication(configuration, store: store, logger: logger)
+        let store: any ParleyStore, bus: (any ClusterBus)?
+        if let postgresURL {
+            let postgres = try await PostgresStore.connect(postgresURL, logger: logger)
+            (store, bus) = (postgres, PostgresClusterBus(store: postgres, logger: logger))
+            logger.info("Starting Parley", metadata: [
+                "address": "http://\(configuration.host):\(configuration.port)", "database": "\(postgresURL)", "node": "\(postgres.nodeID)",
+            ])
+        } else {
+            (store, bus) = (try SQLiteStore(path: databasePath, durability: durability), nil)
+            logger.info("Starting Parley", metadata: [
+                "address": "http://\(configuration.host):\(configuration.port)", "database": "\(databasePath)",
+                "durability": "\(durability.rawValue)",
+            ])
+        }
+        let app = try await buildApplication(configuration, store: store, bus: bus, logger: logger)
         try await makeServiceGroup(app, configuration: configuration, logger: logger).run()
+    }
+}
+
+extension Serve {
+    static func postgresURL(_ text: String) throws -> DatabaseURL {
+        do {
+            return try DatabaseURL(text)
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+
+    /// The SQLite file of a `--database` value: a path, or `sqlite:path`. Other URLs are refused.
+    static func sqlitePath(_ text: String) throws -> String {
+        if text.hasPrefix("sqlite:") { return String(text.dropFirst("sqlite:".count)).replacing(/^\/\/(?=\/)/, with: "") }
+        if let scheme = text.firstMatch(of: /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//)?.1, !DatabaseURL.isPostgres(text) {
+            throw ValidationError("Unsupported database '\(scheme)://…'. Use a SQLite file path or postgres://user:password@host:port/database.")
+        }
+        guard !text.isEmpty else { throw ValidationError("database must not be empty.") }
+        return text
     }
 }
 

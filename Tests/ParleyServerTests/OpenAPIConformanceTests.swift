@@ -11,7 +11,7 @@ import Testing
 @Suite struct OpenAPIConformanceTests {
     @Test func theSpecDocumentsExactlyTheServersRoutes() throws {
         let store = try SQLiteStore(path: TestServer.temporaryDatabase())
-        let server = ServerContext(configuration: TestServer.configuration(), store: store, logger: nil)
+        let server = ServerContext(configuration: TestServer.configuration(), store: store, bus: nil, logger: nil)
         func operation(_ route: Router<ParleyRequestContext>.RouteDescription) -> String {
             let path = route.path.description.split(separator: "/").map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }
             return "\(route.method.rawValue) /\(path.joined(separator: "/"))"

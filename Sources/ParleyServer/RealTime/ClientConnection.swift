@@ -27,6 +27,9 @@ final class ClientConnection: Sendable {
         /// Stream events for this user, already encoded, in position order (possibly with gaps or
         /// repeats: the writer sorts it out).
         case events([EncodedEvent])
+        /// Events were committed elsewhere (another node): fetch them from the store up to this
+        /// position, or to the head when `nil`.
+        case catchUp(Int64?)
     }
 
     /// Why the server ended a connection; the first one set stays.

@@ -28,11 +28,14 @@ final class ConnectionHub: Service, Sendable {
     private let idleMilliseconds: Int64
     private let logger: Logger
     let metrics: ServerMetrics
+    /// The other nodes of a cluster; `nil` on a single node.
+    let bus: (any ClusterBus)?
 
     init(
         typingTimeoutSeconds: Double, writeTimeoutSeconds: Double = 15, maxLagSeconds: Double = 15, idleTimeoutSeconds: Double = 90,
-        metrics: ServerMetrics, logger: Logger
+        metrics: ServerMetrics, bus: (any ClusterBus)? = nil, logger: Logger
     ) {
+        self.bus = bus
         self.idleMilliseconds = Int64(idleTimeoutSeconds * 1000)
         self.typingTimeout = .milliseconds(Int64(typingTimeoutSeconds * 1000))
         self.writeTimeoutMilliseconds = Int64(writeTimeoutSeconds * 1000)
@@ -79,17 +82,38 @@ final class ConnectionHub: Service, Sendable {
         state.withLock { state in Set(users.filter { state.connections[$0]?.isEmpty == false }) }
     }
 
+    /// Who among `users` is online anywhere: on this node, or on any node of the cluster.
+    func onlineAnywhere(among users: [UserID]) async throws -> Set<UserID> {
+        guard let bus else { return online(among: users) }
+        return try await bus.online(among: users)
+    }
+
     // MARK: Sessions
 
     /// Ends, with `unauthorized` and close 1008, every connection of `user` signed in with a session
     /// that `isRevoked` says is gone. Returns how many were ended.
+    /// In a cluster, the other nodes are told to check their connections of `user` against the store.
     @discardableResult
     func endSessions(of user: UserID, where isRevoked: (String) -> Bool) -> Int {
         let ended = state.withLock { state in
             (state.connections[user]?.values).map { $0.filter { isRevoked($0.tokenHash) } } ?? []
         }
         for connection in ended { connection.end(.unauthorized) }
+        bus?.broadcast(.sessionsRevoked(user))
         return ended.count
+    }
+
+    /// The sessions (token hashes) `user`'s connections on this node signed in with.
+    func sessionTokens(of user: UserID) -> Set<String> {
+        state.withLock { state in Set((state.connections[user]?.values).map { $0.map(\.tokenHash) } ?? []) }
+    }
+
+    /// Ends this node's connections of `user` signed in with one of `revoked`, without telling other nodes.
+    func endLocalSessions(of user: UserID, revoked: Set<String>) {
+        let ended = state.withLock { state in
+            (state.connections[user]?.values).map { $0.filter { revoked.contains($0.tokenHash) } } ?? []
+        }
+        for connection in ended { connection.end(.unauthorized) }
     }
 
     /// One pass over the live connections (once a second), ending those that broke a rule of
@@ -154,10 +178,31 @@ final class ConnectionHub: Service, Sendable {
         }
     }
 
-    /// Sends an ephemeral frame to every connection of the given users.
-    func send(_ frame: ServerFrame, to users: some Sequence<UserID>) {
+    /// Sends an ephemeral frame to every connection of the given users, on every node.
+    func send(_ frame: ServerFrame, to users: [UserID]) {
+        sendLocally(frame, to: users)
+        if let bus, !users.isEmpty { bus.broadcast(.frame(frame, recipients: users)) }
+    }
+
+    /// Sends an ephemeral frame to the given users' connections on this node.
+    func sendLocally(_ frame: ServerFrame, to users: [UserID]) {
         let connections = state.withLock { state in users.flatMap { state.connections[$0].map { Array($0.values) } ?? [] } }
         for connection in connections { connection.send(frame) }
+    }
+
+    /// Another node committed events to these users' streams: their connections here fetch them
+    /// from the store up to the position (``ClientConnection/Outbound/catchUp(_:)``).
+    func streamsMoved(_ heads: [UserID: Int64]) {
+        let targets: [(ClientConnection, Int64)] = state.withLock { state in
+            heads.flatMap { user, position in (state.connections[user]?.values).map { $0.map { ($0, position) } } ?? [] }
+        }
+        for (connection, position) in targets { connection.enqueue(.catchUp(position)) }
+    }
+
+    /// Every connection here catches up with the store (after signals may have been missed).
+    func catchUpAll() {
+        let all = state.withLock { $0.connections.values.flatMap(\.values) }
+        for connection in all { connection.enqueue(.catchUp(nil)) }
     }
 
     // MARK: Typing

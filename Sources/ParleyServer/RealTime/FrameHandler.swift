@@ -74,7 +74,7 @@ struct PresenceAnnouncer: Sendable {
     func announceOffline(_ user: UserID) async throws {
         let now = Timestamp.now()
         try await store.recordLastSeen(user, at: now)
-        guard !hub.isOnline(user) else { return }
+        guard try await !hub.onlineAnywhere(among: [user]).contains(user) else { return }
         hub.send(.presence(userId: user, online: false, lastSeenAt: now), to: try await store.contacts(of: user))
     }
 
@@ -92,7 +92,7 @@ struct PresenceAnnouncer: Sendable {
     /// One presence frame per user, in the order given.
     private func presenceFrames(of users: [UserID]) async throws -> [ServerFrame] {
         guard !users.isEmpty else { return [] }
-        let online = hub.online(among: users)
+        let online = try await hub.onlineAnywhere(among: users)
         let lastSeen = try await store.lastSeen(users.filter { !online.contains($0) })
         return users.map { user in
             online.contains(user)

@@ -52,11 +52,15 @@ struct WebSocketSession: Sendable {
             return logger
         }()
         var failure: (any Error)?
+        var counted = false
         do {
             let head = try await store.streamHead(of: user)
             try await outbound.writeTextMessage(WireCoding.encode(.welcome(userId: user, head: head)))
             let presence = PresenceAnnouncer(store: store, hub: hub)
-            if first { try await presence.announceOnline(user) }
+            // In a cluster, "first" means first anywhere, which only the bus knows.
+            let firstAnywhere = if let bus = hub.bus { try await bus.connectionOpened(user) } else { first }
+            counted = true
+            if firstAnywhere { try await presence.announceOnline(user) }
             try await presence.sendSnapshot(to: connection)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
@@ -72,7 +76,9 @@ struct WebSocketSession: Sendable {
             logger.debug("WebSocket session ended with error", metadata: ["error": "\(String(reflecting: error))"])
         }
         connection.finish()
-        if hub.detach(connection) {
+        let lastHere = hub.detach(connection)
+        let lastAnywhere = if let bus = hub.bus { counted ? (try? await bus.connectionClosed(user)) ?? false : false } else { lastHere }
+        if lastAnywhere {
             try? await PresenceAnnouncer(store: store, hub: hub).announceOffline(user)
         }
         if let failure { throw failure }
@@ -148,6 +154,12 @@ struct WebSocketSession: Sendable {
                 switch item {
                 case .frame(let frame):
                     try await write(frame)
+                case .catchUp(let limit):
+                    if limit.map({ $0 > cursor.position }) ?? true,
+                        try await !catchUp(&cursor, to: limit, socket, user: connection.userId)
+                    {
+                        try await write(.resync(position: cursor.position))
+                    }
                 case .events(let events):
                     for event in events where event.position > cursor.position {
                         if event.position > cursor.position + 1,

@@ -4,6 +4,7 @@ import HummingbirdTesting
 import NIOCore
 import ParleyCore
 import ParleySQLite
+import ParleyStore
 import Testing
 
 /// A registered test user with a live session.
@@ -28,7 +29,7 @@ struct TestAPI: Sendable {
     let transport: HTTPTransport
     let port: Int
     /// The server's store, for tests that need to reach behind the API (pruning, inspection).
-    let store: SQLiteStore
+    let store: any ParleyStore
 
     func request(
         _ method: HTTPRequest.Method, _ uri: String, token: String? = nil, json: String? = nil, headers: HTTPFields = [:]
@@ -104,7 +105,7 @@ extension APIResponse {
 
 extension TestAPI {
     /// Requests through Hummingbird's live test client.
-    init(client: any TestClientProtocol, port: Int, store: SQLiteStore) {
+    init(client: any TestClientProtocol, port: Int, store: any ParleyStore) {
         self.init(transport: { uri, method, headers, body in
             let response = try await client.executeRequest(uri: uri, method: method, headers: headers, body: body)
             return APIResponse(status: response.status, headers: response.headers, body: response.body)
@@ -112,7 +113,7 @@ extension TestAPI {
     }
 
     /// Requests through a plain test client connected to `port` (a server in another process).
-    init(connectedTo client: TestClient, port: Int, store: SQLiteStore) {
+    init(connectedTo client: TestClient, port: Int, store: any ParleyStore) {
         self.init(transport: { uri, method, headers, body in
             var headers = headers
             headers[.connection] = "keep-alive"

@@ -1,0 +1,190 @@
+import Logging
+import ParleyCore
+import ParleyStore
+import PostgresNIO
+import ServiceLifecycle
+
+/// The cluster bus on PostgreSQL: LISTEN/NOTIFY on one channel for signals (``ClusterWire``), and
+/// two tables for presence: `cluster_nodes` (a heartbeat per node, by the database's clock) and
+/// `presence` (connections per user per node). See ``ClusterBus`` for the rules.
+///
+/// A service: it listens on a dedicated connection (re-listening after a drop, then reporting
+/// ``ClusterSignal/reconnected`` so the node catches its users up from the store), sends queued
+/// broadcasts in order, heartbeats, and drops nodes whose heartbeat expired. On shutdown it leaves
+/// the cluster: its node row and presence counts go at once.
+public final class PostgresClusterBus: ClusterBus, Service {
+    public var nodeID: String { store.nodeID }
+    public let signals: AsyncStream<ClusterSignal>
+    private let signalSink: AsyncStream<ClusterSignal>.Continuation
+    private let outbox: AsyncStream<String>
+    private let outboxSink: AsyncStream<String>.Continuation
+    private let store: PostgresStore
+    private let heartbeat: Duration
+    /// A node silent for this long is dead (seconds).
+    private let expirySeconds: Double
+    private let logger: Logger
+
+    public init(store: PostgresStore, heartbeatSeconds: Double = 2, expirySeconds: Double = 10, logger: Logger) {
+        self.store = store
+        self.heartbeat = .milliseconds(Int64(heartbeatSeconds * 1000))
+        self.expirySeconds = expirySeconds
+        self.logger = logger
+        (signals, signalSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingOldest(100_000))
+        (outbox, outboxSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingOldest(100_000))
+    }
+
+    public func broadcast(_ signal: ClusterSignal) {
+        for payload in ClusterWire.payloads(signal, node: nodeID) { outboxSink.yield(payload) }
+    }
+
+    // MARK: Presence
+
+    public func connectionOpened(_ user: UserID) async throws -> Bool {
+        try await store.transaction { db in
+            try await lock(user, db)
+            try await db.query("""
+                INSERT INTO presence (user_id, node_id, connections) VALUES (\(user.rawValue), \(nodeID), 1)
+                ON CONFLICT (user_id, node_id) DO UPDATE SET connections = presence.connections + 1
+                """, logger: logger)
+            return try await liveConnections(of: user, db) == 1
+        }
+    }
+
+    public func connectionClosed(_ user: UserID) async throws -> Bool {
+        try await store.transaction { db in
+            try await lock(user, db)
+            try await db.query("""
+                UPDATE presence SET connections = connections - 1 WHERE user_id = \(user.rawValue) AND node_id = \(nodeID)
+                """, logger: logger)
+            try await db.query(
+                "DELETE FROM presence WHERE user_id = \(user.rawValue) AND node_id = \(nodeID) AND connections <= 0", logger: logger)
+            return try await liveConnections(of: user, db) == 0
+        }
+    }
+
+    public func online(among users: [UserID]) async throws -> Set<UserID> {
+        guard !users.isEmpty else { return [] }
+        return try await store.read { db in
+            Set(try await db.values("""
+                SELECT DISTINCT p.user_id FROM presence p JOIN cluster_nodes n ON n.node_id = p.node_id
+                WHERE p.user_id = ANY(\(users.map(\.rawValue))) AND p.connections > 0
+                  AND n.heartbeat_at > now() - make_interval(secs => \(expirySeconds))
+                """, as: String.self, logger).map(UserID.init(rawValue:)))
+        }
+    }
+
+    /// Serialises presence changes of one user across the cluster (until commit).
+    private func lock(_ user: UserID, _ db: PostgresConnection) async throws {
+        try await db.query("SELECT pg_advisory_xact_lock(hashtext('parley-presence'), hashtext(\(user.rawValue)))", logger: logger)
+    }
+
+    private func liveConnections(of user: UserID, _ db: PostgresConnection) async throws -> Int64 {
+        try await db.value("""
+            SELECT COALESCE(SUM(p.connections), 0)::BIGINT FROM presence p JOIN cluster_nodes n ON n.node_id = p.node_id
+            WHERE p.user_id = \(user.rawValue) AND n.heartbeat_at > now() - make_interval(secs => \(expirySeconds))
+            """, as: Int64.self, logger) ?? 0
+    }
+
+    // MARK: Service
+
+    public func run() async throws {
+        try await beat()
+        logger.info("Joined the cluster", metadata: ["node": "\(nodeID)"])
+        await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.listen() }
+                group.addTask { await self.send() }
+                group.addTask { await self.keepBeating() }
+                await group.waitForAll()
+            }
+        }
+        signalSink.finish()
+        outboxSink.finish()
+        await leave()
+    }
+
+    /// Listens until cancelled; after every (re)connection, reports `reconnected`.
+    private func listen() async {
+        while !Task.isCancelled {
+            do {
+                try await store.client.withConnection { connection in
+                    try await connection.listen(on: ClusterWire.channel) { notifications in
+                        signalSink.yield(.reconnected)
+                        for try await notification in notifications {
+                            guard let (node, signal) = ClusterWire.decode(notification.payload), node != nodeID else { continue }
+                            signalSink.yield(signal)
+                        }
+                    }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("Lost the cluster channel; listening again", metadata: ["error": "\(String(reflecting: error))"])
+            }
+            try? await Task.sleep(for: .milliseconds(500))
+        }
+    }
+
+    /// Sends queued broadcasts one by one, in order; a failed one is dropped (ephemeral).
+    private func send() async {
+        for await payload in outbox {
+            do {
+                try await store.execute("SELECT pg_notify(\(ClusterWire.channel), \(payload))")
+            } catch {
+                logger.warning("Could not send a cluster signal", metadata: ["error": "\(String(reflecting: error))"])
+            }
+        }
+    }
+
+    private func keepBeating() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: heartbeat)
+            if Task.isCancelled { return }
+            do {
+                try await beat()
+                try await reapDeadNodes()
+            } catch {
+                logger.warning("Cluster heartbeat failed", metadata: ["error": "\(String(reflecting: error))"])
+            }
+        }
+    }
+
+    private func beat() async throws {
+        try await store.execute("""
+            INSERT INTO cluster_nodes (node_id, heartbeat_at) VALUES (\(nodeID), now())
+            ON CONFLICT (node_id) DO UPDATE SET heartbeat_at = now()
+            """)
+    }
+
+    /// Drops nodes silent past the expiry and their counts; their users with no connection on a
+    /// live node left (reported once, on the node that dropped them).
+    func reapDeadNodes() async throws {
+        let left: [UserID] = try await store.transaction { db in
+            let dead = try await db.values("""
+                DELETE FROM cluster_nodes WHERE heartbeat_at < now() - make_interval(secs => \(expirySeconds)) RETURNING node_id
+                """, as: String.self, logger)
+            guard !dead.isEmpty else { return [] }
+            logger.notice("Dropping cluster nodes that stopped heartbeating", metadata: ["nodes": "\(dead)"])
+            let users = Set(try await db.values(
+                "DELETE FROM presence WHERE node_id = ANY(\(dead)) RETURNING user_id", as: String.self, logger))
+            var left: [UserID] = []
+            for user in users.sorted().map(UserID.init(rawValue:)) {
+                try await lock(user, db)
+                if try await liveConnections(of: user, db) == 0 { left.append(user) }
+            }
+            return left
+        }
+        if !left.isEmpty { signalSink.yield(.usersLeft(left)) }
+    }
+
+    /// Removes this node and its counts (graceful shutdown); other nodes see its users leave.
+    private func leave() async {
+        do {
+            try await store.transaction { db in
+                try await db.query("DELETE FROM presence WHERE node_id = \(nodeID)", logger: logger)
+                try await db.query("DELETE FROM cluster_nodes WHERE node_id = \(nodeID)", logger: logger)
+            }
+        } catch {
+            logger.warning("Could not leave the cluster cleanly", metadata: ["error": "\(String(reflecting: error))"])
+        }
+    }
+}

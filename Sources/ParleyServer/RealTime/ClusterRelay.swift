@@ -1,0 +1,61 @@
+import Logging
+import ParleyCore
+import ParleyStore
+import ServiceLifecycle
+
+/// Applies the other nodes' signals to this node's live connections (see ``ClusterBus``):
+/// committed events are fetched from the store by position, ephemeral frames are delivered,
+/// revoked sessions are checked against the store, users of a dead node are announced offline,
+/// and after the bus reconnects every connection catches up from the store.
+struct ClusterRelay: Service {
+    let bus: any ClusterBus
+    let hub: ConnectionHub
+    let store: any ParleyStore
+    let logger: Logger
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            for await signal in bus.signals {
+                await apply(signal)
+            }
+        }
+    }
+
+    func apply(_ signal: ClusterSignal) async {
+        switch signal {
+        case .streamsMoved(let heads):
+            hub.streamsMoved(heads)
+        case .frame(let frame, let recipients):
+            hub.sendLocally(frame, to: recipients)
+        case .reconnected:
+            hub.catchUpAll()
+        case .sessionsRevoked(let user):
+            var revoked = Set<String>()
+            for token in hub.sessionTokens(of: user) {
+                // A lookup that fails keeps the connection: the hub's once-a-second check and the
+                // next revocation signal try again; ending sessions on an outage would log everyone out.
+                do {
+                    if try await store.session(tokenHash: token, now: .now()) == nil { revoked.insert(token) }
+                } catch {
+                    logger.warning("Could not check a session after a revocation", metadata: ["error": "\(error)"])
+                }
+            }
+            if !revoked.isEmpty { hub.endLocalSessions(of: user, revoked: revoked) }
+        case .usersLeft(let users):
+            let presence = PresenceAnnouncer(store: store, hub: hub)
+            for user in users {
+                do {
+                    try await presence.announceOffline(user)
+                } catch {
+                    logger.warning("Could not announce a user of a lost node offline", metadata: ["error": "\(error)"])
+                }
+            }
+        }
+    }
+}
+
+/// Runs the bus as one of the server's services.
+struct ClusterBusService: Service {
+    let bus: any ClusterBus
+    func run() async throws { try await bus.run() }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import ParleyCore
+import ParleyStore
+import Testing
+
+/// Two or three real `parley serve` processes on one PostgreSQL database: every guarantee holds
+/// whichever node each client is on.
+@Suite(.serialized) struct ClusterTests {
+    @Test func messagesReceiptsTypingAndPresenceCrossNodes() async throws {
+        try await TestCluster.run { cluster in
+            try await cluster.withAPI(0) { nodeA in
+                try await cluster.withAPI(1) { nodeB in
+                    let alice = try await nodeA.register("alice"), bob = try await nodeB.register("bob")
+                    let a = try await nodeA.socket(alice), b = try await nodeB.socket(bob)
+                    _ = try await a.synced()
+                    _ = try await b.synced()
+
+                    a.send(.send(SendRequest(ref: "1", clientId: .random(), recipientId: bob.id, text: "from node A")))
+                    let sent = try await a.sentAcks(count: 1)[0].message
+                    #expect(try await b.message(seq: 1) == sent)
+                    b.send(.send(SendRequest(ref: "2", clientId: .random(), conversationId: sent.conversationId, text: "from node B")))
+                    #expect(try await a.message(seq: 2).text == "from node B")
+
+                    // Both have written: contacts now, so each sees the other online, across nodes.
+                    _ = try await a.presence(bob.id, online: true)
+                    _ = try await b.presence(alice.id, online: true)
+
+                    // Alice (node A) reads bob's message; bob (node B) sees the receipt.
+                    a.send(.receipt(ref: "r", conversationId: sent.conversationId, deliveredSeq: nil, readSeq: 2))
+                    _ = try await b.receipt(of: alice.id) { $0.readSeq == 2 }
+
+                    b.send(.typing(conversationId: sent.conversationId, isTyping: true))
+                    try await a.typing(bob.id, isTyping: true)
+                    // Unrenewed typing expires on bob's node and the stop crosses over too.
+                    try await a.typing(bob.id, isTyping: false)
+
+                    // A second connection of bob on node A keeps him online when node B's goes.
+                    let bobOnA = try await nodeA.socket(bob)
+                    _ = try await bobOnA.synced()
+                    await b.close()
+                    try await Task.sleep(for: .milliseconds(500))
+                    #expect(await !a.inbox.frames.contains { if case .presence(bob.id, false, _) = $0 { true } else { false } })
+                    await bobOnA.close()
+                    let lastSeen = try await a.presence(bob.id, online: false)
+                    #expect(lastSeen != nil)
+                    await a.close()
+                }
+            }
+        }
+    }
+
+    @Test func aClientResumesOnAnotherNodeWithExactlyWhatItMissed() async throws {
+        try await TestCluster.run { cluster in
+            try await cluster.withAPI(0) { nodeA in
+                try await cluster.withAPI(1) { nodeB in
+                    let alice = try await nodeA.register("alice"), bob = try await nodeA.register("bob")
+                    let first = try await nodeA.send("before", from: alice, to: bob)
+                    let onA = try await nodeA.socket(bob)
+                    let position = try await onA.synced()
+                    await onA.close()
+                    for i in 1...100 { _ = try await nodeA.send("missed \(i)", from: alice, in: first.conversationId) }
+
+                    let onB = try await nodeB.socket(bob, after: position)
+                    _ = try await onB.synced()
+                    let replayed = await onB.inbox.messages
+                    #expect(replayed.map(\.seq) == Array(2...101))
+                    #expect(replayed.map(\.text) == (1...100).map { "missed \($0)" })
+                    // Then live events, sent through the other node.
+                    _ = try await nodeA.send("live", from: alice, in: first.conversationId)
+                    #expect(try await onB.message(seq: 102).text == "live")
+                    let positions = await onB.inbox.streamEvents.map(\.position)
+                    #expect(positions == Array((position + 1)...(position + 101)))
+                    await onB.close()
+                }
+            }
+        }
+    }
+
+    @Test func twoNodesCreatingOneConversationAtOnceMakeOne() async throws {
+        try await TestCluster.run { cluster in
+            try await cluster.withAPI(0) { nodeA in
+                try await cluster.withAPI(1) { nodeB in
+                    for round in 0..<5 {
+                        let alice = try await nodeA.register("alice\(round)"), bob = try await nodeB.register("bob\(round)")
+                        async let fromA = nodeA.send("hi from A", from: alice, to: bob)
+                        async let fromB = nodeB.send("hi from B", from: bob, to: alice)
+                        let (m1, m2) = try await (fromA, fromB)
+                        #expect(m1.conversationId == m2.conversationId)
+                        #expect(Set([m1.seq, m2.seq]) == [1, 2])
+                        #expect(try await nodeA.conversations(of: alice).count == 1)
+                        #expect(try await nodeB.conversations(of: bob).count == 1)
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func loggingOutOnOneNodeClosesTheSessionsSocketsOnAnother() async throws {
+        try await TestCluster.run { cluster in
+            try await cluster.withAPI(0) { nodeA in
+                try await cluster.withAPI(1) { nodeB in
+                    let bob = try await nodeA.register("bob")
+                    let phone = try await nodeA.login("bob")
+                    let onB = try await nodeB.socket(bob), phoneOnB = try await nodeB.socket(phone)
+                    _ = try await onB.synced()
+                    _ = try await phoneOnB.synced()
+                    #expect(try await nodeA.request(.post, "/v1/auth/logout", token: bob.token).status == .noContent)
+                    #expect(try await onB.firstError().code == .unauthorized)
+                    #expect(try await onB.closed()?.closeCode == .policyViolation)
+                    // The other session's socket stays; logging out everywhere ends it too.
+                    try await Task.sleep(for: .milliseconds(300))
+                    #expect(await phoneOnB.inbox.frames.allSatisfy { if case .error = $0 { false } else { true } })
+                    #expect(try await nodeA.request(.post, "/v1/auth/logout-all", token: phone.token).status == .noContent)
+                    #expect(try await phoneOnB.closed()?.closeCode == .policyViolation)
+                }
+            }
+        }
+    }
+
+}

@@ -1,0 +1,56 @@
+import Foundation
+import HummingbirdTesting
+import Logging
+import ParleyBench
+import ParleyPostgres
+import ParleyStore
+import ParleyTestSupport
+
+/// Real `parley serve` processes on one fresh PostgreSQL database (the test server's): a cluster.
+/// `api(node)` talks to one node; `store` reads the shared database behind them.
+final class TestCluster: Sendable {
+    let nodes: [ServerLauncher]
+    let store: PostgresStore
+    let databaseURL: String
+
+    private init(nodes: [ServerLauncher], store: PostgresStore, databaseURL: String) {
+        self.nodes = nodes
+        self.store = store
+        self.databaseURL = databaseURL
+    }
+
+    /// Starts `count` nodes, runs `body`, and stops every node still running.
+    static func run<T: Sendable>(nodes count: Int = 2, _ body: @Sendable (TestCluster) async throws -> T) async throws -> T {
+        let url = try PostgresTestServer.freshDatabase()
+        var nodes: [ServerLauncher] = []
+        for _ in 0..<count { nodes.append(try await launchNode(url)) }
+        let cluster = TestCluster(
+            nodes: nodes, store: try await PostgresStore.connect(DatabaseURL(url), poolSize: 4, logger: Logger(label: "test")),
+            databaseURL: url)
+        do {
+            let result = try await body(cluster)
+            cluster.stopAll()
+            return result
+        } catch {
+            cluster.stopAll()
+            throw error
+        }
+    }
+
+    static func launchNode(_ url: String) async throws -> ServerLauncher {
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("parley").path
+        return try await ServerLauncher(binary: binary, database: url)
+    }
+
+    private func stopAll() {
+        for node in nodes where node.isRunning { node.stop() }
+    }
+
+    /// REST and WebSocket calls against node `index`.
+    func withAPI<T: Sendable>(_ index: Int, _ body: @escaping @Sendable (TestAPI) async throws -> T) async throws -> T {
+        let port = nodes[index].port
+        return try await TestClient.withClient(host: "127.0.0.1", port: port) { client in
+            try await body(TestAPI(connectedTo: client, port: port, store: self.store))
+        }
+    }
+}
