@@ -118,3 +118,109 @@ import Testing
     }
 
 }
+
+/// Nodes failing: killed under load, or losing their LISTEN connection.
+@Suite(.serialized) struct ClusterFailureTests {
+    /// Senders on node A, recipients on node B; node A is SIGKILLed mid-flow and the senders
+    /// reconnect to node B and retry what was not acknowledged (same client ids), as the SDK does.
+    @Test func killingANodeUnderLoadLosesAndDuplicatesNothing() async throws {
+        try await TestCluster.run { cluster in
+            try await cluster.withAPI(1) { nodeB in
+                let pairs = 3, perSender = 150
+                var senders: [Account] = [], recipients: [Account] = []
+                for i in 0..<pairs {
+                    senders.append(try await nodeB.register("sender\(i)"))
+                    recipients.append(try await nodeB.register("recipient\(i)"))
+                }
+                // Contacts first, so the recipients see their senders' presence.
+                for i in 0..<pairs {
+                    _ = try await nodeB.send("hello", from: senders[i], to: recipients[i])
+                    _ = try await nodeB.send("hello back", from: recipients[i], to: senders[i])
+                }
+                let watchers = try await recipients.asyncMap { try await nodeB.socket($0) }
+                for watcher in watchers { _ = try await watcher.synced() }
+                let (senderSenders, snapshot) = (senders, recipients)
+                let plan = (0..<pairs).map { _ in (0..<perSender).map { _ in ClientMessageID.random() } }
+
+                // Every sender writes everything through node A; node A dies after some acks.
+                let acked: [[Message]] = try await cluster.withAPI(0) { nodeA in
+                    let sockets = try await senderSenders.asyncMap { try await nodeA.socket($0) }
+                    for (i, socket) in sockets.enumerated() {
+                        for (n, clientId) in plan[i].enumerated() {
+                            socket.send(.send(SendRequest(clientId: clientId, recipientId: snapshot[i].id, text: "m\(n)")))
+                        }
+                    }
+                    _ = try await sockets[0].sentAcks(count: 20)
+                    cluster.nodes[0].crash()
+                    var acked: [[Message]] = []
+                    for socket in sockets {
+                        acked.append(await socket.inbox.frames.compactMap { if case .sent(_, let message, _) = $0 { message } else { nil } })
+                    }
+                    return acked
+                }
+                // The dead node's users leave: the recipients see their senders, online through node
+                // A until the crash, go offline once node A's heartbeat expires.
+                for (i, watcher) in watchers.enumerated() {
+                    _ = try await watcher.inbox.waitFor("sender \(i) offline after the crash", timeout: .seconds(30)) { frames -> Bool? in
+                        let sender = senderSenders[i].id
+                        guard let online = frames.lastIndex(where: { if case .presence(sender, true, _) = $0 { true } else { false } })
+                        else { return nil }
+                        return frames[online...].contains { if case .presence(sender, false, _) = $0 { true } else { false } } ? true : nil
+                    }
+                }
+                // Reconnect to node B and retry everything not acknowledged.
+                for i in 0..<pairs {
+                    let ackedIds = Set(acked[i].map(\.clientId))
+                    let socket = try await nodeB.socket(senders[i])
+                    let retries = plan[i].enumerated().filter { !ackedIds.contains($0.element) }
+                    for (n, clientId) in retries { socket.send(.send(SendRequest(clientId: clientId, recipientId: recipients[i].id, text: "m\(n)"))) }
+                    _ = try await socket.sentAcks(count: retries.count)
+                    await socket.close()
+                }
+                for i in 0..<pairs {
+                    let id = ConversationID.direct(senders[i].id, recipients[i].id)
+                    let stored = try await cluster.store.messages(in: id, as: recipients[i].id, query: HistoryQuery(limit: 1000)).messages
+                    #expect(stored.map(\.seq) == Array(1...Int64(perSender + 2)), "seq gapless")
+                    let written = stored.filter { $0.senderId == senders[i].id && $0.text != "hello" }
+                    #expect(written.map(\.clientId) == plan[i], "each message exactly once, in the order written")
+                    #expect(Set(acked[i]).isSubset(of: Set(stored)), "every acknowledged message is stored")
+                    // The recipient on node B got every message live, once.
+                    _ = try await watchers[i].message(seq: Int64(perSender + 2))
+                    let delivered = await watchers[i].inbox.messages.map(\.seq)
+                    #expect(delivered == Array(3...Int64(perSender + 2)))
+                }
+                for watcher in watchers { await watcher.close() }
+            }
+        }
+    }
+
+    /// A node whose LISTEN connection is cut misses notifications; when it listens again it
+    /// catches its users up from the store.
+    @Test func aNodeThatLosesItsListenConnectionCatchesUp() async throws {
+        try await TestCluster.run { cluster in
+            try await cluster.withAPI(0) { nodeA in
+                try await cluster.withAPI(1) { nodeB in
+                    let alice = try await nodeA.register("alice"), bob = try await nodeB.register("bob")
+                    let b = try await nodeB.socket(bob)
+                    _ = try await b.synced()
+                    let first = try await nodeA.send("one", from: alice, to: bob)
+                    _ = try await b.message(seq: 1)
+                    // Cut every LISTEN connection, then send at once: the notice can be lost.
+                    #expect(try await cluster.terminateListeners() == 2)
+                    for i in 2...20 { _ = try await nodeA.send("m\(i)", from: alice, in: first.conversationId) }
+                    _ = try await b.message(seq: 20)
+                    #expect(await b.inbox.messages.map(\.seq) == Array(1...20))
+                    await b.close()
+                }
+            }
+        }
+    }
+}
+
+extension Array {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var result: [T] = []
+        for element in self { result.append(try await transform(element)) }
+        return result
+    }
+}

@@ -2,7 +2,7 @@ import Foundation
 import HummingbirdTesting
 import Logging
 import ParleyBench
-import ParleyPostgres
+@testable import ParleyPostgres
 import ParleyStore
 import ParleyTestSupport
 
@@ -44,6 +44,17 @@ final class TestCluster: Sendable {
 
     private func stopAll() {
         for node in nodes where node.isRunning { node.stop() }
+    }
+
+    /// Ends every node's LISTEN connection from the database side (as a failover or a network cut would).
+    /// Returns how many were ended.
+    func terminateListeners() async throws -> Int {
+        try await store.read { db in
+            try await db.values(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'",
+                as: Bool.self, store.logger
+            ).filter { $0 }.count
+        }
     }
 
     /// REST and WebSocket calls against node `index`.
