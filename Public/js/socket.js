@@ -5,6 +5,10 @@
 // frame the socket pings, and a ping not answered within 5 s (or the browser going offline) drops
 // the connection at once; the outbox stays, and the reconnect resumes. The server closes clients
 // that send nothing for 90 s, so an idle tab pings well within that.
+//
+// Leaving the page closes the socket (pagehide): a page kept in the back/forward cache would
+// otherwise hold its connection open, and its user "online", until the server's idle limit.
+// Coming back to it (pageshow from the cache) reconnects and resumes.
 const IDLE_PING_MS = 15000;
 const DEAD_AFTER_MS = 5000;
 
@@ -25,8 +29,27 @@ export class LiveSocket {
     this.connect();
     window.addEventListener("online", this.retryNow);
     window.addEventListener("offline", this.dropLine);
+    window.addEventListener("pagehide", this.leavePage);
+    window.addEventListener("pageshow", this.returnToPage);
     this.heartbeat = setInterval(this.checkLine, 1000);
   }
+
+  leavePage = () => {
+    this.suspended = true;
+    clearTimeout(this.timer);
+    const ws = this.ws;
+    if (!ws) return;
+    this.ws = null;
+    ws.onclose = null;
+    ws.onmessage = null;
+    try { ws.close(1000, "page closed"); } catch { /* already closing */ }
+  };
+
+  returnToPage = (event) => {
+    if (!event.persisted || this.closed) return;
+    this.suspended = false;
+    this.retryNow();
+  };
 
   stop() {
     this.closed = true;
@@ -34,6 +57,8 @@ export class LiveSocket {
     clearInterval(this.heartbeat);
     window.removeEventListener("online", this.retryNow);
     window.removeEventListener("offline", this.dropLine);
+    window.removeEventListener("pagehide", this.leavePage);
+    window.removeEventListener("pageshow", this.returnToPage);
     this.ws?.close(1000);
     this.ws = null;
   }
@@ -61,7 +86,7 @@ export class LiveSocket {
   };
 
   retryNow = () => {
-    if (this.closed || this.ws) return;
+    if (this.closed || this.suspended || this.ws) return;
     clearTimeout(this.timer);
     this.connect();
   };
@@ -109,7 +134,7 @@ export class LiveSocket {
     this.welcomed = false;
     this.onState("offline", code);
     // 1008 after a revoked session comes with an `unauthorized` error, and the app signs out (stop()).
-    if (this.closed) return;
+    if (this.closed || this.suspended) return;
     // Exponential backoff with full jitter: 0.5 s, 1 s, 2 s … up to 15 s.
     const ceiling = Math.min(15000, 500 * 2 ** this.attempt++);
     this.timer = setTimeout(() => this.connect(), Math.random() * ceiling);

@@ -94,6 +94,73 @@ def server():
         server.stop()
 
 
+class Cluster(Server):
+    """`scripts/cluster`: PostgreSQL, two `parley serve` nodes and HAProxy in front; `url` is HAProxy's."""
+
+    def __init__(self, directory, nodes=2):
+        self.port = free_port_block(nodes + 2)
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.node_urls = [f"http://127.0.0.1:{self.port + i}" for i in range(1, nodes + 1)]
+        self.directory = directory
+        self.nodes = nodes
+        self.process = None
+
+    def start(self):
+        self.process = subprocess.Popen(
+            [str(ROOT / "scripts" / "cluster"), "--nodes", str(self.nodes), "--port", str(self.port), "--binary", BINARY,
+             "--dir", self.directory], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+        line = self.process.stdout.readline()
+        if not line.startswith("Parley cluster:"):
+            raise RuntimeError(f"scripts/cluster did not start: {line!r}")
+        self.wait_until_up()
+
+    def stop(self):
+        if self.process:
+            self.process.terminate()
+            self.process.wait(timeout=60)
+            self.process = None
+
+    def live_connections(self):
+        """WebSockets open on each node, from the nodes' own /metrics (answered on loopback)."""
+        counts = []
+        for url in self.node_urls:
+            text = requests.get(url + "/metrics", timeout=5).text
+            match = re.search(r"^parley_websocket_connections(?:\{[^}]*\})? ([0-9.]+)$", text, re.M)
+            counts.append(int(float(match.group(1))) if match else 0)
+        return counts
+
+
+def free_port_block(size):
+    """The first of `size` consecutive free loopback ports."""
+    for _ in range(50):
+        start = free_port()
+        if start + size >= 65535:
+            continue
+        try:
+            sockets = []
+            for port in range(start, start + size):
+                s = socket.socket()
+                sockets.append(s)
+                s.bind(("127.0.0.1", port))
+            return start
+        except OSError:
+            continue
+        finally:
+            for s in sockets:
+                s.close()
+    raise RuntimeError("no block of free ports")
+
+
+@pytest.fixture
+def cluster():
+    with tempfile.TemporaryDirectory() as directory:
+        os.chmod(directory, 0o755)
+        cluster = Cluster(directory)
+        cluster.start()
+        yield cluster
+        cluster.stop()
+
+
 @pytest.fixture
 def browsers():
     """Opens headless Chromium windows on demand; `browsers(dark=True, width=…)`."""

@@ -244,3 +244,27 @@ def test_phone_width_keyboard_use_and_labels(server, browsers):
     assert unnamed == []
     assert by_id(a, "announcer").get_attribute("aria-live") == "polite"
     assert a.execute_script("return document.documentElement.scrollWidth <= window.innerWidth"), "no sideways scrolling"
+
+
+def websocket_count(url):
+    import re
+    text = requests.get(url + "/metrics", timeout=5).text
+    match = re.search(r"^parley_websocket_connections(?:\{[^}]*\})? ([0-9.]+)$", text, re.M)
+    return int(float(match.group(1))) if match else 0
+
+
+def test_leaving_the_page_closes_its_connection_and_coming_back_resumes(server, browsers):
+    """A page left for another (kept in the back/forward cache) must not hold its socket, and its
+    user 'online', until the server's idle limit."""
+    alice = server.register("alice", "Alice Liddell")
+    a = browsers()
+    sign_in(a, server, alice)
+    wait(a, lambda d: websocket_count(server.url) == 1)
+    for _ in range(2):
+        sign_in(a, server, alice)
+    wait(a, lambda d: by_id(d, "list-empty").is_displayed())
+    wait(a, lambda d: websocket_count(server.url) == 1)
+    a.get("about:blank")
+    wait(a, lambda d: websocket_count(server.url) == 0)
+    a.back()
+    wait(a, lambda d: websocket_count(server.url) == 1)
