@@ -112,7 +112,7 @@ let package = Package(
         .testTarget(
             name: "ParleySDKTests",
             dependencies: [
-                "ParleySDK", "ParleyViewModels", "ParleyServer", "ParleySQLite",
+                "ParleySDK", "ParleyViewModels", "ParleyServer", "ParleySQLite", "ParleyPostgres", "ParleyTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -7,7 +7,7 @@ import Testing
 @MainActor
 @Suite struct AccountLifecycleTests {
     @Test func registerConnectRestoreAndSignOut() async throws {
-        let server = ServerHarness()
+        let server = try ServerHarness()
         try await server.start()
         let storage = ClientStorage(directory: temporaryDirectory())
         #expect(try ParleyClient.restore(from: storage) == nil, "nothing saved yet")

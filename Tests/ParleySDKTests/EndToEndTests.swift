@@ -11,8 +11,8 @@ import Testing
         client.timeline(conversation).first { $0.text == text }?.status ?? nil
     }
 
-    @Test func liveMessagesStatusesTypingAndPresence() async throws {
-        let (server, aliceSession, bobSession) = try await ServerHarness.withAliceAndBob()
+    @Test(arguments: Topology.allCases) func liveMessagesStatusesTypingAndPresence(topology: Topology) async throws {
+        let (server, aliceSession, bobSession) = try await ServerHarness.withAliceAndBob(topology)
         let alice = try server.client(aliceSession, directory: temporaryDirectory())
         let bob = try server.client(bobSession, directory: temporaryDirectory())
         alice.start()
@@ -46,8 +46,8 @@ import Testing
         await server.stop()
     }
 
-    @Test func messagesWrittenWhileTheServerIsDownGoOutOnceInOrder() async throws {
-        let (server, aliceSession, bobSession) = try await ServerHarness.withAliceAndBob()
+    @Test(arguments: Topology.allCases) func messagesWrittenWhileTheServerIsDownGoOutOnceInOrder(topology: Topology) async throws {
+        let (server, aliceSession, bobSession) = try await ServerHarness.withAliceAndBob(topology)
         let alice = try server.client(aliceSession, directory: temporaryDirectory())
         let bob = try server.client(bobSession, directory: temporaryDirectory())
         alice.start()
@@ -73,8 +73,8 @@ import Testing
         await server.stop()
     }
 
-    @Test func aKilledClientsOutboxGoesOutOnceFromTheNextStart() async throws {
-        let (server, aliceSession, bobSession) = try await ServerHarness.withAliceAndBob()
+    @Test(arguments: Topology.allCases) func aKilledClientsOutboxGoesOutOnceFromTheNextStart(topology: Topology) async throws {
+        let (server, aliceSession, bobSession) = try await ServerHarness.withAliceAndBob(topology)
         let aliceDirectory = temporaryDirectory()
         let conversation = ConversationID.direct(aliceSession.user.id, bobSession.user.id)
         do {
@@ -103,8 +103,8 @@ import Testing
         await server.stop()
     }
 
-    @Test func aClientThatWasOfflineGetsExactlyWhatItMissed() async throws {
-        let (server, aliceSession, bobSession) = try await ServerHarness.withAliceAndBob()
+    @Test(arguments: Topology.allCases) func aClientThatWasOfflineGetsExactlyWhatItMissed(topology: Topology) async throws {
+        let (server, aliceSession, bobSession) = try await ServerHarness.withAliceAndBob(topology)
         let bobDirectory = temporaryDirectory()
         let conversation = ConversationID.direct(aliceSession.user.id, bobSession.user.id)
         let alice = try server.client(aliceSession, directory: temporaryDirectory())

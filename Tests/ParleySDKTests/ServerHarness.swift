@@ -3,26 +3,72 @@ import Foundation
 import Logging
 import ParleySDK
 import ParleyCore
+import ParleyPostgres
 import ParleyServer
 import ParleySQLite
+import ParleyStore
+import ParleyTestSupport
 import ServiceLifecycle
 import Testing
 
-/// A real Parley server in this process on a loopback port that stays the same across restarts.
+/// Where the end-to-end tests run: one node on SQLite, or two nodes on one PostgreSQL database
+/// with the users spread over them (the first registered on node 0, the next on node 1, …).
+enum Topology: String, CustomTestStringConvertible, Sendable, CaseIterable {
+    case singleNode = "one node (SQLite)"
+    case twoNodes = "two nodes (PostgreSQL)"
+    var testDescription: String { rawValue }
+}
+
+/// A real Parley server (or cluster) in this process on loopback ports that stay the same across restarts.
 @MainActor
 final class ServerHarness {
-    let database = FileManager.default.temporaryDirectory.appendingPathComponent("parley-e2e-\(UUID().uuidString)/db.sqlite").path
-    private(set) var port = 0
-    private var group: ServiceGroup?
-    private var running: Task<Void, any Error>?
+    let topology: Topology
+    let database: String
+    private var nodes: [Node]
+    /// Which node each registered user's clients talk to.
+    private var homes: [UserID: Int] = [:]
     /// The SDK's default shared HTTP pool: its connections stay open while the server shuts down.
     var http: HTTPClient { .shared }
 
-    var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    private struct Node {
+        var port = 0
+        var group: ServiceGroup?
+        var running: Task<Void, any Error>?
+    }
+
+    init(topology: Topology = .singleNode) throws {
+        self.topology = topology
+        switch topology {
+        case .singleNode:
+            database = FileManager.default.temporaryDirectory.appendingPathComponent("parley-e2e-\(UUID().uuidString)/db.sqlite").path
+            nodes = [Node()]
+        case .twoNodes:
+            database = try PostgresTestServer.freshDatabase()
+            nodes = [Node(), Node()]
+        }
+    }
+
+    var port: Int { nodes[0].port }
+    var url: URL { url(of: 0) }
+    func url(of node: Int) -> URL { URL(string: "http://127.0.0.1:\(nodes[node].port)")! }
 
     func start() async throws {
+        for index in nodes.indices { try await start(node: index) }
+    }
+
+    private func makeStore() async throws -> (any ParleyStore, (any ClusterBus)?) {
+        switch topology {
+        case .singleNode:
+            return (try SQLiteStore(path: database, durability: .normal), nil)
+        case .twoNodes:
+            let store = try await PostgresStore.connect(DatabaseURL(database), poolSize: 6, logger: Logger(label: "e2e"))
+            return (store, PostgresClusterBus(store: store, logger: Logger(label: "e2e")))
+        }
+    }
+
+    private func start(node index: Int) async throws {
         var configuration = ServerConfiguration()
-        configuration.port = port
+        configuration.port = nodes[index].port
         configuration.bcryptCost = 4
         configuration.publicDirectory = nil
         configuration.logLevel = .critical
@@ -32,10 +78,11 @@ final class ServerHarness {
         configuration.sendBurst = 10_000
         let (ready, signal) = AsyncStream.makeStream(of: Int.self)
         configuration.onServerRunning = { port in signal.yield(port) }
-        let app = try await buildApplication(configuration, store: try SQLiteStore(path: database, durability: .normal))
+        let (store, bus) = try await makeStore()
+        let app = try await buildApplication(configuration, store: store, bus: bus)
         let group = makeServiceGroup(app, configuration: configuration, signals: [], logger: Logger(label: "e2e"))
-        self.group = group
-        running = Task {
+        nodes[index].group = group
+        nodes[index].running = Task {
             defer { signal.finish() }  // a server that fails to start must not leave us waiting
             try await group.run()
         }
@@ -45,17 +92,21 @@ final class ServerHarness {
         }
         defer { timeout.cancel() }
         var iterator = ready.makeAsyncIterator()
-        guard let bound = await iterator.next() else { throw ClientTestFailure("server did not start listening on port \(port)") }
-        port = bound
+        guard let bound = await iterator.next() else { throw ClientTestFailure("server did not start listening on port \(nodes[index].port)") }
+        nodes[index].port = bound
     }
 
     /// Graceful shutdown; the port and database stay for the next start. Fails the test (instead of
     /// hanging it) if the server does not stop within 20 s.
     func stop() async {
-        await group?.triggerGracefulShutdown()
-        group = nil
-        guard let running else { return }
-        self.running = nil
+        for index in nodes.indices { await stop(node: index) }
+    }
+
+    private func stop(node index: Int) async {
+        await nodes[index].group?.triggerGracefulShutdown()
+        nodes[index].group = nil
+        guard let running = nodes[index].running else { return }
+        nodes[index].running = nil
         let finished = Task { _ = try? await running.value }
         let stopped = await withTaskGroup(of: Bool.self) { tasks in
             tasks.addTask { await finished.value; return true }
@@ -69,15 +120,18 @@ final class ServerHarness {
     }
 
     /// A started server with two registered users, Alice and Bob.
-    static func withAliceAndBob() async throws -> (ServerHarness, alice: Session, bob: Session) {
-        let server = ServerHarness()
+    static func withAliceAndBob(_ topology: Topology = .singleNode) async throws -> (ServerHarness, alice: Session, bob: Session) {
+        let server = try ServerHarness(topology: topology)
         try await server.start()
         return (server, try await server.register("alice", "Alice"), try await server.register("bob", "Bob"))
     }
 
     func register(_ username: String, _ displayName: String) async throws -> Session {
-        let response = try await HTTPParleyAPI(baseURL: url, client: http).register(username: username, displayName: displayName, password: "password123")
-        return Session(serverURL: url, user: response.user, token: response.token)
+        let home = homes.count % nodes.count
+        let response = try await HTTPParleyAPI(baseURL: url(of: home), client: http)
+            .register(username: username, displayName: displayName, password: "password123")
+        homes[response.user.id] = home
+        return Session(serverURL: url(of: home), user: response.user, token: response.token)
     }
 
     /// `POST /v1/auth/logout-all` with `token`: every session of that user ends.
@@ -91,7 +145,8 @@ final class ServerHarness {
 
     /// A client with its own local database in `directory` (pass the same one to "restart the app").
     func client(_ session: Session, directory: URL) throws -> ParleyClient {
-        ParleyClient(session: session, api: HTTPParleyAPI(baseURL: url, client: http), transport: WebSocketTransport(serverURL: url),
+        let url = url(of: homes[session.user.id] ?? 0)
+        return ParleyClient(session: session, api: HTTPParleyAPI(baseURL: url, client: http), transport: WebSocketTransport(serverURL: url),
                      store: try ClientStorage(directory: directory).store(for: session.user.id))
     }
 }
