@@ -95,10 +95,13 @@ public struct BenchTarget: Sendable {
     public let api: BenchAPI
     public let webSocketURL: String
     public let serverPID: Int32?
+    /// Where receivers connect, when not to `webSocketURL` (another node of a cluster: cross-node delivery).
+    public let receiverWebSocketURL: String?
 
-    public init(api: BenchAPI, webSocketURL: String, serverPID: Int32?) {
+    public init(api: BenchAPI, webSocketURL: String, serverPID: Int32?, receiverWebSocketURL: String? = nil) {
         self.api = api
         self.webSocketURL = webSocketURL
         self.serverPID = serverPID
+        self.receiverWebSocketURL = receiverWebSocketURL
     }
 }

@@ -69,7 +69,7 @@ public struct MessageBench: Sendable {
         var sockets: [BenchSocket] = []
         for (index, receiver) in receivers.enumerated() {
             let pair = pairs[index]
-            sockets.append(try await BenchSocket.connect(url: webSocketURL, token: receiver.token) { text in
+            sockets.append(try await BenchSocket.connect(url: target.receiverWebSocketURL ?? webSocketURL, token: receiver.token) { text in
                 guard text.hasPrefix(#"{"message":"#), let payload = Self.payload(in: text) else { return }
                 let micros = BenchClock.nowMicros() &- payload.sentAtMicros
                 pair.values.withLock { $0.ledger.deliver(payload.number, micros: micros) }

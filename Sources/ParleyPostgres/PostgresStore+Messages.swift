@@ -3,7 +3,7 @@ import ParleyStore
 import PostgresNIO
 
 extension PostgresStore: MessageStore {
-    /// The send transaction; the rules are those of the conformance suite (and of SQLite's send):
+    /// Stores a message; the rules are those of the conformance suite (and of SQLite's send):
     /// 1. (sender, client id) seen before → the stored message, nothing written (another target
     ///    conversation is a conflict). Two concurrent first sends of one client id: the loser's
     ///    insert hits the unique key, its transaction runs again and finds the winner's message.
@@ -12,56 +12,39 @@ extension PostgresStore: MessageStore {
     /// 4. The sender's cursors move to the new seq; 5. every member gets a `message` event, taking
     ///    the members' user rows in id order (no deadlock between two conversations).
     /// 6. The sender's first message where every member has written forms contacts.
+    ///
+    /// The transaction is the `parley_send` function (``PostgresSendFunction``): one round trip.
     public func send(_ new: NewMessage, now: Timestamp) async throws -> SendOutcome {
-        try await transaction { db in
-            let targetID: ConversationID = switch new.target {
-            case .conversation(let id): id
-            case .user(let user): .direct(new.sender, user)
-            }
-            if let existing = try await db.rows(
-                "SELECT \(unescaped: Columns.message) FROM messages m WHERE m.sender_id = \(new.sender.rawValue) AND m.client_id = \(new.clientId.rawValue)",
-                logger
-            ).first.map({ Message(try $0.decode(MessageRow.self)) }) {
-                guard existing.conversationId == targetID else { throw StoreError.clientIdConflict }
-                return SendOutcome(message: existing, duplicate: true, deliveries: [])
-            }
-            var deliveries: [Delivery] = []
-            if case .user(let recipient) = new.target {
-                guard recipient != new.sender else { throw StoreError.invalidRecipient }
-                guard try await db.value("SELECT 1 FROM users WHERE id = \(recipient.rawValue)", as: Int32.self, logger) != nil
-                else { throw StoreError.userNotFound }
-                deliveries += try await ensureDirect(new.sender, recipient, now: now, db).1
-            }
-            guard let seq = try await db.value("""
-                UPDATE conversations SET last_seq = last_seq + 1, last_activity_at = \(now.milliseconds)
-                WHERE id = \(targetID.rawValue)
-                  AND EXISTS (SELECT 1 FROM conversation_members WHERE conversation_id = \(targetID.rawValue) AND user_id = \(new.sender.rawValue))
-                RETURNING last_seq
-                """, as: Int64.self, logger)
-            else { throw StoreError.conversationNotFound }
-            let message = Message(
-                id: .random(), conversationId: targetID, seq: seq, senderId: new.sender, clientId: new.clientId, text: new.text, createdAt: now)
-            try await db.query("""
-                INSERT INTO messages (id, conversation_id, seq, sender_id, client_id, text, created_at)
-                VALUES (\(message.id.rawValue), \(targetID.rawValue), \(seq), \(new.sender.rawValue), \(new.clientId.rawValue),
-                        \(message.text), \(now.milliseconds))
-                """, logger: logger)
-            let firstSent = try await db.value("""
-                UPDATE conversation_members SET delivered_seq = \(seq), read_seq = \(seq), first_sent_seq = COALESCE(first_sent_seq, \(seq))
-                WHERE conversation_id = \(targetID.rawValue) AND user_id = \(new.sender.rawValue) RETURNING first_sent_seq
-                """, as: Int64.self, logger)
-            var contactsFormed = false
-            if firstSent == seq {
-                contactsFormed = try await db.value(
-                    "SELECT COUNT(*) FROM conversation_members WHERE conversation_id = \(targetID.rawValue) AND first_sent_seq IS NULL",
-                    as: Int64.self, logger) == 0
-            }
-            for member in try await memberIDs(targetID, db) {
-                deliveries.append(try await appendEvent(.message(message), to: member, now: now, db))
-            }
-            try await notify(deliveries, db)
-            return SendOutcome(message: message, duplicate: false, deliveries: deliveries, contactsFormed: contactsFormed)
+        let (conversation, recipient): (ConversationID, UserID?) = switch new.target {
+        case .conversation(let id): (id, nil)
+        case .user(let user): (.direct(new.sender, user), user)
         }
+        let row = try await retryingRaces {
+            try await read { db in
+                try await db.rows("""
+                    SELECT * FROM parley_send(\(new.sender.rawValue), \(new.clientId.rawValue), \(conversation.rawValue),
+                        \(recipient?.rawValue), \(new.text), \(now.milliseconds), \(MessageID.random().rawValue), \(nodeID))
+                    """, logger).first
+            }
+        }
+        guard let row else { throw StoreError.conversationNotFound }
+        let c = try row.decode((Bool, String, Int64, Int64, String, String, Bool, [String]?, [Int64]?, Bool, [Int64]?).self)
+        let message = Message(
+            id: MessageID(rawValue: c.1), conversationId: ConversationID(rawValue: c.5), seq: c.2, senderId: new.sender,
+            clientId: new.clientId, text: c.4, createdAt: Timestamp(milliseconds: c.3))
+        if c.0 { return SendOutcome(message: message, duplicate: true, deliveries: []) }
+        let members = (c.7 ?? []).map(UserID.init(rawValue:))
+        var deliveries: [Delivery] = []
+        if c.9, let positions = c.10 {
+            let info = ConversationInfo(id: message.conversationId, kind: .direct, createdAt: now, members: try await users(members))
+            for (member, position) in zip(members, positions) {
+                deliveries.append(Delivery(recipient: member, event: StreamEvent(position: position, payload: .conversation(info))))
+            }
+        }
+        for (member, position) in zip(members, c.8 ?? []) {
+            deliveries.append(Delivery(recipient: member, event: StreamEvent(position: position, payload: .message(message))))
+        }
+        return SendOutcome(message: message, duplicate: false, deliveries: deliveries, contactsFormed: c.6)
     }
 
     public func messages(in conversation: ConversationID, as user: UserID, query: HistoryQuery) async throws -> MessagePage {

@@ -84,6 +84,27 @@ public final class PostgresStore: ParleyStore, Sendable {
         try await Self.classifyingOutages { _ = try await client.query(query, logger: logger).collect() }
     }
 
+    /// Runs `operation` again when it lost a race (see ``transaction(_:)``), and turns Parley's
+    /// own SQLSTATEs (``PostgresSendFunction``) into store errors.
+    func retryingRaces<T>(_ operation: () async throws -> T) async throws -> T {
+        var attempt = 0
+        while true {
+            do {
+                return try await operation()
+            } catch let error as PSQLError where attempt < 8 && error.isRetryableRace {
+                attempt += 1
+            } catch let error as PSQLError {
+                switch error.sqlState {
+                case PostgresSendFunction.clientIdConflict: throw StoreError.clientIdConflict
+                case PostgresSendFunction.invalidRecipient: throw StoreError.invalidRecipient
+                case PostgresSendFunction.userNotFound: throw StoreError.userNotFound
+                case PostgresSendFunction.conversationNotFound: throw StoreError.conversationNotFound
+                default: throw error
+                }
+            }
+        }
+    }
+
     /// A read on any pooled connection.
     func read<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         try await Self.classifyingOutages { try await client.withConnection { try await body($0) } }

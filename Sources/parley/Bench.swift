@@ -20,6 +20,8 @@ struct Bench: AsyncParsableCommand {
         var serverPid: Int32?
         @Option(help: "Durability of the server the bench starts: full or normal.")
         var durability = "full"
+        @Option(help: "Database of the server the bench starts (e.g. postgres://user:password@127.0.0.1:5432/db). Default: a temporary SQLite file.")
+        var database: String?
 
         /// Runs `body` against the target server, starting and stopping one if needed.
         func with<T>(_ body: (BenchAPI, String, Int32?) async throws -> T) async throws -> T {
@@ -33,7 +35,7 @@ struct Bench: AsyncParsableCommand {
             FileLimits.raise()
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-\(UUID().uuidString)")
             let server = try await ServerLauncher(
-                binary: ServerLauncher.currentExecutable, database: directory.appendingPathComponent("bench.sqlite").path,
+                binary: ServerLauncher.currentExecutable, database: database ?? directory.appendingPathComponent("bench.sqlite").path,
                 extraArguments: ["--durability", durability])
             // The server is a child in its own process group: stop it if the bench is interrupted too.
             let interrupts = [SIGINT, SIGTERM].map { signal in
@@ -64,6 +66,8 @@ struct Bench: AsyncParsableCommand {
         @Option(help: "Aggregate messages per second; 0 = as fast as possible.") var rate = 1000.0
         @Option(help: "Sends in flight per sender when --rate 0.") var window = 16
         @Option(help: "Stop sending after this many seconds.") var duration = 60.0
+        @Option(help: "Connect the receivers to this server instead (another node of a cluster, loopback only), to measure cross-node delivery.")
+        var receiverUrl: String?
 
         func validate() throws {
             guard (1...5000).contains(pairs), (1...1_000_000).contains(messages), rate >= 0, (1...1024).contains(window),
@@ -78,8 +82,14 @@ struct Bench: AsyncParsableCommand {
             options.rate = rate > 0 ? rate : nil
             options.window = window
             options.maxSeconds = duration
+            if let receiverUrl {
+                guard let host = URL(string: receiverUrl)?.host, host == "localhost" || host == "::1" || host.hasPrefix("127.") else {
+                    throw ValidationError("--receiver-url must be a loopback address (127.0.0.0/8, ::1 or localhost).")
+                }
+            }
+            let receivers = receiverUrl.map { $0.replacingOccurrences(of: "http", with: "ws", options: .anchored) + "/v1/ws" }
             let report = try await target.with { api, ws, pid in
-                try await MessageBench(BenchTarget(api: api, webSocketURL: ws, serverPID: pid)).run(options) { print($0) }
+                try await MessageBench(BenchTarget(api: api, webSocketURL: ws, serverPID: pid, receiverWebSocketURL: receivers)).run(options) { print($0) }
             }
             ReportPrinter.print([
                 "sent \(report.sent), acknowledged \(report.acknowledged), delivered \(report.delivered), errors \(report.errors), unanswered \(report.unanswered)",
