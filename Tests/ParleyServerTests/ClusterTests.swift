@@ -24,6 +24,9 @@ import Testing
                     // Both have written: contacts now, so each sees the other online, across nodes.
                     _ = try await a.presence(bob.id, online: true)
                     _ = try await b.presence(alice.id, online: true)
+                    // The REST list on node A knows bob, connected to node B, is online.
+                    let listed = try await nodeA.conversations(of: alice)
+                    #expect(listed.first?.members.first { $0.userId == bob.id }?.online == true)
 
                     // Alice (node A) reads bob's message; bob (node B) sees the receipt.
                     a.send(.receipt(ref: "r", conversationId: sent.conversationId, deliveredSeq: nil, readSeq: 2))

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyTestSupport
 import Testing
 
 /// `parley serve` refuses bad configuration with a clear message instead of starting half-configured.
@@ -25,10 +26,33 @@ import Testing
         (["serve", "--log-format", "xml"], [:], "Unknown log format 'xml'"),
         (["serve"], ["PARLEY_PORT": "eighty"], "PARLEY_PORT must be a whole number"),
         (["serve", "--sends-per-second", "0"], [:], "sends-per-second must be more than 0"),
+        (["serve", "--database", "mysql://db/parley"], [:], "Unsupported database 'mysql://…'"),
+        (["serve", "--database", "postgres://db.example/parley"], [:], "The database URL has no user name."),
+        (["serve"], ["PARLEY_DATABASE": "postgres://parley@localhost:5432"], "The database URL has no database name"),
     ] as [([String], [String: String], String)])
     func badSettingsAreRefused(arguments: [String], environment: [String: String], message: String) throws {
         let (status, output) = try Self.run(arguments, environment: environment)
         #expect(status != 0)
         #expect(output.contains(message), "\(output)")
+    }
+
+    /// A real PostgreSQL server refusing, or nobody listening: one line saying why, exit status 1,
+    /// and the password never in the output.
+    @Test func unusableDatabasesAreOneClearLine() throws {
+        let base = try PostgresTestServer.baseURL()
+        let port = try #require(URLComponents(string: base)?.port)
+        let closed = try PostgresTestServer.freePort()
+        let cases: [(String, String)] = [
+            ("postgres://parley:wrong-secret@127.0.0.1:\(port)/parley", "the password or user name is wrong."),
+            ("postgres://parley:parley@127.0.0.1:\(port)/no_such_database", "the database does not exist"),
+            ("postgres://parley:parley@127.0.0.1:\(closed)/parley", "cannot connect (is PostgreSQL running on that host and port?)"),
+        ]
+        for (url, reason) in cases {
+            let (status, output) = try Self.run(["serve", "--port", "0", "--database", url])
+            #expect(status == 1)
+            let errorLines = output.split(separator: "\n").filter { $0.hasPrefix("Error:") }
+            #expect(errorLines.count == 1 && errorLines[0].contains("Cannot use the database") && errorLines[0].contains(reason), "\(output)")
+            #expect(!output.contains("wrong-secret"))
+        }
     }
 }

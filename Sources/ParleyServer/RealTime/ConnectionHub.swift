@@ -74,10 +74,6 @@ final class ConnectionHub: Service, Sendable {
         return last
     }
 
-    func isOnline(_ user: UserID) -> Bool {
-        state.withLock { $0.connections[user]?.isEmpty == false }
-    }
-
     func online(among users: [UserID]) -> Set<UserID> {
         state.withLock { state in Set(users.filter { state.connections[$0]?.isEmpty == false }) }
     }

@@ -15,7 +15,7 @@ struct ConversationRoutes {
             let limit = try query.int("limit", default: 30, range: 1...100)
             let before = try query.string("before").map(Self.parseCursor)
             let page = try await store.conversations(of: me, limit: limit + 1, before: before)
-            let conversations = Array(page.prefix(limit)).map(withPresence)
+            let conversations = try await withPresence(Array(page.prefix(limit)))
             let next = page.count > limit ? conversations.last.map(Self.cursor(after:)) : nil
             return try JSONBody.response(API.ConversationList(conversations: conversations, nextCursor: next))
         }
@@ -26,11 +26,11 @@ struct ConversationRoutes {
                 throw StoreError.userNotFound
             }
             let outcome = try await messenger.startConversation(me, with: other)
-            return try JSONBody.response(withPresence(outcome.conversation), status: outcome.created ? .created : .ok)
+            return try JSONBody.response(try await withPresence([outcome.conversation])[0], status: outcome.created ? .created : .ok)
         }
         router.get("/v1/conversations/:id") { _, context in
             let me = try context.requireUser()
-            return try JSONBody.response(withPresence(try await store.conversation(try conversationID(context), as: me)))
+            return try JSONBody.response(try await withPresence([try await store.conversation(try conversationID(context), as: me)])[0])
         }
         router.get("/v1/conversations/:id/messages") { request, context in
             let me = try context.requireUser()
@@ -63,15 +63,19 @@ struct ConversationRoutes {
         return id
     }
 
-    /// Adds live presence to the members of a stored summary, if they share presence.
-    private func withPresence(_ summary: ConversationSummary) -> ConversationSummary {
-        var summary = summary
-        guard summary.presenceShared == true else { return summary }
-        let online = hub.online(among: summary.members.map(\.userId))
-        for index in summary.members.indices {
-            summary.members[index].online = online.contains(summary.members[index].userId)
+    /// Adds live presence (on any node) to the members of stored summaries that share presence,
+    /// with one presence lookup for the whole page.
+    private func withPresence(_ summaries: [ConversationSummary]) async throws -> [ConversationSummary] {
+        let users = Set(summaries.filter { $0.presenceShared == true }.flatMap { $0.members.map(\.userId) })
+        let online = users.isEmpty ? [] : try await hub.onlineAnywhere(among: Array(users))
+        return summaries.map { summary in
+            var summary = summary
+            guard summary.presenceShared == true else { return summary }
+            for index in summary.members.indices {
+                summary.members[index].online = online.contains(summary.members[index].userId)
+            }
+            return summary
         }
-        return summary
     }
 
     /// List cursors are `<last activity ms>~<conversation id>`: opaque to clients, stable under ties.
