@@ -27,7 +27,7 @@ enum ClusterWire {
             }
         case .sessionsRevoked(let user):
             return ["r \(node) \(user.rawValue)"]
-        case .usersLeft, .reconnected:
+        case .usersLeft, .reconnected, .rejoined:
             return []  // local to a node
         }
     }

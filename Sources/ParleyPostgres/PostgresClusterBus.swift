@@ -62,6 +62,23 @@ public final class PostgresClusterBus: ClusterBus, Service {
         }
     }
 
+    public func restore(_ connections: [UserID: Int]) async throws -> [UserID] {
+        var cameBack: [UserID] = []
+        for (user, count) in connections.sorted(by: { $0.key < $1.key }) where count > 0 {
+            let wasOffline: Bool = try await store.transaction { db in
+                try await lock(user, db)
+                let offline = try await liveConnections(of: user, db) == 0
+                try await db.query("""
+                    INSERT INTO presence (user_id, node_id, connections) VALUES (\(user.rawValue), \(nodeID), \(count))
+                    ON CONFLICT (user_id, node_id) DO UPDATE SET connections = EXCLUDED.connections
+                    """, logger: logger)
+                return offline
+            }
+            if wasOffline { cameBack.append(user) }
+        }
+        return cameBack
+    }
+
     public func online(among users: [UserID]) async throws -> Set<UserID> {
         guard !users.isEmpty else { return [] }
         return try await store.read { db in
@@ -88,7 +105,7 @@ public final class PostgresClusterBus: ClusterBus, Service {
     // MARK: Service
 
     public func run() async throws {
-        try await beat()
+        _ = try await beat()
         logger.info("Joined the cluster", metadata: ["node": "\(nodeID)"])
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
@@ -140,7 +157,10 @@ public final class PostgresClusterBus: ClusterBus, Service {
             try? await Task.sleep(for: heartbeat)
             if Task.isCancelled { return }
             do {
-                try await beat()
+                if try await beat() {
+                    logger.warning("This node was taken for dead (a stall past the heartbeat expiry); restoring its presence")
+                    signalSink.yield(.rejoined)
+                }
                 try await reapDeadNodes()
             } catch {
                 logger.warning("Cluster heartbeat failed", metadata: ["error": "\(String(reflecting: error))"])
@@ -148,11 +168,15 @@ public final class PostgresClusterBus: ClusterBus, Service {
         }
     }
 
-    private func beat() async throws {
-        try await store.execute("""
-            INSERT INTO cluster_nodes (node_id, heartbeat_at) VALUES (\(nodeID), now())
-            ON CONFLICT (node_id) DO UPDATE SET heartbeat_at = now()
-            """)
+    /// Records a heartbeat; true when the node's row was gone (another node dropped it as dead).
+    @discardableResult
+    private func beat() async throws -> Bool {
+        try await store.read { db in
+            try await db.value("""
+                INSERT INTO cluster_nodes (node_id, heartbeat_at) VALUES (\(nodeID), now())
+                ON CONFLICT (node_id) DO UPDATE SET heartbeat_at = now() RETURNING xmax = 0
+                """, as: Bool.self, logger) ?? false
+        }
     }
 
     /// Drops nodes silent past the expiry and their counts; their users with no connection on a

@@ -15,6 +15,9 @@ public enum ClusterSignal: Sendable, Equatable {
     case usersLeft([UserID])
     /// This node's link to the other nodes was down and is back: it may have missed anything.
     case reconnected
+    /// This node was taken for dead (its heartbeat expired during a stall) and is back: its presence
+    /// counts were dropped and must be restored (``ClusterBus/restore(_:)``).
+    case rejoined
 }
 
 /// Cross-node fan-out and cluster-wide presence. One node alone needs none (the server runs
@@ -34,6 +37,9 @@ public protocol ClusterBus: Sendable {
     func connectionOpened(_ user: UserID) async throws -> Bool
     /// Counts a closed connection; true when it was the user's last in the cluster.
     func connectionClosed(_ user: UserID) async throws -> Bool
+    /// Sets this node's counts to `connections` (after ``ClusterSignal/rejoined``); returns the users
+    /// who were offline everywhere until now.
+    func restore(_ connections: [UserID: Int]) async throws -> [UserID]
     /// The users, among `users`, with a connection on some live node.
     func online(among users: [UserID]) async throws -> Set<UserID>
     /// Runs until cancelled or shut down: listening, sending, heartbeats. Leaves the cluster on exit.

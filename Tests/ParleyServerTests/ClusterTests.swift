@@ -220,6 +220,35 @@ import Testing
     }
 }
 
+extension ClusterFailureTests {
+    /// A node that stalled past the heartbeat expiry was dropped with its presence counts by the
+    /// others; when it beats again it restores them, so its connected users are online again.
+    @Test func aNodeTakenForDeadRestoresItsUsersPresence() async throws {
+        try await TestCluster.run { cluster in
+            try await cluster.withAPI(0) { nodeA in
+                try await cluster.withAPI(1) { nodeB in
+                    let alice = try await nodeA.register("alice"), bob = try await nodeB.register("bob")
+                    _ = try await nodeA.send("hi", from: alice, to: bob)
+                    _ = try await nodeB.send("hello", from: bob, to: alice)
+                    let a = try await nodeA.socket(alice)
+                    _ = try await a.synced()
+                    func aliceOnline() async throws -> Bool {
+                        try await nodeB.conversations(of: bob).first?.members.first { $0.userId == alice.id }?.online == true
+                    }
+                    #expect(try await aliceOnline())
+                    // What the other nodes do to a dead node, done to node A while it lives.
+                    try await cluster.dropNode(holding: alice.id)
+                    #expect(try await !aliceOnline())
+                    let deadline = ContinuousClock.now.advanced(by: .seconds(15))
+                    while try await !aliceOnline(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+                    #expect(try await aliceOnline(), "node A restored alice's presence after its next heartbeat")
+                    await a.close()
+                }
+            }
+        }
+    }
+}
+
 extension Array {
     func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
         var result: [T] = []

@@ -6,7 +6,8 @@ import ServiceLifecycle
 /// Applies the other nodes' signals to this node's live connections (see ``ClusterBus``):
 /// committed events are fetched from the store by position, ephemeral frames are delivered,
 /// revoked sessions are checked against the store, users of a dead node are announced offline,
-/// and after the bus reconnects every connection catches up from the store.
+/// after the bus reconnects every connection catches up from the store, and a node that was taken
+/// for dead restores its presence counts (its users are announced online again).
 struct ClusterRelay: Service {
     let bus: any ClusterBus
     let hub: ConnectionHub
@@ -41,6 +42,15 @@ struct ClusterRelay: Service {
                 }
             }
             if !revoked.isEmpty { hub.endLocalSessions(of: user, revoked: revoked) }
+        case .rejoined:
+            do {
+                let cameBack = try await bus.restore(hub.connectionCounts())
+                let presence = PresenceAnnouncer(store: store, hub: hub)
+                for user in cameBack { try await presence.announceOnline(user) }
+                hub.catchUpAll()
+            } catch {
+                logger.warning("Could not restore this node's presence", metadata: ["error": "\(error)"])
+            }
         case .usersLeft(let users):
             let presence = PresenceAnnouncer(store: store, hub: hub)
             for user in users {

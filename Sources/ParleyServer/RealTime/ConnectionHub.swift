@@ -78,6 +78,11 @@ final class ConnectionHub: Service, Sendable {
         state.withLock { state in Set(users.filter { state.connections[$0]?.isEmpty == false }) }
     }
 
+    /// Live connections per user on this node.
+    func connectionCounts() -> [UserID: Int] {
+        state.withLock { state in state.connections.mapValues(\.count).filter { $0.value > 0 } }
+    }
+
     /// Who among `users` is online anywhere: on this node, or on any node of the cluster.
     func onlineAnywhere(among users: [UserID]) async throws -> Set<UserID> {
         guard let bus else { return online(among: users) }

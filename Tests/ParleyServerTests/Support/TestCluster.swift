@@ -1,6 +1,7 @@
 import Foundation
 import HummingbirdTesting
 import Logging
+import ParleyCore
 import ParleyBench
 @testable import ParleyPostgres
 import ParleyStore
@@ -54,6 +55,16 @@ final class TestCluster: Sendable {
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'",
                 as: Bool.self, store.logger
             ).filter { $0 }.count
+        }
+    }
+
+    /// Deletes the node that counts `user`'s connection, with its presence counts, from the cluster
+    /// tables, as the other nodes do when a node's heartbeat expires.
+    func dropNode(holding user: UserID) async throws {
+        try await store.transaction { db in
+            let nodes = try await db.values("SELECT node_id FROM presence WHERE user_id = \(user.rawValue)", as: String.self, store.logger)
+            try await db.query("DELETE FROM presence WHERE node_id = ANY(\(nodes))", logger: store.logger)
+            try await db.query("DELETE FROM cluster_nodes WHERE node_id = ANY(\(nodes))", logger: store.logger)
         }
     }
 
