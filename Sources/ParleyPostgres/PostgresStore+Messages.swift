@@ -60,11 +60,8 @@ extension PostgresStore: MessageStore {
                   AND m.seq > \(query.after ?? -1) AND m.seq < \(query.before ?? Int64.max)
                 ORDER BY m.seq \(unescaped: ascending ? "ASC" : "DESC") LIMIT \(query.limit + 1)
                 """
-            var messages = try await db.rows(sql, logger).map { Message(try $0.decode(MessageRow.self)) }
-            let hasMore = messages.count > query.limit
-            if hasMore { messages.removeLast() }
-            if !ascending { messages.reverse() }
-            return MessagePage(messages: messages, hasMore: hasMore)
+            let messages = try await db.rows(sql, logger).map { Message(try $0.decode(MessageRow.self)) }
+            return MessagePage(fetched: messages, limit: query.limit, newestFirst: !ascending)
         }
     }
 
@@ -81,15 +78,10 @@ extension PostgresStore: MessageStore {
                 """, logger).first
             else { throw StoreError.conversationNotFound }
             let (oldDelivered, oldRead, lastSeq) = try row.decode((Int64, Int64, Int64).self)
-            let requestedRead = readSeq ?? 0
-            let requestedDelivered = max(deliveredSeq ?? 0, requestedRead)
-            guard requestedDelivered <= lastSeq else { throw StoreError.cursorBeyondEnd }
-            let receipt = ReceiptUpdate(
-                conversationId: conversation, userId: member,
-                deliveredSeq: max(oldDelivered, requestedDelivered), readSeq: max(oldRead, requestedRead))
-            guard receipt.deliveredSeq != oldDelivered || receipt.readSeq != oldRead else {
-                return ReceiptOutcome(receipt: receipt, deliveries: [])
-            }
+            let (receipt, moved) = try ReceiptUpdate.advancing(
+                conversation: conversation, member: member, delivered: oldDelivered, read: oldRead, lastSeq: lastSeq,
+                requestedDelivered: deliveredSeq, requestedRead: readSeq)
+            guard moved else { return ReceiptOutcome(receipt: receipt, deliveries: []) }
             try await db.query("""
                 UPDATE conversation_members SET delivered_seq = \(receipt.deliveredSeq), read_seq = \(receipt.readSeq)
                 WHERE conversation_id = \(conversation.rawValue) AND user_id = \(member.rawValue)

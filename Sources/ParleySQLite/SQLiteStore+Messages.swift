@@ -90,11 +90,8 @@ extension SQLiteStore: MessageStore {
             let ascending = query.after != nil
             sql += " ORDER BY m.seq \(ascending ? "ASC" : "DESC") LIMIT ?"
             arguments += [query.limit + 1]
-            var messages = try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { Message(row: $0) }
-            let hasMore = messages.count > query.limit
-            if hasMore { messages.removeLast() }
-            if !ascending { messages.reverse() }
-            return MessagePage(messages: messages, hasMore: hasMore)
+            let messages = try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { Message(row: $0) }
+            return MessagePage(fetched: messages, limit: query.limit, newestFirst: !ascending)
         }
     }
 
@@ -110,15 +107,10 @@ extension SQLiteStore: MessageStore {
                 arguments: [conversation.rawValue, member.rawValue])
             else { throw StoreError.conversationNotFound }
             let (oldDelivered, oldRead, lastSeq): (Int64, Int64, Int64) = (row[0], row[1], row[2])
-            let requestedRead = readSeq ?? 0
-            let requestedDelivered = max(deliveredSeq ?? 0, requestedRead)
-            guard requestedDelivered <= lastSeq else { throw StoreError.cursorBeyondEnd }
-            let receipt = ReceiptUpdate(
-                conversationId: conversation, userId: member,
-                deliveredSeq: max(oldDelivered, requestedDelivered), readSeq: max(oldRead, requestedRead))
-            guard receipt.deliveredSeq != oldDelivered || receipt.readSeq != oldRead else {
-                return ReceiptOutcome(receipt: receipt, deliveries: [])
-            }
+            let (receipt, moved) = try ReceiptUpdate.advancing(
+                conversation: conversation, member: member, delivered: oldDelivered, read: oldRead, lastSeq: lastSeq,
+                requestedDelivered: deliveredSeq, requestedRead: readSeq)
+            guard moved else { return ReceiptOutcome(receipt: receipt, deliveries: []) }
             try db.cachedStatement(sql: "UPDATE conversation_members SET delivered_seq = ?, read_seq = ? WHERE conversation_id = ? AND user_id = ?")
                 .execute(arguments: [receipt.deliveredSeq, receipt.readSeq, conversation.rawValue, member.rawValue])
             let deliveries = try Self.memberIDs(conversation, db).map { try Self.appendEvent(.receipt(receipt), to: $0, now: now, db) }
