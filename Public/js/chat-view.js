@@ -7,6 +7,13 @@ import { COUNTER_THRESHOLD, MAX_CHARACTERS, canSend, characterCount, clockTime, 
 const STATUS_MARKS = { sending: "", sent: "✓", delivered: "✓✓", read: "✓✓", failed: "!" };
 const STATUS_LABELS = { sending: "Sending", sent: "Sent", delivered: "Delivered", read: "Read", failed: "Not sent" };
 
+// Windowing: only a slice of a long history is in the DOM (about six elements a row, so the page
+// stays well under 1,500 elements however long the chat). The window follows the newest message
+// unless the reader has scrolled back; it slides by STEP rows when the reader nears one of its
+// edges, keeping the row under the reader's eyes where it was (the scroll anchor).
+const WINDOW = 150;
+const STEP = 50;
+const EDGE_PX = 600;
 export class ChatView {
   constructor(store) {
     this.store = store;
@@ -46,6 +53,9 @@ export class ChatView {
       this.visibleSeqs.clear();
       this.observer.disconnect();
       this.stickToBottom = true;
+      this.windowEndKey = null;
+      this.window = null;
+      this.lastKey = undefined;
       $("message-list").replaceChildren();
       $("composer-input").value = "";
       this.onInput();
@@ -117,25 +127,43 @@ export class ChatView {
     const thread = store.thread(this.id);
     // Opened while offline: load the history once the connection is back.
     if (!thread.loaded && !thread.loading && store.connection === "online") store.loadThread(this.id);
-    const items = this.items();
-    $("chat-empty").hidden = !(thread.loaded && items.length === 0);
+    const all = this.items();
+    $("chat-empty").hidden = !(thread.loaded && all.length === 0);
     $("older-loading").hidden = !thread.loadingOlder;
+
+    // Older history arrived while the window began at the oldest row (the reader is at the top):
+    // the window now begins at the new oldest row, so the reader can go on upwards.
+    const oldest = (items) => items.find((item) => item.message)?.key;
+    if (this.window?.start === 0 && oldest(all) !== oldest(this.window.all) && all.length > WINDOW) {
+      this.windowEndKey = all[WINDOW - 1].key;
+    }
+    // The window: up to WINDOW rows ending at windowEndKey, or at the newest row when following.
+    let end = all.length;
+    if (this.windowEndKey != null) {
+      const index = all.findIndex((item) => item.key === this.windowEndKey);
+      if (index >= 0) end = Math.max(index + 1, Math.min(WINDOW, all.length));
+      if (end >= all.length) this.windowEndKey = null;
+    }
+    const start = Math.max(0, end - WINDOW);
+    this.window = { start, end, total: all.length, all };
+    const items = all.slice(start, end);
 
     const scroller = $("messages");
     const list = $("message-list");
     const nearBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 120;
-    const lastKeyBefore = list.lastElementChild?.dataset.key;
-    const countBefore = list.childElementCount;
+    const lastKeyBefore = this.lastKey;
+    const lastItem = all[all.length - 1];
+    this.lastKey = lastItem?.key;
     const anchor = this.firstVisibleRow();
     const anchorOffset = anchor ? anchor.getBoundingClientRect().top : 0;
-    reconcile(list, items, (item) => this.createRow(item), (node, item) => this.updateRow(node, item));
-    const lastItem = items[items.length - 1];
-    if (lastKeyBefore && lastItem?.key === lastKeyBefore && items.length > countBefore && anchor?.isConnected) {
-      // Older messages were added on top: keep the row the reader was looking at where it was.
-      scroller.scrollTop += anchor.getBoundingClientRect().top - anchorOffset;
-    } else if (lastItem && lastItem.key !== lastKeyBefore) {
-      if (nearBottom || this.stickToBottom || lastItem.mine) this.scrollToBottom(true);
-      else $("new-messages-pill").hidden = false;
+    reconcile(list, items, (item) => this.createRow(item), (node, item) => this.updateRow(node, item), (node) => this.rowRemoved(node));
+    const following = this.windowEndKey == null;
+    if (lastItem && lastItem.key !== lastKeyBefore && following && (nearBottom || this.stickToBottom || lastItem.mine)) {
+      this.scrollToBottom(true);
+    } else {
+      // Rows came or went above or below: keep the row the reader was looking at where it was.
+      if (anchor?.isConnected) scroller.scrollTop += anchor.getBoundingClientRect().top - anchorOffset;
+      if (lastItem && lastKeyBefore !== undefined && lastItem.key !== lastKeyBefore) $("new-messages-pill").hidden = false;
     }
     this.markVisibleRead();
   }
@@ -162,6 +190,25 @@ export class ChatView {
     this.label(li, item);
     this.updateRow(li, item);
     return li;
+  }
+
+  /** A row left the window: it is no longer seen, so it no longer counts for read marking. */
+  rowRemoved(li) {
+    if (!li.dataset.seq) return;
+    this.observer.unobserve(li);
+    this.visibleSeqs.delete(Number(li.dataset.seq));
+  }
+
+  /** Slides the window by STEP rows towards older (-1) or newer (+1) messages; false at an end. */
+  slideWindow(direction) {
+    const { start, end, total, all } = this.window ?? {};
+    if (total === undefined) return false;
+    if (direction < 0 && start === 0) return false;
+    if (direction > 0 && end >= total) return false;
+    const newEnd = direction < 0 ? Math.max(Math.min(WINDOW, total), end - STEP) : Math.min(total, end + STEP);
+    this.windowEndKey = newEnd >= total ? null : all[newEnd - 1].key;
+    this.render();
+    return true;
   }
 
   /** The name a screen reader gives a message: who, when, its status, then the text. */
@@ -229,6 +276,10 @@ export class ChatView {
   scrollToBottom(hidePill) {
     const scroller = $("messages");
     this.stickToBottom = true;
+    if (this.windowEndKey != null) {  // back from the history: the window follows the newest again
+      this.windowEndKey = null;
+      this.render();
+    }
     if (hidePill) $("new-messages-pill").hidden = true;
     let lastHeight = -1, steady = 0, frames = 0;
     const pin = () => {
@@ -250,9 +301,13 @@ export class ChatView {
     if (this.pinning && Math.abs(scroller.scrollTop - this.pinnedAt) <= 2) return;
     this.pinning = false;
     const distance = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight;
-    this.stickToBottom = distance < 120;
+    const atNewest = this.windowEndKey == null;
+    this.stickToBottom = distance < 120 && atNewest;
     if (this.stickToBottom) $("new-messages-pill").hidden = true;
-    if (scroller.scrollTop < 80 && this.id) this.store.loadThread(this.id, { older: true });
+    if (!this.id) return;
+    if (scroller.scrollTop < EDGE_PX && this.slideWindow(-1)) return;
+    if (distance < EDGE_PX && !atNewest && this.slideWindow(+1)) return;
+    if (scroller.scrollTop < 80 && this.window?.start === 0) this.store.loadThread(this.id, { older: true });
   }
 
   onVisibility(entries) {
@@ -297,6 +352,8 @@ export class ChatView {
   submit() {
     const input = $("composer-input");
     if (!this.id || !canSend(input.value)) return;
+    this.windowEndKey = null;  // what I send shows at the bottom, wherever I was reading
+    this.stickToBottom = true;
     this.store.send(this.id, this.other?.userId, normalizedText(input.value));
     input.value = "";
     this.stopTyping();

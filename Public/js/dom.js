@@ -23,9 +23,10 @@ export function avatar(name, id, online) {
 
 /**
  * Makes `parent`'s children match `items` (each with a unique `key`), reusing existing nodes:
- * `create(item)` makes a node, `update(node, item)` refreshes one. Only moved or new nodes touch the DOM.
+ * `create(item)` makes a node, `update(node, item)` refreshes one, `removed(node)` hears of each node
+ * taken out. Only moved or new nodes touch the DOM.
  */
-export function reconcile(parent, items, create, update) {
+export function reconcile(parent, items, create, update, removed = () => {}) {
   const existing = new Map();
   for (const child of parent.children) existing.set(child.dataset.key, child);
   let cursor = parent.firstElementChild;
@@ -41,5 +42,8 @@ export function reconcile(parent, items, create, update) {
     if (node !== cursor) parent.insertBefore(node, cursor);
     else cursor = cursor.nextElementSibling;
   }
-  for (const stale of existing.values()) stale.remove();
+  for (const stale of existing.values()) {
+    stale.remove();
+    removed(stale);
+  }
 }
