@@ -16,13 +16,18 @@ public enum ClientFrame: Equatable, Sendable {
 
 /// The body of a send, identical over REST (`POST /v1/messages`) and WebSocket (`send`).
 public struct SendRequest: Codable, Equatable, Sendable {
+    /// Echoed in the answer (`sent` or `error`), to match it to this request.
     public var ref: String?
+    /// The idempotency key: a UUID made once per message and reused for every retry.
     public var clientId: ClientMessageID
     /// The conversation to post to; or `nil` with `recipientId` set to reach a user directly.
     public var conversationId: ConversationID?
+    /// The other user, to start (or find) the direct conversation; or give `conversationId`.
     public var recipientId: UserID?
+    /// The message, 1–10,000 characters after trimming (``Validation/messageText(_:)``).
     public var text: String
 
+    /// Creates a send request; give exactly one of `conversationId` and `recipientId`.
     public init(ref: String? = nil, clientId: ClientMessageID, conversationId: ConversationID? = nil, recipientId: UserID? = nil, text: String) {
         self.ref = ref
         self.clientId = clientId
@@ -91,6 +96,8 @@ extension ClientFrame: Codable {
 
 /// Thrown when decoding a frame whose `type` this version does not know.
 public struct UnknownFrameType: Error, Equatable {
+    /// The `type` that was not understood.
     public var type: String
+    /// Creates the error.
     public init(type: String) { self.type = type }
 }

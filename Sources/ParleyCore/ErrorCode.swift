@@ -41,12 +41,17 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
 
 /// The JSON body of every REST error: `{"error": {"code": "...", "message": "..."}}`.
 public struct ErrorBody: Codable, Sendable, Equatable {
+    /// The code and a human-readable message.
     public struct Detail: Codable, Sendable, Equatable {
+        /// The machine-readable reason.
         public var code: ErrorCode
+        /// A safe, human-readable explanation.
         public var message: String
     }
+    /// What went wrong.
     public var error: Detail
 
+    /// Creates an error body.
     public init(code: ErrorCode, message: String) {
         self.error = Detail(code: code, message: message)
     }

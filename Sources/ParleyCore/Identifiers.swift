@@ -6,6 +6,7 @@ public protocol StringIdentifier: RawRepresentable, Hashable, Codable, Sendable,
 }
 
 extension StringIdentifier {
+    /// The id as text.
     public var description: String { rawValue }
     /// A new random lowercase UUID.
     public static func random() -> Self { Self(rawValue: UUID().uuidString.lowercased()) }
@@ -17,12 +18,16 @@ extension StringIdentifier {
 
 /// A user's stable identifier: a lowercase UUID string assigned at registration.
 public struct UserID: StringIdentifier, Comparable {
+    /// The id as it travels on the wire.
     public let rawValue: String
+    /// Wraps an id without checking it (from trusted storage).
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// Accepts only a well-formed id (from untrusted input).
     public init?(validating string: String) {
         guard let id = Self.uuid(string) else { return nil }
         self = id
     }
+    /// Orders by the text of the id (the order direct conversation ids use).
     public static func < (lhs: UserID, rhs: UserID) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
@@ -32,9 +37,12 @@ public struct UserID: StringIdentifier, Comparable {
 /// conversation however they start it: `dm_<lower user id>_<higher user id>`. Group conversations,
 /// when they come, get other prefixes.
 public struct ConversationID: StringIdentifier {
+    /// The id as it travels on the wire.
     public let rawValue: String
+    /// Wraps an id without checking it (from trusted storage).
     public init(rawValue: String) { self.rawValue = rawValue }
 
+    /// The id of the direct conversation of two users: the same whichever is first.
     public static func direct(_ a: UserID, _ b: UserID) -> ConversationID {
         let (low, high) = a < b ? (a, b) : (b, a)
         return ConversationID(rawValue: "dm_\(low.rawValue)_\(high.rawValue)")
@@ -52,14 +60,19 @@ public struct ConversationID: StringIdentifier {
 
 /// The server-assigned id of a stored message (a lowercase UUID string).
 public struct MessageID: StringIdentifier {
+    /// The id as it travels on the wire.
     public let rawValue: String
+    /// Wraps an id without checking it (from trusted storage).
     public init(rawValue: String) { self.rawValue = rawValue }
 }
 
 /// The client-generated idempotency key of a message: a UUID, unique per sender forever.
 public struct ClientMessageID: StringIdentifier {
+    /// The id as it travels on the wire.
     public let rawValue: String
+    /// Wraps an id without checking it (from trusted storage).
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// Accepts only a well-formed id (from untrusted input).
     public init?(validating string: String) {
         guard let id = Self.uuid(string) else { return nil }
         self = id

@@ -1,11 +1,15 @@
 /// A registered person, as anyone who may start a chat with them sees them.
 public struct User: Hashable, Codable, Sendable {
+    /// The user's permanent id.
     public var id: UserID
     /// Unique, lowercase handle used to find people.
     public var username: String
+    /// The name shown to others.
     public var displayName: String
+    /// When it was created.
     public var createdAt: Timestamp
 
+    /// Creates a user value.
     public init(id: UserID, username: String, displayName: String, createdAt: Timestamp) {
         self.id = id
         self.username = username
@@ -16,15 +20,22 @@ public struct User: Hashable, Codable, Sendable {
 
 /// A stored message. `seq` is the conversation's gapless server order (1, 2, 3 …).
 public struct Message: Hashable, Codable, Sendable {
+    /// The server's id of the message.
     public var id: MessageID
+    /// The conversation it belongs to.
     public var conversationId: ConversationID
+    /// Its place in the conversation: 1, 2, 3… without gaps (guarantee 1).
     public var seq: Int64
+    /// Who wrote it.
     public var senderId: UserID
+    /// The sender's idempotency key (guarantee 2).
     public var clientId: ClientMessageID
+    /// The text, as written (trimmed, NFC).
     public var text: String
     /// Server time at which the message was committed.
     public var createdAt: Timestamp
 
+    /// Creates a value.
     public init(
         id: MessageID, conversationId: ConversationID, seq: Int64, senderId: UserID,
         clientId: ClientMessageID, text: String, createdAt: Timestamp
@@ -41,8 +52,11 @@ public struct Message: Hashable, Codable, Sendable {
 
 /// One member of a conversation with their receipt cursors (guarantee 4: they only move forward).
 public struct ConversationMember: Hashable, Codable, Sendable {
+    /// The user.
     public var userId: UserID
+    /// Their username.
     public var username: String
+    /// The name shown to others.
     public var displayName: String
     /// Highest seq this member's devices have stored.
     public var deliveredSeq: Int64
@@ -53,6 +67,7 @@ public struct ConversationMember: Hashable, Codable, Sendable {
     /// When the member was last connected; `nil` while online or if never seen.
     public var lastSeenAt: Timestamp?
 
+    /// Creates a value.
     public init(
         userId: UserID, username: String, displayName: String, deliveredSeq: Int64, readSeq: Int64,
         online: Bool? = nil, lastSeenAt: Timestamp? = nil
@@ -74,21 +89,27 @@ public enum ConversationKind: String, Codable, Sendable {
 
 /// A conversation as one member sees it in their list.
 public struct ConversationSummary: Hashable, Codable, Sendable {
+    /// The conversation's id.
     public var id: ConversationID
+    /// Direct (two people) for now.
     public var kind: ConversationKind
+    /// When it was created.
     public var createdAt: Timestamp
     /// seq of the newest message (0 when there is none yet).
     public var lastSeq: Int64
+    /// The newest message, for list previews.
     public var lastMessage: Message?
     /// Time of the last message, or creation when there is none: the list's sort key.
     public var lastActivityAt: Timestamp
     /// `lastSeq − my readSeq`, computed by the server.
     public var unreadCount: Int64
+    /// Everyone in it, with their cursors and (when shared) presence.
     public var members: [ConversationMember]
     /// Whether the members see each other's presence (online, last seen): only once each has sent
     /// a message here, so a stranger who writes first learns nothing until they get a reply.
     public var presenceShared: Bool?
 
+    /// Creates a value.
     public init(
         id: ConversationID, kind: ConversationKind, createdAt: Timestamp, lastSeq: Int64,
         lastMessage: Message?, lastActivityAt: Timestamp, unreadCount: Int64, members: [ConversationMember],
@@ -113,11 +134,16 @@ public struct ConversationSummary: Hashable, Codable, Sendable {
 
 /// A receipt cursor move of one member, as pushed to every member.
 public struct ReceiptUpdate: Hashable, Codable, Sendable {
+    /// The conversation it belongs to.
     public var conversationId: ConversationID
+    /// The user.
     public var userId: UserID
+    /// Everything up to this seq reached the member's device.
     public var deliveredSeq: Int64
+    /// Everything up to this seq was seen by the member.
     public var readSeq: Int64
 
+    /// Creates a value.
     public init(conversationId: ConversationID, userId: UserID, deliveredSeq: Int64, readSeq: Int64) {
         self.conversationId = conversationId
         self.userId = userId
@@ -128,11 +154,16 @@ public struct ReceiptUpdate: Hashable, Codable, Sendable {
 
 /// Static facts of a conversation, pushed when it appears in a user's list.
 public struct ConversationInfo: Hashable, Codable, Sendable {
+    /// The conversation's id.
     public var id: ConversationID
+    /// Direct (two people) for now.
     public var kind: ConversationKind
+    /// When it was created.
     public var createdAt: Timestamp
+    /// Its members.
     public var members: [User]
 
+    /// Creates a value.
     public init(id: ConversationID, kind: ConversationKind, createdAt: Timestamp, members: [User]) {
         self.id = id
         self.kind = kind

@@ -6,10 +6,13 @@ import Foundation
 /// before that. Day separators: "Today", "Yesterday", the weekday within the last week, the full date
 /// before that. Days are calendar days in `timeZone`, so 23:59 and 00:01 are a day apart.
 public struct SmartDateFormatter: Sendable {
+    /// The locale of month and weekday names and of the clock (12 or 24 hours).
     public var locale: Locale
+    /// The time zone days are counted in.
     public var timeZone: TimeZone
     private var calendar: Calendar
 
+    /// Creates a formatter for a locale and time zone.
     public init(locale: Locale = .current, timeZone: TimeZone = .current) {
         self.locale = locale
         self.timeZone = timeZone
@@ -24,6 +27,7 @@ public struct SmartDateFormatter: Sendable {
         calendar.dateComponents([.day], from: calendar.startOfDay(for: date), to: calendar.startOfDay(for: now)).day ?? 0
     }
 
+    /// A conversation list time: the clock time today, "Yesterday", the weekday this week, else the date.
     public func listTimestamp(_ date: Date, now: Date = Date()) -> String {
         switch daysBefore(date, now: now) {
         case ...0: time(date)
@@ -33,6 +37,7 @@ public struct SmartDateFormatter: Sendable {
         }
     }
 
+    /// A chat's day separator: "Today", "Yesterday", the weekday this week, else the full date.
     public func daySeparator(_ date: Date, now: Date = Date()) -> String {
         switch daysBefore(date, now: now) {
         case ...0: "Today"

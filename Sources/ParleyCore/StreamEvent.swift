@@ -3,9 +3,12 @@
 /// Positions are per user, start at 1 and have no gaps: a client that has processed position `p`
 /// resumes by asking for everything after `p`.
 public struct StreamEvent: Hashable, Sendable {
+    /// The event's place in the user's stream: 1, 2, 3… (resume with `after`).
     public var position: Int64
+    /// What happened.
     public var payload: Payload
 
+    /// The kinds of events a user's stream carries.
     public enum Payload: Hashable, Sendable {
         /// A new message in one of the user's conversations (their own sends included, for other devices).
         case message(Message)
@@ -15,11 +18,13 @@ public struct StreamEvent: Hashable, Sendable {
         case conversation(ConversationInfo)
     }
 
+    /// Creates an event.
     public init(position: Int64, payload: Payload) {
         self.position = position
         self.payload = payload
     }
 
+    /// The conversation the event is about.
     public var conversationId: ConversationID {
         switch payload {
         case .message(let message): message.conversationId

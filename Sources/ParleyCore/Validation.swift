@@ -6,9 +6,13 @@ public enum Validation {
     /// Clients show a counter past this many characters.
     public static let messageCounterThreshold = 9_000
 
+    /// Why a value was refused, as the API reports it.
     public struct Failure: Error, Equatable, Sendable {
+        /// The error code the API answers with.
         public var code: ErrorCode
+        /// A safe message for the user.
         public var message: String
+        /// Creates a failure.
         public init(_ code: ErrorCode, _ message: String) {
             self.code = code
             self.message = message

@@ -23,11 +23,13 @@ public struct Heartbeat: Sendable, Equatable {
     /// How long an expected answer may take before the connection counts as dead.
     public var timeout: Duration
 
+    /// A heartbeat that pings after `idleInterval` of silence and gives up on a line after `timeout` more.
     public init(idleInterval: Duration = .seconds(20), timeout: Duration = .seconds(10)) {
         self.idleInterval = idleInterval
         self.timeout = timeout
     }
 
+    /// 20 s idle, 10 s to answer: well within the server's 90 s idle limit.
     public static let standard = Heartbeat()
 
     /// How often the watchdog looks (a quarter of the shorter interval, at most a second).

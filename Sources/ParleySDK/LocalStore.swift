@@ -9,6 +9,7 @@ import ParleyCore
 public final class LocalStore: Sendable {
     private let queue: DatabaseQueue
 
+    /// Opens (creating and migrating if needed) the database file at `path`.
     public init(path: String) throws {
         try FileManager.default.createDirectory(at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
         queue = try DatabaseQueue(path: path)
@@ -27,10 +28,12 @@ public final class LocalStore: Sendable {
 
     // MARK: stream position
 
+    /// The last stream position fully processed, to resume from; `nil` before the first sync.
     public func position() throws -> Int64? {
         try queue.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'position'").flatMap { Int64($0) } }
     }
 
+    /// Records the last stream position processed (`nil` forgets it: the next start resyncs).
     public func setPosition(_ position: Int64?) throws {
         try queue.write { db in
             if let position {
@@ -43,10 +46,12 @@ public final class LocalStore: Sendable {
 
     // MARK: conversations and messages
 
+    /// The cached conversation summaries.
     public func conversations() throws -> [ConversationSummary] {
         try queue.read { db in try String.fetchAll(db, sql: "SELECT json FROM conversations").compactMap(Self.decode) }
     }
 
+    /// Caches conversation summaries, replacing older copies.
     public func save(conversations: [ConversationSummary]) throws {
         try queue.write { db in
             for summary in conversations {
@@ -64,6 +69,7 @@ public final class LocalStore: Sendable {
         }
     }
 
+    /// Caches messages (a message already cached is replaced).
     public func save(messages: [Message]) throws {
         guard !messages.isEmpty else { return }
         try queue.write { db in
@@ -83,6 +89,7 @@ public final class LocalStore: Sendable {
 
     // MARK: outbox
 
+    /// The unsent messages, in the order written.
     public func outbox() throws -> [OutboxEntry] {
         try queue.read { db in try String.fetchAll(db, sql: "SELECT json FROM outbox ORDER BY ordinal").compactMap(Self.decode) }
     }

@@ -17,9 +17,11 @@ import ParleyCore
 /// 6. Messages still `sending` when the app was killed are loaded with the outbox and sent on start.
 /// 7. A confirmation (`sent` ack, or the message arriving on the stream) removes the entry.
 public struct MessageOutbox: Sendable, Equatable {
+    /// Every unconfirmed message, in the order written.
     public private(set) var entries: [OutboxEntry]
     private var inFlight: Set<ClientMessageID> = []
 
+    /// An outbox holding `entries` (from the local store after a restart: all are sent again).
     public init(entries: [OutboxEntry] = []) {
         self.entries = entries
     }
@@ -98,6 +100,7 @@ public struct MessageOutbox: Sendable, Equatable {
         entries.filter { $0.conversationId == conversation }
     }
 
+    /// Whether the message was sent on the current connection and awaits its answer.
     public func isInFlight(_ clientId: ClientMessageID) -> Bool { inFlight.contains(clientId) }
 
     static func isTransient(_ code: ErrorCode) -> Bool {

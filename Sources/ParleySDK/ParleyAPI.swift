@@ -17,16 +17,21 @@ public protocol ParleyAPI: Sendable {
 
 /// A failed request: the server's error code and message, or a transport failure (`code == nil`).
 public struct ParleyClientError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The HTTP status.
     public var status: Int
+    /// The API's error code, when the body had one.
     public var code: ErrorCode?
+    /// The server's message (safe to show).
     public var message: String
 
+    /// Creates the error.
     public init(status: Int, code: ErrorCode?, message: String) {
         self.status = status
         self.code = code
         self.message = message
     }
 
+    /// The server's message.
     public var description: String { message }
     /// 401: the session is gone; the app should sign in again.
     public var isUnauthorized: Bool { status == 401 }

@@ -22,11 +22,15 @@ public final class ParleyClient {
     /// `unauthorized`: the server ended the session (signed out elsewhere, password changed,
     /// expired). The client stops reconnecting; the app should sign in again.
     public enum ConnectionState: Sendable, Equatable { case offline, connecting, online, unauthorized }
+    /// Whether the conversation list is loading, loaded, or failed with a message to show.
     public enum ListState: Sendable, Equatable { case loading, loaded, failed(String) }
     /// What the client knows of a contact's presence.
     public struct Presence: Sendable, Equatable {
+        /// Connected to the server now.
         public var online: Bool
+        /// When they were last connected (when offline, and if they share it).
         public var lastSeenAt: Timestamp?
+        /// Creates a presence value.
         public init(online: Bool, lastSeenAt: Timestamp? = nil) {
             self.online = online
             self.lastSeenAt = lastSeenAt
@@ -35,8 +39,11 @@ public final class ParleyClient {
 
     /// Someone typing in a conversation, until when the signal holds unless renewed.
     public struct TypingIndicator: Sendable, Equatable {
+        /// Who is typing.
         public var user: UserID
+        /// When the signal ends unless renewed.
         public var until: Date
+        /// Creates a typing value.
         public init(user: UserID, until: Date) {
             self.user = user
             self.until = until
@@ -129,10 +136,12 @@ public final class ParleyClient {
     /// Whether older messages than those held may exist on the server (``loadOlder(_:)`` fetches them).
     public func hasOlderMessages(in id: ConversationID) -> Bool? { hasOlder[id] }
 
+    /// The known conversations, most recent activity first.
     public func sortedConversations() -> [ConversationSummary] {
         conversations.values.sorted { ($0.lastActivityAt, $0.id.rawValue) > ($1.lastActivityAt, $1.id.rawValue) }
     }
 
+    /// The member of a direct conversation who is not me.
     public func otherMember(of summary: ConversationSummary) -> ConversationMember? { summary.otherMember(than: me.id) }
 
     /// Unread count: last seq − my read seq (the server's rule, kept current from events).
@@ -164,6 +173,7 @@ public final class ParleyClient {
         return .sent
     }
 
+    /// Who is typing in the conversation right now, if anyone (expired signals ignored).
     public func typingUser(in id: ConversationID, now: Date = Date()) -> UserID? {
         guard let typing = typing[id], typing.until > now else { return nil }
         return typing.user
@@ -180,12 +190,14 @@ public final class ParleyClient {
         flushOutbox()
     }
 
+    /// Sends a failed message again (same client id: it can never be stored twice).
     public func retry(_ clientId: ClientMessageID) {
         outbox.retry(clientId)
         saveOutbox()
         flushOutbox()
     }
 
+    /// Removes a failed message from the outbox; false if it is not (or no longer) failed.
     @discardableResult
     public func deleteFailed(_ clientId: ClientMessageID) -> Bool {
         defer { saveOutbox() }
@@ -203,11 +215,13 @@ public final class ParleyClient {
         flushReceipts()
     }
 
+    /// Tells the other member I am typing (or stopped); sent only while connected.
     public func setTyping(_ isTyping: Bool, in id: ConversationID) {
         guard conversations[id] != nil, connectionState == .online else { return }
         connection?.send(.typing(conversationId: id, isTyping: isTyping))
     }
 
+    /// Users to start a chat with, by username or display name prefix (at least 3 characters).
     public func searchUsers(_ query: String) async throws -> [User] {
         try await api.searchUsers(query, token: session.token)
     }

@@ -21,11 +21,13 @@ public protocol RealtimeConnection: Sendable {
 }
 
 extension RealtimeConnection {
+    /// By default, a close.
     public func abort() { close() }
 }
 
 /// ``RealtimeTransport`` over the server's WebSocket endpoint.
 public struct WebSocketTransport: RealtimeTransport {
+    /// The WebSocket URL (`ws(s)://…/v1/ws`).
     public let url: String
 
     /// - Parameter serverURL: the server's http(s) URL; the socket is at `/v1/ws`.
@@ -34,6 +36,7 @@ public struct WebSocketTransport: RealtimeTransport {
         url = base.replacingOccurrences(of: "http", with: "ws", options: .anchored) + "/v1/ws"
     }
 
+    /// Opens a WebSocket to the server.
     public func connect() async throws -> any RealtimeConnection {
         try await WebSocketConnection.open(url: url)
     }

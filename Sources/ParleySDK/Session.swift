@@ -3,10 +3,14 @@ import ParleyCore
 
 /// A signed-in account on a server.
 public struct Session: Codable, Equatable, Sendable {
+    /// The server the session belongs to.
     public var serverURL: URL
+    /// The signed-in user.
     public var user: User
+    /// The bearer token (keep it secret: it is the account).
     public var token: String
 
+    /// Creates a session value.
     public init(serverURL: URL, user: User, token: String) {
         self.serverURL = serverURL
         self.user = user
@@ -16,8 +20,10 @@ public struct Session: Codable, Equatable, Sendable {
 
 /// Where a client keeps its session and its per-account database: one folder.
 public struct ClientStorage: Sendable {
+    /// The folder holding the saved session and one database per user.
     public let directory: URL
 
+    /// Storage in `directory` (created when first written).
     public init(directory: URL) { self.directory = directory }
 
     var sessionFile: URL { directory.appendingPathComponent("session.json") }
@@ -28,11 +34,13 @@ public struct ClientStorage: Sendable {
         return try? JSONDecoder().decode(Session.self, from: data)
     }
 
+    /// Saves the session (readable by its owner only) so the next start can restore it.
     public func save(_ session: Session) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try WireFormat.encoder().encode(session).write(to: sessionFile, options: [.atomic])
     }
 
+    /// Deletes the saved session (sign-out).
     public func forgetSession() {
         try? FileManager.default.removeItem(at: sessionFile)
     }

@@ -13,9 +13,13 @@ public enum MessageStatus: Hashable, Sendable {
 public struct TimelineItem: Hashable, Sendable, Identifiable {
     /// The client id: stable from the moment the message is written until it is confirmed and after.
     public var id: ClientMessageID
+    /// The server's seq once confirmed; `nil` while pending.
     public var seq: Int64?
+    /// Who wrote it.
     public var senderId: UserID
+    /// The message.
     public var text: String
+    /// When it was written (the server's time once confirmed).
     public var createdAt: Timestamp
     /// For my messages; `nil` for theirs.
     public var status: MessageStatus?

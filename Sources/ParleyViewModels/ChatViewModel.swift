@@ -7,10 +7,12 @@ import ParleyCore
 @MainActor
 @Observable
 public final class ChatViewModel {
+    /// One row of the chat: a day separator, or a message with its time.
     public enum Item: Identifiable, Equatable, Sendable {
         case separator(String)
         case message(TimelineItem, isMine: Bool, time: String)
 
+        /// A stable id for lists.
         public var id: String {
             switch self {
             case .separator(let label): "day-\(label)"
@@ -19,23 +21,31 @@ public final class ChatViewModel {
         }
     }
 
+    /// What an empty chat says.
     public static let emptyText = "Say hello!"
     /// Typing notifications go out at most this often while the user types.
     public static let typingInterval: TimeInterval = 3
 
+    /// The client the chat reads from and sends through.
     public let client: ParleyClient
+    /// The conversation shown (it may not exist on the server until the first message).
     public let conversation: ConversationID
+    /// The composer's text; typing notifications follow it.
     public var messageText = "" {
         didSet { textChanged() }
     }
+    /// True while the newest page loads.
     public private(set) var isLoading = false
+    /// True while an older page loads.
     public private(set) var isLoadingOlder = false
+    /// A problem to show (loading failed, message too long…).
     public private(set) var errorMessage: String?
     @ObservationIgnored let fallbackOther: User?
     @ObservationIgnored let formatter: SmartDateFormatter
     @ObservationIgnored let now: () -> Date
     @ObservationIgnored var lastTypingSent: Date?
 
+    /// A chat in `conversation`; `otherUser` names it before the conversation is known.
     public init(client: ParleyClient, conversation: ConversationID, otherUser: User?, formatter: SmartDateFormatter = SmartDateFormatter(),
                 now: @escaping () -> Date = Date.init) {
         self.client = client
@@ -54,8 +64,10 @@ public final class ChatViewModel {
         return fallbackOther.map { ($0.id, $0.displayName) }
     }
 
+    /// The other person's display name.
     public var title: String { other?.name ?? "" }
 
+    /// Whether the other person is typing now.
     public var otherUserTyping: Bool { client.typingUser(in: conversation, now: now()) != nil }
 
     /// "online", "last seen …", or empty when unknown.
@@ -64,10 +76,12 @@ public final class ChatViewModel {
         return presence.online ? "online" : formatter.lastSeen(presence.lastSeenAt?.date, now: now())
     }
 
+    /// True when not connected (show a banner; sending still works, later).
     public var isOffline: Bool { client.connectionState != .online }
 
     // MARK: messages
 
+    /// The rows to show: messages in order with day separators.
     public var items: [Item] {
         var items: [Item] = []
         var lastDay: String?
@@ -83,7 +97,9 @@ public final class ChatViewModel {
         return items
     }
 
+    /// True when there is nothing to show yet ("Say hello!").
     public var showsEmptyState: Bool { !isLoading && client.timeline(conversation).isEmpty }
+    /// Whether older messages can be loaded.
     public var hasOlder: Bool { client.hasOlderMessages(in: conversation) ?? (client.conversations[conversation] != nil) }
 
     /// Shows the cache, then the newest page from the server.
@@ -123,8 +139,11 @@ public final class ChatViewModel {
         Validation.normalizedMessageText(messageText).count
     }
 
+    /// Characters left before the limit (negative when over).
     public var remainingCharacters: Int { Validation.maxMessageCharacters - characterCount }
+    /// Whether to show the counter (near the limit only).
     public var showsCharacterCounter: Bool { characterCount > Validation.messageCounterThreshold }
+    /// Whether the composer's text can be sent (not blank, within the limit).
     public var canSend: Bool {
         guard case .success = Validation.messageText(messageText) else { return false }
         return true
@@ -142,10 +161,12 @@ public final class ChatViewModel {
         }
     }
 
+    /// Sends a failed message again.
     public func retry(_ item: TimelineItem) {
         client.retry(item.id)
     }
 
+    /// Deletes a failed message.
     public func delete(_ item: TimelineItem) {
         client.deleteFailed(item.id)
     }

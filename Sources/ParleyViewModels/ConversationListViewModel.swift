@@ -9,6 +9,7 @@ import ParleyCore
 public final class ConversationListViewModel {
     /// One row of the list, ready to show.
     public struct Row: Identifiable, Equatable, Sendable {
+        /// The conversation.
         public var id: ConversationID
         /// The other person's display name.
         public var title: String
@@ -18,8 +19,11 @@ public final class ConversationListViewModel {
         public var preview: String
         /// The smart timestamp of the last activity ("9:41 AM", "Yesterday", "Monday", a date).
         public var timestamp: String
+        /// Messages from the other person not yet read.
         public var unreadCount: Int64
+        /// Whether the other person is connected (only once both have written).
         public var isOnline: Bool
+        /// The other person, to open the chat with.
         public var otherUserId: UserID?
 
         /// A row, e.g. for SwiftUI previews and tests.
@@ -38,6 +42,7 @@ public final class ConversationListViewModel {
         }
     }
 
+    /// Loading, a list, empty, or failed with a message.
     public enum State: Equatable, Sendable {
         case loading
         case empty
@@ -45,21 +50,28 @@ public final class ConversationListViewModel {
         case loaded
     }
 
+    /// What an empty list says.
     public static let emptyText = "No conversations yet"
 
+    /// The client the list reads from.
     public let client: ParleyClient
+    /// The new-chat search box; results follow it.
     public var searchQuery = ""
+    /// Users found by the search.
     public private(set) var searchResults: [User] = []
+    /// Why the search failed, to show.
     public private(set) var searchError: String?
     @ObservationIgnored let formatter: SmartDateFormatter
     @ObservationIgnored let now: () -> Date
 
+    /// A list over `client`'s conversations; `formatter` and `now` make times testable.
     public init(client: ParleyClient, formatter: SmartDateFormatter = SmartDateFormatter(), now: @escaping () -> Date = Date.init) {
         self.client = client
         self.formatter = formatter
         self.now = now
     }
 
+    /// What the screen shows.
     public var state: State {
         switch client.listState {
         case .loading: rows.isEmpty ? .loading : .loaded
@@ -68,6 +80,7 @@ public final class ConversationListViewModel {
         }
     }
 
+    /// The rows, most recent activity first.
     public var rows: [Row] {
         let now = now()
         return client.sortedConversations().map { summary in
@@ -85,6 +98,7 @@ public final class ConversationListViewModel {
         }
     }
 
+    /// Loads the list again after a failure.
     public func retry() async {
         await client.reloadConversations()
     }
@@ -110,6 +124,7 @@ public final class ConversationListViewModel {
         ChatViewModel(client: client, conversation: .direct(client.me.id, user.id), otherUser: user, formatter: formatter, now: now)
     }
 
+    /// The chat of a row, ready to show.
     public func chat(for row: Row) -> ChatViewModel {
         ChatViewModel(client: client, conversation: row.id, otherUser: nil, formatter: formatter, now: now)
     }
