@@ -79,8 +79,9 @@ let package = Package(
             name: "ParleySDK",
             dependencies: [
                 "ParleyCore",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                // Linux only: on Apple platforms the SDK uses URLSession, so an app needs no SwiftNIO.
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(platforms: [.linux])),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket", condition: .when(platforms: [.linux])),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings

@@ -1,20 +1,37 @@
+#if os(Linux)
 import AsyncHTTPClient
+#endif
 import Foundation
-import NIOCore
-import NIOHTTP1
 import ParleyCore
 
-/// ``ParleyAPI`` over HTTP with AsyncHTTPClient.
+/// ``ParleyAPI`` over HTTP, through an ``HTTPRequester``: URLSession on Apple platforms,
+/// AsyncHTTPClient on Linux, unless the app passes its own.
 public struct HTTPParleyAPI: ParleyAPI {
     /// The server, e.g. `https://chat.example.com`.
     public let baseURL: URL
-    private let client: HTTPClient
+    private let requester: any HTTPRequester
 
-    /// A client of the server at `baseURL`, sharing `client`'s connection pool.
-    public init(baseURL: URL, client: HTTPClient = .shared) {
+    /// A client of the server at `baseURL`, sending through `requester`.
+    public init(baseURL: URL, requester: any HTTPRequester) {
         self.baseURL = baseURL
-        self.client = client
+        self.requester = requester
     }
+
+    /// A client of the server at `baseURL` with the platform's default requester.
+    public init(baseURL: URL) {
+        self.init(baseURL: baseURL, requester: Self.defaultRequester)
+    }
+
+    #if os(Linux)
+    /// A client of the server at `baseURL`, sharing `client`'s connection pool.
+    public init(baseURL: URL, client: HTTPClient) {
+        self.init(baseURL: baseURL, requester: AsyncHTTPClientRequester(client: client))
+    }
+
+    static var defaultRequester: any HTTPRequester { AsyncHTTPClientRequester() }
+    #else
+    static var defaultRequester: any HTTPRequester { URLSessionRequester() }
+    #endif
 
     /// Creates an account and returns its first session.
     public func register(username: String, displayName: String, password: String) async throws -> API.SessionResponse {
@@ -60,32 +77,34 @@ public struct HTTPParleyAPI: ParleyAPI {
     }
 
     private func call<Response: Decodable>(
-        _ method: HTTPMethod, _ path: String, token: String? = nil, body: (some Encodable)? = nil as String?
+        _ method: Method, _ path: String, token: String? = nil, body: (some Encodable)? = nil as String?
     ) async throws -> Response {
         try JSONDecoder().decode(Response.self, from: try await raw(method, path, token: token, body: body))
     }
 
+    enum Method: String { case GET, POST }
+
     /// The response body of a successful request; a `ParleyClientError` otherwise.
-    private func raw(_ method: HTTPMethod, _ path: String, token: String?, body: (some Encodable)? = nil as String?) async throws -> Data {
-        var request = HTTPClientRequest(url: baseURL.absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/")) + path)
-        request.method = method
-        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
-        if let body {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(bytes: try WireFormat.encoder().encode(body)))
+    private func raw(_ method: Method, _ path: String, token: String?, body: (some Encodable)? = nil as String?) async throws -> Data {
+        guard let url = URL(string: baseURL.absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/")) + path) else {
+            throw ParleyClientError(status: 0, code: nil, message: "The server address is not a URL.")
         }
-        let response: HTTPClientResponse
-        let bytes: ByteBuffer
+        var headers: [String: String] = [:]
+        if let token { headers["Authorization"] = "Bearer \(token)" }
+        var payload: Data?
+        if let body {
+            headers["Content-Type"] = "application/json"
+            payload = try WireFormat.encoder().encode(body)
+        }
+        let status: Int, data: Data
         do {
-            response = try await client.execute(request, timeout: .seconds(30))
-            bytes = try await response.body.collect(upTo: 16 << 20)
+            (status, data) = try await requester.send(method.rawValue, url, headers: headers, body: payload)
         } catch {
             throw ParleyClientError(status: 0, code: nil, message: "Cannot reach the server.")
         }
-        let data = Data(bytes.readableBytesView)
-        guard (200..<300).contains(response.status.code) else {
+        guard (200..<300).contains(status) else {
             let detail = (try? JSONDecoder().decode(ErrorBody.self, from: data))?.error
-            throw ParleyClientError(status: Int(response.status.code), code: detail?.code, message: detail?.message ?? "Request failed (\(response.status.code)).")
+            throw ParleyClientError(status: status, code: detail?.code, message: detail?.message ?? "Request failed (\(status)).")
         }
         return data
     }

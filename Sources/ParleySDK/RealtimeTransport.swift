@@ -1,6 +1,8 @@
 import Foundation
+#if os(Linux)
 import HummingbirdWSClient
 import Logging
+#endif
 import ParleyCore
 
 /// Opens live connections. `WebSocketTransport` is the real one; tests may script frames with a fake.
@@ -25,8 +27,13 @@ extension RealtimeConnection {
     public func abort() { close() }
 }
 
-/// ``RealtimeTransport`` over the server's WebSocket endpoint.
-public struct WebSocketTransport: RealtimeTransport {
+#if os(Linux)
+/// The platform's WebSocket transport: SwiftNIO's client on Linux, `URLSessionWebSocketTask` on
+/// Apple platforms (``URLSessionWebSocketTransport``), so an app there needs no SwiftNIO.
+public typealias WebSocketTransport = NIOWebSocketTransport
+
+/// ``RealtimeTransport`` over the server's WebSocket endpoint, with SwiftNIO (Hummingbird's client).
+public struct NIOWebSocketTransport: RealtimeTransport {
     /// The WebSocket URL (`ws(s)://…/v1/ws`).
     public let url: String
 
@@ -106,3 +113,4 @@ final class WebSocketConnection: RealtimeConnection {
         task.cancel()
     }
 }
+#endif
