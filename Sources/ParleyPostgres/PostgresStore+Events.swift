@@ -34,44 +34,40 @@ extension PostgresStore: EventLog {
         }
     }
 
+    /// One round trip for the bounds and the events (``Prepared/Replay``); conversation events
+    /// (rare: one per new conversation) read the conversation's members after.
     public func events(of user: UserID, after: Int64, limit: Int) async throws -> Replay {
-        try await read { db in
-            guard let bounds = try await db.rows("SELECT stream_head, stream_floor FROM users WHERE id = \(user.rawValue)", logger).first
-            else { throw StoreError.userNotFound }
-            let (head, floor) = try bounds.decode((Int64, Int64).self)
-            guard after >= floor, after <= head else { return .tooOld(head: head) }
-            let rows = try await db.rows("""
-                SELECT e.pos, e.kind, e.conversation_id, e.subject_id, e.delivered_seq, e.read_seq, \(unescaped: Columns.message)
-                FROM events e
-                LEFT JOIN messages m ON e.kind = \(EventKind.message.rawValue) AND m.conversation_id = e.conversation_id AND m.seq = e.seq
-                WHERE e.user_id = \(user.rawValue) AND e.pos > \(after) ORDER BY e.pos LIMIT \(limit)
-                """, logger)
-            var events: [StreamEvent] = []
-            events.reserveCapacity(rows.count)
-            for row in rows {
-                let c = try row.decode(
-                    (Int64, Int16, String, String?, Int64?, Int64?, String?, String?, Int64?, String?, String?, String?, Int64?).self)
-                let conversation = ConversationID(rawValue: c.2)
-                let payload: StreamEvent.Payload
-                switch EventKind(rawValue: c.1) {
-                case .message:
-                    // A message event whose message is missing cannot happen (same transaction); skip rather than crash.
-                    guard let id = c.6, let conversationID = c.7, let seq = c.8, let sender = c.9, let clientID = c.10,
-                        let text = c.11, let created = c.12
-                    else { continue }
-                    payload = .message(Message((id, conversationID, seq, sender, clientID, text, created)))
-                case .receipt:
-                    payload = .receipt(ReceiptUpdate(
-                        conversationId: conversation, userId: UserID(rawValue: c.3 ?? ""), deliveredSeq: c.4 ?? 0, readSeq: c.5 ?? 0))
-                case .conversation:
-                    payload = .conversation(try await conversationInfo(conversation, db))
-                case nil:
-                    continue
-                }
-                events.append(StreamEvent(position: c.0, payload: payload))
-            }
-            return .events(events, head: head)
+        let statement = Prepared.Replay(user: user.rawValue, after: after, limit: Int64(limit))
+        let rows = try await Self.classifyingOutages {
+            try await client.execute(statement, logger: logger).reduce(into: []) { $0.append($1) }
         }
+        guard let first = rows.first else { throw StoreError.userNotFound }
+        let (head, floor) = (first.0, first.1)
+        guard after >= floor, after <= head else { return .tooOld(head: head) }
+        var events: [StreamEvent] = []
+        events.reserveCapacity(rows.count)
+        for c in rows {
+            guard let position = c.2, let kind = c.3, let conversationID = c.4 else { continue }
+            let conversation = ConversationID(rawValue: conversationID)
+            let payload: StreamEvent.Payload
+            switch EventKind(rawValue: kind) {
+            case .message:
+                // A message event whose message is missing cannot happen (same transaction); skip rather than crash.
+                guard let id = c.8, let messageConversation = c.9, let seq = c.10, let sender = c.11, let clientID = c.12,
+                    let text = c.13, let created = c.14
+                else { continue }
+                payload = .message(Message((id, messageConversation, seq, sender, clientID, text, created)))
+            case .receipt:
+                payload = .receipt(ReceiptUpdate(
+                    conversationId: conversation, userId: UserID(rawValue: c.5 ?? ""), deliveredSeq: c.6 ?? 0, readSeq: c.7 ?? 0))
+            case .conversation:
+                payload = .conversation(try await read { db in try await conversationInfo(conversation, db) })
+            case nil:
+                continue
+            }
+            events.append(StreamEvent(position: position, payload: payload))
+        }
+        return .events(events, head: head)
     }
 
     public func streamHead(of user: UserID) async throws -> Int64 {

@@ -19,16 +19,16 @@ extension PostgresStore: MessageStore {
         case .conversation(let id): (id, nil)
         case .user(let user): (.direct(new.sender, user), user)
         }
+        let statement = Prepared.Send(
+            sender: new.sender.rawValue, clientId: new.clientId.rawValue, conversation: conversation.rawValue,
+            recipient: recipient?.rawValue, text: new.text, now: now.milliseconds, messageId: MessageID.random().rawValue, node: nodeID)
         let row = try await retryingRaces {
-            try await read { db in
-                try await db.rows("""
-                    SELECT * FROM parley_send(\(new.sender.rawValue), \(new.clientId.rawValue), \(conversation.rawValue),
-                        \(recipient?.rawValue), \(new.text), \(now.milliseconds), \(MessageID.random().rawValue), \(nodeID))
-                    """, logger).first
+            try await Self.classifyingOutages {
+                // Read to the end so the pooled connection goes back at once.
+                try await client.execute(statement, logger: logger).reduce(into: []) { $0.append($1) }.first
             }
         }
-        guard let row else { throw StoreError.conversationNotFound }
-        let c = try row.decode((Bool, String, Int64, Int64, String, String, Bool, [String]?, [Int64]?, Bool, [Int64]?).self)
+        guard let c = row else { throw StoreError.conversationNotFound }
         let message = Message(
             id: MessageID(rawValue: c.1), conversationId: ConversationID(rawValue: c.5), seq: c.2, senderId: new.sender,
             clientId: new.clientId, text: c.4, createdAt: Timestamp(milliseconds: c.3))

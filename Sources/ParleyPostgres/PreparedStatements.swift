@@ -1,0 +1,64 @@
+import PostgresNIO
+
+/// The hot statements, prepared once per connection (parsed and planned once, then only bound and
+/// run): a send, and a replay of a user's stream.
+enum Prepared {
+    /// `parley_send` (``PostgresSendFunction``).
+    struct Send: PostgresPreparedStatement {
+        static let sql = "SELECT * FROM parley_send($1, $2, $3, $4, $5, $6, $7, $8)"
+        typealias Row = (Bool, String, Int64, Int64, String, String, Bool, [String]?, [Int64]?, Bool, [Int64]?)
+
+        var sender: String, clientId: String, conversation: String, recipient: String?, text: String, now: Int64
+        var messageId: String, node: String
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 8)
+            bindings.append(sender)
+            bindings.append(clientId)
+            bindings.append(conversation)
+            bindings.append(recipient)
+            bindings.append(text)
+            bindings.append(now)
+            bindings.append(messageId)
+            bindings.append(node)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
+    /// A user's stream bounds and the events after a position, in one round trip: every row carries
+    /// the bounds; a user with no events after `after` gives one row with NULL event columns.
+    struct Replay: PostgresPreparedStatement {
+        static let sql = """
+            SELECT u.stream_head, u.stream_floor, ev.pos, ev.kind, ev.conversation_id, ev.subject_id, ev.delivered_seq, ev.read_seq,
+                   ev.m_id, ev.m_conversation, ev.m_seq, ev.m_sender, ev.m_client, ev.m_text, ev.m_created
+            FROM users u
+            LEFT JOIN LATERAL (
+                SELECT e.pos, e.kind, e.conversation_id, e.subject_id, e.delivered_seq, e.read_seq,
+                       m.id AS m_id, m.conversation_id AS m_conversation, m.seq AS m_seq, m.sender_id AS m_sender,
+                       m.client_id AS m_client, m.text AS m_text, m.created_at AS m_created
+                FROM events e
+                LEFT JOIN messages m ON e.kind = 1 AND m.conversation_id = e.conversation_id AND m.seq = e.seq
+                WHERE e.user_id = u.id AND e.pos > $2 ORDER BY e.pos LIMIT $3
+            ) ev ON true
+            WHERE u.id = $1
+            ORDER BY ev.pos
+            """
+        typealias Row = (
+            Int64, Int64, Int64?, Int16?, String?, String?, Int64?, Int64?,
+            String?, String?, Int64?, String?, String?, String?, Int64?)
+
+        var user: String, after: Int64, limit: Int64
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 3)
+            bindings.append(user)
+            bindings.append(after)
+            bindings.append(limit)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+}
