@@ -32,6 +32,9 @@ public final class SQLiteStore: ParleyStore, Sendable {
             // instead of being re-read with pread on every transaction.
             try db.execute(sql: "PRAGMA cache_size = -65536")
             try db.execute(sql: "PRAGMA mmap_size = 268435456")
+            // Statement journals and sort scratch stay in memory: they spilled to files under
+            // /var/tmp (ext4 writes on every multi-row statement) even with the database on tmpfs.
+            try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
