@@ -61,8 +61,8 @@ public final class ParleyClient {
     /// My conversations by id (``sortedConversations()`` gives the list order).
     public internal(set) var conversations: [ConversationID: ConversationSummary] = [:]
     /// Confirmed messages by conversation, then seq; read them through ``timeline(_:)``.
-    internal(set) var messages: [ConversationID: [Int64: Message]] = [:]
-    internal(set) var hasOlder: [ConversationID: Bool] = [:]
+    var messages: [ConversationID: [Int64: Message]] = [:]
+    var hasOlder: [ConversationID: Bool] = [:]
     /// Messages written and not yet confirmed by the server, persisted across restarts.
     public internal(set) var outbox: MessageOutbox
     /// Presence of my contacts, by user.

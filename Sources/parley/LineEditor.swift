@@ -44,7 +44,10 @@ final class LineEditor: Sendable {
             var byte: UInt8 = 0
             while Foundation.read(STDIN_FILENO, &byte, 1) == 1 {
                 switch byte {
-                case 0x03, 0x04 where state.withLock({ $0.input.isEmpty }) || byte == 0x03:  // Ctrl-C; Ctrl-D on an empty line
+                case 0x03:  // Ctrl-C
+                    continuation.finish()
+                    return
+                case 0x04 where state.withLock({ $0.input.isEmpty }):  // Ctrl-D on an empty line
                     continuation.finish()
                     return
                 case 0x0D, 0x0A:
