@@ -92,6 +92,7 @@ enum PostgresSchema {
             "CREATE INDEX presence_by_node ON presence (node_id)",
         ]),
         ("v2-send-function", [PostgresSendFunction.create]),
+        ("v3-receipt-function", [PostgresReceiptFunction.create]),
     ]
 
     static func migrate(_ client: PostgresClient, logger: Logger) async throws {

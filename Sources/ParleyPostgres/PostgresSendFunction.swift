@@ -4,6 +4,7 @@
 /// Direct conversations only have two members, so the `NOTIFY` payload stays far under its cap.
 enum PostgresSendFunction {
     static let clientIdConflict = "PY001", invalidRecipient = "PY002", userNotFound = "PY003", conversationNotFound = "PY004"
+    static let cursorBeyondEnd = "PY005"
 
     static let create = #"""
         CREATE FUNCTION parley_send(
@@ -86,6 +87,59 @@ enum PostgresSendFunction {
                 's ' || p_node || (SELECT string_agg(' ' || m || ':' || p, '') FROM unnest(v_members, v_positions) AS t(m, p)));
             RETURN QUERY SELECT false, p_message_id, v_seq, p_now, p_text, p_conversation, v_formed, v_members, v_positions,
                 v_created, v_creation;
+        END
+        $$
+        """#
+}
+
+/// A receipt as one server-side function (one round trip), with the rules of
+/// ``PostgresStore/updateReceipt(in:member:deliveredSeq:readSeq:now:)``: the member row is locked
+/// (`FOR UPDATE`), cursors only move forward, read implies delivered, a cursor past the last seq is
+/// refused (`PY005`), and only a move appends receipt events (and notifies).
+enum PostgresReceiptFunction {
+    static let create = #"""
+        CREATE FUNCTION parley_receipt(
+            p_conversation TEXT, p_member TEXT, p_delivered BIGINT, p_read BIGINT, p_now BIGINT, p_node TEXT)
+        RETURNS TABLE (r_delivered BIGINT, r_read BIGINT, r_moved BOOLEAN, r_members TEXT[], r_positions BIGINT[])
+        LANGUAGE plpgsql AS $$
+        #variable_conflict use_column
+        DECLARE
+            v_old_delivered BIGINT;
+            v_old_read BIGINT;
+            v_last BIGINT;
+            v_delivered BIGINT;
+            v_read BIGINT;
+            v_members TEXT[];
+            v_positions BIGINT[] := '{}';
+            v_member TEXT;
+            v_pos BIGINT;
+        BEGIN
+            SELECT m.delivered_seq, m.read_seq, c.last_seq INTO v_old_delivered, v_old_read, v_last
+            FROM conversation_members m JOIN conversations c ON c.id = m.conversation_id
+            WHERE m.conversation_id = p_conversation AND m.user_id = p_member FOR UPDATE OF m;
+            IF NOT FOUND THEN RAISE EXCEPTION 'conversation not found' USING ERRCODE = 'PY004'; END IF;
+            v_read := COALESCE(p_read, 0);
+            v_delivered := GREATEST(COALESCE(p_delivered, 0), v_read);
+            IF v_delivered > v_last THEN RAISE EXCEPTION 'cursor beyond end' USING ERRCODE = 'PY005'; END IF;
+            v_delivered := GREATEST(v_old_delivered, v_delivered);
+            v_read := GREATEST(v_old_read, v_read);
+            IF v_delivered = v_old_delivered AND v_read = v_old_read THEN
+                RETURN QUERY SELECT v_delivered, v_read, false, NULL::TEXT[], NULL::BIGINT[];
+                RETURN;
+            END IF;
+            UPDATE conversation_members SET delivered_seq = v_delivered, read_seq = v_read
+            WHERE conversation_id = p_conversation AND user_id = p_member;
+            SELECT array_agg(user_id ORDER BY user_id COLLATE "C") INTO v_members
+            FROM conversation_members WHERE conversation_id = p_conversation;
+            FOREACH v_member IN ARRAY v_members LOOP
+                UPDATE users SET stream_head = stream_head + 1 WHERE id = v_member RETURNING stream_head INTO v_pos;
+                INSERT INTO events (user_id, pos, kind, conversation_id, subject_id, delivered_seq, read_seq, created_at)
+                VALUES (v_member, v_pos, 2, p_conversation, p_member, v_delivered, v_read, p_now);
+                v_positions := v_positions || v_pos;
+            END LOOP;
+            PERFORM pg_notify('parley_cluster',
+                's ' || p_node || (SELECT string_agg(' ' || m || ':' || p, '') FROM unnest(v_members, v_positions) AS t(m, p)));
+            RETURN QUERY SELECT v_delivered, v_read, true, v_members, v_positions;
         END
         $$
         """#

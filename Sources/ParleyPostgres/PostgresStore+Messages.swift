@@ -66,32 +66,25 @@ extension PostgresStore: MessageStore {
     }
 
     /// Moves cursors forward under the member row's lock (`FOR UPDATE`): two receipts at once
-    /// cannot move a cursor back.
+    /// cannot move a cursor back. One round trip: the `parley_receipt` function
+    /// (``PostgresReceiptFunction``), which applies ``ReceiptUpdate/advancing(conversation:member:delivered:read:lastSeq:requestedDelivered:requestedRead:)``'s rule.
     public func updateReceipt(
         in conversation: ConversationID, member: UserID, deliveredSeq: Int64?, readSeq: Int64?, now: Timestamp
     ) async throws -> ReceiptOutcome {
-        try await transaction { db in
-            guard let row = try await db.rows("""
-                SELECT m.delivered_seq, m.read_seq, c.last_seq FROM conversation_members m
-                JOIN conversations c ON c.id = m.conversation_id
-                WHERE m.conversation_id = \(conversation.rawValue) AND m.user_id = \(member.rawValue) FOR UPDATE OF m
-                """, logger).first
-            else { throw StoreError.conversationNotFound }
-            let (oldDelivered, oldRead, lastSeq) = try row.decode((Int64, Int64, Int64).self)
-            let (receipt, moved) = try ReceiptUpdate.advancing(
-                conversation: conversation, member: member, delivered: oldDelivered, read: oldRead, lastSeq: lastSeq,
-                requestedDelivered: deliveredSeq, requestedRead: readSeq)
-            guard moved else { return ReceiptOutcome(receipt: receipt, deliveries: []) }
-            try await db.query("""
-                UPDATE conversation_members SET delivered_seq = \(receipt.deliveredSeq), read_seq = \(receipt.readSeq)
-                WHERE conversation_id = \(conversation.rawValue) AND user_id = \(member.rawValue)
-                """, logger: logger)
-            var deliveries: [Delivery] = []
-            for user in try await memberIDs(conversation, db) {
-                deliveries.append(try await appendEvent(.receipt(receipt), to: user, now: now, db))
+        let statement = Prepared.Receipt(
+            conversation: conversation.rawValue, member: member.rawValue, delivered: deliveredSeq, read: readSeq,
+            now: now.milliseconds, node: nodeID)
+        let row = try await retryingRaces {
+            try await Self.classifyingOutages {
+                try await client.execute(statement, logger: logger).reduce(into: []) { $0.append($1) }.first
             }
-            try await notify(deliveries, db)
-            return ReceiptOutcome(receipt: receipt, deliveries: deliveries)
         }
+        guard let c = row else { throw StoreError.conversationNotFound }
+        let receipt = ReceiptUpdate(conversationId: conversation, userId: member, deliveredSeq: c.0, readSeq: c.1)
+        guard c.2 else { return ReceiptOutcome(receipt: receipt, deliveries: []) }
+        let deliveries = zip(c.3 ?? [], c.4 ?? []).map { user, position in
+            Delivery(recipient: UserID(rawValue: user), event: StreamEvent(position: position, payload: .receipt(receipt)))
+        }
+        return ReceiptOutcome(receipt: receipt, deliveries: deliveries)
     }
 }

@@ -99,6 +99,7 @@ public final class PostgresStore: ParleyStore, Sendable {
                 case PostgresSendFunction.invalidRecipient: throw StoreError.invalidRecipient
                 case PostgresSendFunction.userNotFound: throw StoreError.userNotFound
                 case PostgresSendFunction.conversationNotFound: throw StoreError.conversationNotFound
+                case PostgresSendFunction.cursorBeyondEnd: throw StoreError.cursorBeyondEnd
                 default: throw error
                 }
             }

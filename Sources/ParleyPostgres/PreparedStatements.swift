@@ -27,6 +27,27 @@ enum Prepared {
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 
+    /// `parley_receipt` (``PostgresReceiptFunction``).
+    struct Receipt: PostgresPreparedStatement {
+        static let sql = "SELECT * FROM parley_receipt($1, $2, $3, $4, $5, $6)"
+        typealias Row = (Int64, Int64, Bool, [String]?, [Int64]?)
+
+        var conversation: String, member: String, delivered: Int64?, read: Int64?, now: Int64, node: String
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 6)
+            bindings.append(conversation)
+            bindings.append(member)
+            bindings.append(delivered)
+            bindings.append(read)
+            bindings.append(now)
+            bindings.append(node)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
     /// A user's stream bounds and the events after a position, in one round trip: every row carries
     /// the bounds; a user with no events after `after` gives one row with NULL event columns.
     struct Replay: PostgresPreparedStatement {
