@@ -23,6 +23,10 @@ public final class ServerLauncher: Sendable {
                              "--sends-per-second", "1000000", "--logins-per-minute", "1000000", "--log-level", "info",
                              // The bench opens its thousands of connections from one address.
                              "--max-connections-per-address", "1000000"] + extraArguments
+        // Exit is awaited with a semaphore the termination handler signals, not waitUntilExit (which
+        // runs a run loop and can miss the exit when several threads wait on processes at once).
+        let exited = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in exited.signal() }
         let pipe = Pipe()
         process.standardError = pipe
         process.standardOutput = FileHandle.nullDevice
@@ -49,7 +53,17 @@ public final class ServerLauncher: Sendable {
         self.port = port
         self.pid = process.processIdentifier
         self.process = ProcessBox(process)
+        self.exited = exited
         self.log = log
+    }
+
+    private let exited: DispatchSemaphore
+    private let reaped = Mutex(false)
+
+    /// Waits (once; later calls return at once) until the process has exited.
+    private func waitForExit() {
+        let first = reaped.withLock { done in defer { done = true }; return !done }
+        if first { exited.wait() }
     }
 
     /// Everything the server logged so far.
@@ -61,14 +75,14 @@ public final class ServerLauncher: Sendable {
     @discardableResult
     public func stop() -> Int32 {
         process.value.terminate()
-        process.value.waitUntilExit()
+        waitForExit()
         return process.value.terminationStatus
     }
 
     /// SIGKILL: no graceful shutdown, no flush — a crash.
     public func crash() {
         kill(pid, SIGKILL)
-        process.value.waitUntilExit()
+        waitForExit()
     }
 
     /// The path of the running executable.

@@ -23,7 +23,8 @@ enum Topology: String, CustomTestStringConvertible, Sendable, CaseIterable {
 @MainActor
 final class ServerHarness {
     let topology: Topology
-    let database: String
+    /// The SQLite file, or the PostgreSQL URL (made at the first start, off the cooperative pool).
+    private(set) var database: String
     private var nodes: [Node]
     /// Which node each registered user's clients talk to.
     private var homes: [UserID: Int] = [:]
@@ -43,7 +44,7 @@ final class ServerHarness {
             database = FileManager.default.temporaryDirectory.appendingPathComponent("parley-e2e-\(UUID().uuidString)/db.sqlite").path
             nodes = [Node()]
         case .twoNodes:
-            database = try PostgresTestServer.freshDatabase()
+            database = ""
             nodes = [Node(), Node()]
         }
     }
@@ -53,6 +54,7 @@ final class ServerHarness {
     func url(of node: Int) -> URL { URL(string: "http://127.0.0.1:\(nodes[node].port)")! }
 
     func start() async throws {
+        if topology == .twoNodes, database.isEmpty { database = try await PostgresTestServer.freshDatabaseAsync() }
         for index in nodes.indices { try await start(node: index) }
     }
 

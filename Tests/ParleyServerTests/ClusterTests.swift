@@ -154,7 +154,7 @@ import Testing
                         }
                     }
                     _ = try await sockets[0].sentAcks(count: 20)
-                    cluster.nodes[0].crash()
+                    try await cluster.crash(0)
                     var acked: [[Message]] = []
                     for socket in sockets {
                         acked.append(await socket.inbox.frames.compactMap { if case .sent(_, let message, _) = $0 { message } else { nil } })

@@ -4,18 +4,11 @@ import Testing
 
 /// `parley serve` refuses bad configuration with a clear message instead of starting half-configured.
 @Suite struct ServeCommandTests {
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("parley")
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let output = Pipe()
-        process.standardError = output
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    /// Runs `parley` with `arguments` (posix_spawn and waitpid off the cooperative pool: Foundation's
+    /// `Process.waitUntilExit` can miss an exit when several tests wait at once).
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, output: String) {
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("parley").path
+        return try await offCooperativePool { try PostgresTestServer.runCapturing(binary, arguments, environment: environment) }
     }
 
     @Test(arguments: [
@@ -30,16 +23,16 @@ import Testing
         (["serve", "--database", "postgres://db.example/parley"], [:], "The database URL has no user name."),
         (["serve"], ["PARLEY_DATABASE": "postgres://parley@localhost:5432"], "The database URL has no database name"),
     ] as [([String], [String: String], String)])
-    func badSettingsAreRefused(arguments: [String], environment: [String: String], message: String) throws {
-        let (status, output) = try Self.run(arguments, environment: environment)
+    func badSettingsAreRefused(arguments: [String], environment: [String: String], message: String) async throws {
+        let (status, output) = try await Self.run(arguments, environment: environment)
         #expect(status != 0)
         #expect(output.contains(message), "\(output)")
     }
 
     /// A real PostgreSQL server refusing, or nobody listening: one line saying why, exit status 1,
     /// and the password never in the output.
-    @Test func unusableDatabasesAreOneClearLine() throws {
-        let base = try PostgresTestServer.baseURL()
+    @Test func unusableDatabasesAreOneClearLine() async throws {
+        let base = try await offCooperativePool { try PostgresTestServer.baseURL() }
         let port = try #require(URLComponents(string: base)?.port)
         let closed = try PostgresTestServer.freePort()
         let cases: [(String, String)] = [
@@ -48,7 +41,7 @@ import Testing
             ("postgres://parley:parley@127.0.0.1:\(closed)/parley", "cannot connect (is PostgreSQL running on that host and port?)"),
         ]
         for (url, reason) in cases {
-            let (status, output) = try Self.run(["serve", "--port", "0", "--database", url])
+            let (status, output) = try await Self.run(["serve", "--port", "0", "--database", url])
             #expect(status == 1)
             let errorLines = output.split(separator: "\n").filter { $0.hasPrefix("Error:") }
             #expect(errorLines.count == 1 && errorLines[0].contains("Cannot use the database") && errorLines[0].contains(reason), "\(output)")

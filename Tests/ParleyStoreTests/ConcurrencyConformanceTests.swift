@@ -6,7 +6,7 @@ import Testing
 @Suite struct ConcurrencyConformanceTests {
     @Test(arguments: StoreBackend.all)
     func sameClientIdFromTwoNodesAtOnceStoresOneMessage(backend: StoreBackend) async throws {
-        let database = try backend.newDatabase()
+        let database = try await backend.newDatabase()
         let nodeA = try await backend.open(database), nodeB = try await backend.open(database)
         let alice = try await nodeA.makeUser("alice"), bob = try await nodeA.makeUser("bob")
         let id = try await nodeA.send("hi", from: alice.id, to: .user(bob.id)).message.conversationId
@@ -27,7 +27,7 @@ import Testing
 
     @Test(arguments: StoreBackend.all)
     func creatingOneConversationFromTwoNodesAtOnceMakesOne(backend: StoreBackend) async throws {
-        let database = try backend.newDatabase()
+        let database = try await backend.newDatabase()
         let nodeA = try await backend.open(database), nodeB = try await backend.open(database)
         var users: [User] = []
         for i in 0..<12 { users.append(try await nodeA.makeUser("user\(i)")) }
@@ -50,7 +50,7 @@ import Testing
     /// what it has read is always 1…n with nothing missing (positions commit in order).
     @Test(arguments: StoreBackend.all)
     func streamPositionsCommitInOrderAcrossNodes(backend: StoreBackend) async throws {
-        let database = try backend.newDatabase()
+        let database = try await backend.newDatabase()
         let nodeA = try await backend.open(database), nodeB = try await backend.open(database)
         let hub = try await nodeA.makeUser("hub")
         var peers: [User] = []
@@ -81,7 +81,7 @@ import Testing
 
     @Test(arguments: StoreBackend.all)
     func receiptsFromTwoNodesNeverMoveACursorBack(backend: StoreBackend) async throws {
-        let database = try backend.newDatabase()
+        let database = try await backend.newDatabase()
         let nodeA = try await backend.open(database), nodeB = try await backend.open(database)
         let alice = try await nodeA.makeUser("alice"), bob = try await nodeA.makeUser("bob")
         var id: ConversationID?

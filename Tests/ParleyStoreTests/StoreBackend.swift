@@ -11,7 +11,7 @@ import Testing
 struct StoreBackend: CustomTestStringConvertible, Sendable {
     let name: String
     /// Makes an empty database and returns where it is (a file path or a URL).
-    let newDatabase: @Sendable () throws -> String
+    let newDatabase: @Sendable () async throws -> String
     /// Opens a store on a database; opening one database twice is what two nodes (or two
     /// processes) do.
     let open: @Sendable (String) async throws -> any ParleyStore
@@ -27,7 +27,7 @@ struct StoreBackend: CustomTestStringConvertible, Sendable {
             try SQLiteStore(path: path, durability: .normal)
         },
         StoreBackend(name: "PostgreSQL") {
-            try PostgresTestServer.freshDatabase()
+            try await PostgresTestServer.freshDatabaseAsync()
         } open: { url in
             try await PostgresStore.connect(DatabaseURL(url), poolSize: 8, logger: Logger(label: "test"))
         },

@@ -11,7 +11,9 @@ public enum PostgresTestServer {
     public static func freshDatabase() throws -> String {
         let base = try baseURL()
         let name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        try run(psql(), ["-d", base, "-qc", "CREATE DATABASE \(name)"])
+        // One at a time: CREATE DATABASE copies the template and is heavy; a crowd of them at once
+        // starves the timing-sensitive tests running beside.
+        try creating.withLock { _ = try run(psql(), ["-d", base, "-qc", "CREATE DATABASE \(name)"]) }
         return String(base[..<base.lastIndex(of: "/")!]) + "/" + name
     }
 
@@ -28,6 +30,8 @@ public enum PostgresTestServer {
         }
         return url
     }
+
+    private static let creating = NSLock()
 
     nonisolated(unsafe) private static var startedDirectory: UnsafeMutablePointer<CChar>?
 
@@ -64,10 +68,24 @@ public enum PostgresTestServer {
     /// a cooperative thread while the others are blocked, as in a static initialiser.)
     @discardableResult
     static func run(_ program: String, _ arguments: [String]) throws -> String {
+        let (status, output, errors) = try spawn(program, arguments, environment: [:])
+        guard status == 0 else { throw TestServerError(message: "\(program) \(arguments.first ?? ""): \(errors)") }
+        return output
+    }
+
+    /// Runs a program to completion with extra environment variables; its exit status and its
+    /// standard output and error together.
+    public static func runCapturing(_ program: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
+        let (status, output, errors) = try spawn(program, arguments, environment: environment)
+        return (status, output + errors)
+    }
+
+    private static func spawn(_ program: String, _ arguments: [String], environment: [String: String]) throws -> (Int32, String, String) {
         let scratch = NSTemporaryDirectory() + "parley-run-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: scratch + ".out"); try? FileManager.default.removeItem(atPath: scratch + ".err") }
         let quoted = ([program] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        let command = "\(quoted) </dev/null >'\(scratch).out' 2>'\(scratch).err'"
+        let assignments = environment.map { "\($0.key)='" + $0.value.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        let command = "\(assignments.isEmpty ? "" : "env " + assignments + " ")\(quoted) </dev/null >'\(scratch).out' 2>'\(scratch).err'"
         var pid: pid_t = 0
         let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(command), nil]
         defer { argv.forEach { free($0) } }
@@ -75,15 +93,32 @@ public enum PostgresTestServer {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
         let output = (try? String(contentsOfFile: scratch + ".out", encoding: .utf8)) ?? ""
-        guard status == 0 else {
-            let errors = (try? String(contentsOfFile: scratch + ".err", encoding: .utf8)) ?? ""
-            throw TestServerError(message: "\(program) \(arguments.first ?? ""): \(errors)")
-        }
-        return output
+        let errors = (try? String(contentsOfFile: scratch + ".err", encoding: .utf8)) ?? ""
+        // waitpid's raw status: the exit code is in the second byte when the program exited normally.
+        let exitCode = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return (exitCode, output, errors)
     }
 }
 
 struct TestServerError: Error, CustomStringConvertible {
     var message: String
     var description: String { message }
+}
+
+/// Runs blocking work (waiting for a child process, spawning psql) on a thread of its own, so it
+/// never holds one of Swift concurrency's few cooperative threads: on a 2-core machine two blocked
+/// ones stall every other test's timers and tasks.
+public func offCooperativePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread {
+            continuation.resume(with: Result { try work() })
+        }
+    }
+}
+
+extension PostgresTestServer {
+    /// ``freshDatabase()`` without blocking a cooperative thread.
+    public static func freshDatabaseAsync() async throws -> String {
+        try await offCooperativePool { try freshDatabase() }
+    }
 }

@@ -22,7 +22,7 @@ final class TestCluster: Sendable {
 
     /// Starts `count` nodes, runs `body`, and stops every node still running.
     static func run<T: Sendable>(nodes count: Int = 2, _ body: @Sendable (TestCluster) async throws -> T) async throws -> T {
-        let url = try PostgresTestServer.freshDatabase()
+        let url = try await PostgresTestServer.freshDatabaseAsync()
         var nodes: [ServerLauncher] = []
         for _ in 0..<count { nodes.append(try await launchNode(url)) }
         let cluster = TestCluster(
@@ -30,10 +30,10 @@ final class TestCluster: Sendable {
             databaseURL: url)
         do {
             let result = try await body(cluster)
-            cluster.stopAll()
+            await cluster.stopAll()
             return result
         } catch {
-            cluster.stopAll()
+            await cluster.stopAll()
             throw error
         }
     }
@@ -43,8 +43,14 @@ final class TestCluster: Sendable {
         return try await ServerLauncher(binary: binary, database: url)
     }
 
-    private func stopAll() {
-        for node in nodes where node.isRunning { node.stop() }
+    private func stopAll() async {
+        for node in nodes where node.isRunning { _ = try? await offCooperativePool { node.stop() } }
+    }
+
+    /// SIGKILLs node `index` and waits for it to be gone.
+    func crash(_ index: Int) async throws {
+        let node = nodes[index]
+        try await offCooperativePool { node.crash() }
     }
 
     /// Ends every node's LISTEN connection from the database side (as a failover or a network cut would).
