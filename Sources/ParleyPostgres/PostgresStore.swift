@@ -57,24 +57,19 @@ public final class PostgresStore: ParleyStore, Sendable {
     /// then sees what the winner committed. Outages become ``StoreError/storageUnavailable``.
     @discardableResult
     func transaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-        var attempt = 0
-        while true {
-            do {
-                return try await Self.classifyingOutages {
-                    try await client.withConnection { connection in
-                        try await connection.query("BEGIN", logger: logger)
-                        do {
-                            let result = try await body(connection)
-                            try await connection.query("COMMIT", logger: logger)
-                            return result
-                        } catch {
-                            _ = try? await connection.query("ROLLBACK", logger: logger)
-                            throw error
-                        }
+        try await retryingRaces {
+            try await Self.classifyingOutages {
+                try await client.withConnection { connection in
+                    try await connection.query("BEGIN", logger: logger)
+                    do {
+                        let result = try await body(connection)
+                        try await connection.query("COMMIT", logger: logger)
+                        return result
+                    } catch {
+                        _ = try? await connection.query("ROLLBACK", logger: logger)
+                        throw error
                     }
                 }
-            } catch let error as PSQLError where attempt < 8 && error.isRetryableRace {
-                attempt += 1
             }
         }
     }
