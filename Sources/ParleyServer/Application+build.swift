@@ -101,6 +101,7 @@ struct ServerContext: Sendable {
         registerLimiter = RateLimiter(ratePerSecond: configuration.loginsPerMinute / 60, burst: configuration.loginBurst)
         loginThrottle = LoginThrottle(.init(
             perAddressPerMinute: configuration.loginsPerMinute, perAddressBurst: configuration.loginBurst,
+            firstBackoff: .milliseconds(Int64(max(0.001, configuration.loginBackoffSeconds) * 1_000)),
             perUsernamePerHour: configuration.loginFailuresPerUsernamePerHour))
         searchLimiter = RateLimiter(ratePerSecond: configuration.searchesPerMinute / 60, burst: configuration.searchesPerMinute)
         conversationLimiter = RateLimiter(ratePerSecond: configuration.conversationsPerHour / 3600, burst: configuration.conversationsPerHour)

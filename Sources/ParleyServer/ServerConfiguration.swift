@@ -22,6 +22,9 @@ public struct ServerConfiguration: Sendable {
     /// Wrong passwords per username an hour, from addresses that never signed in to it, before
     /// such addresses are refused (the owner's known addresses are not).
     public var loginFailuresPerUsernamePerHour: Double = 100
+    /// The wait after the free wrong guesses from one address at one account; it doubles with each
+    /// further wrong guess (see ``LoginThrottle``).
+    public var loginBackoffSeconds: Double = 1
     /// User searches per user a minute (a bucket of this size).
     public var searchesPerMinute: Double = 30
     /// New conversations a user may start per hour (a bucket of this size).

@@ -38,7 +38,10 @@ import Testing
             }
             a.send(.ping(ref: "done"))
             _ = try await a.inbox.waitFor("pong") { $0.contains(.pong(ref: "done")) ? true : nil }
-            try await Task.sleep(for: .milliseconds(200))
+            // Alice's frames were all handled before her pong; bob's pong is queued after whatever
+            // they relayed to him.
+            b.send(.ping(ref: "flushed"))
+            _ = try await b.inbox.waitFor("pong") { $0.contains(.pong(ref: "flushed")) ? true : nil }
             let starts = await b.inbox.frames.filter { if case .typing(_, _, true) = $0 { true } else { false } }.count
             #expect((1...6).contains(starts), "40 typing frames in a burst reach bob \(starts) times")
         }

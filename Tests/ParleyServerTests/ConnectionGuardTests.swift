@@ -89,7 +89,12 @@ import Testing
                 try await normal.wait("a normal answer", timeout: .seconds(2)) { text, _ in text.contains("\"ok\"") }
                 await normal.close()
             }
-            try await Task.sleep(for: .milliseconds(300))
+            // A refusal is a 429 and a close, which reach the client a moment later: wait for them
+            // (a hang guard; one connection too many would still be held after it and fail below).
+            let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+            while attackers.filter({ !$0.isClosed }).count > 40, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
             let refused = attackers.filter { $0.isClosed && $0.text.hasPrefix("HTTP/1.1 429") }
             #expect(refused.count + closedWhileConnecting == 260, "beyond the quota of 40, connections are refused at once")
             let held = attackers.filter { !$0.isClosed }

@@ -88,7 +88,7 @@ import Testing
         }
         #expect(acked.count >= 40)
         let id = ConversationID.direct(alice.id, bob.id)
-        let afterCrash = try await store.messages(in: id, as: bob.id, query: HistoryQuery(limit: 200)).messages
+        let afterCrash = try await Self.wholeHistory(of: id, as: bob.id, in: store)  // more than one page under load
         #expect(Set(acked).isSubset(of: Set(afterCrash)), "every acknowledged message is on disk")
 
         // The client retries everything it has no ack for; the server stores each exactly once.
@@ -102,16 +102,21 @@ import Testing
             for (text, clientId) in retries { a.send(.send(SendRequest(clientId: clientId, recipientId: bob.id, text: text))) }
             _ = try await a.sentAcks(count: retries.count)
         }
-        var all: [Message] = []
-        var before: Int64?
-        repeat {
-            let page = try await store.messages(in: id, as: bob.id, query: HistoryQuery(limit: 200, before: before))
-            all = page.messages + all
-            before = page.hasMore ? page.messages.first?.seq : nil
-        } while before != nil
+        let all = try await Self.wholeHistory(of: id, as: bob.id, in: store)
         #expect(all.count == 300)
         #expect(all.map(\.seq) == Array(1...300))
         #expect(Set(all.map(\.clientId)) == Set(clientIds))
+    }
+
+    static func wholeHistory(of id: ConversationID, as reader: UserID, in store: SQLiteStore) async throws -> [Message] {
+        var all: [Message] = []
+        var before: Int64?
+        repeat {
+            let page = try await store.messages(in: id, as: reader, query: HistoryQuery(limit: 200, before: before))
+            all = page.messages + all
+            before = page.hasMore ? page.messages.first?.seq : nil
+        } while before != nil
+        return all
     }
 }
 

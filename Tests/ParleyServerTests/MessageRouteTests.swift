@@ -57,7 +57,7 @@ import Testing
     }
 
     @Test func sendsAreRateLimitedPerUser() async throws {
-        try await TestServer.run(configure: { $0.sendBurst = 3; $0.sendsPerSecond = 0.5 }) { api in
+        try await TestServer.run(configure: { $0.sendBurst = 3; $0.sendsPerSecond = 0.01 }) { api in  // no refill while it runs
             let alice = try await api.register("alice"), bob = try await api.register("bob")
             for i in 0..<3 { _ = try await api.send("m\(i)", from: alice, to: bob) }
             let limited = try await api.request(.post, "/v1/messages", token: alice.token, encoding: SendRequest(clientId: .random(), recipientId: bob.id, text: "too many"))
