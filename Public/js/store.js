@@ -245,7 +245,8 @@ export class ChatStore {
       case "message": this.applyMessage(frame.message); this.advance(frame.pos); break;
       case "receipt": this.applyReceipt(frame.receipt); this.advance(frame.pos); break;
       case "conversation": this.applyConversation(frame.conversation); this.advance(frame.pos); break;
-      case "sent": this.applyMessage(frame.message); break;
+      // With "pos", the ack stands in for our own message's event in the stream.
+      case "sent": this.applyMessage(frame.message); if (frame.pos != null) this.advance(frame.pos); break;
       case "error":
         if (frame.clientId) this.applySendError(frame.clientId, frame.error);
         break;

@@ -82,21 +82,28 @@ final class CrashCheckClient: Sendable {
             return
         }
         state.withLock { state in
-            switch frame {
-            case .event(let event):
-                if event.position != state.position + 1 {
-                    state.violations.append("stream position \(event.position) after \(state.position)")
+            // An ack with a position stands in for the sender's own event at that position.
+            let streamed: (position: Int64, message: Message?)? = switch frame {
+            case .event(let event): if case .message(let message) = event.payload { (event.position, message) } else { (event.position, nil) }
+            case .sent(_, let message, _, let position?): (position, message)
+            default: nil
+            }
+            if let streamed {
+                if streamed.position != state.position + 1 {
+                    state.violations.append("stream position \(streamed.position) after \(state.position)")
                 }
-                state.position = max(state.position, event.position)
-                if case .message(let message) = event.payload {
+                state.position = max(state.position, streamed.position)
+                if let message = streamed.message {
                     let key = "\(message.conversationId)#\(message.seq)"
                     if state.seen[key] != nil { state.violations.append("message \(key) delivered twice") }
                     state.seen[key] = message
                 }
+            }
+            switch frame {
             case .resync(let position):
                 state.resyncs += 1
                 state.position = position
-            case .sent(_, let message, _):
+            case .sent(_, let message, _, _):
                 if let earlier = state.acked[message.clientId], earlier != message {
                     state.violations.append("clientId \(message.clientId) acknowledged as two different messages")
                 }

@@ -10,7 +10,11 @@ public enum ServerFrame: Equatable, Sendable {
     /// continue from `position`, after which the stream goes on live.
     case resync(position: Int64)
     /// A send is committed (guarantee 3); `duplicate` is true when the client id was seen before.
-    case sent(ref: String?, message: Message, duplicate: Bool)
+    /// `position` (JSON `pos`), when present, is the message's place in the sender's own stream:
+    /// the connection that sent it gets this frame *instead of* that stream event, so a client
+    /// advances its stream position with it exactly as with an event. Absent when the event was
+    /// written to the connection on its own, or for a duplicate.
+    case sent(ref: String?, message: Message, duplicate: Bool, position: Int64? = nil)
     case ack(ref: String?)
     case typing(conversationId: ConversationID, userId: UserID, isTyping: Bool)
     case presence(userId: UserID, online: Bool, lastSeenAt: Timestamp?)
@@ -42,7 +46,8 @@ extension ServerFrame: Codable {
             self = .resync(position: try c.decode(Int64.self, forKey: .position))
         case "sent":
             self = .sent(ref: try c.decodeIfPresent(String.self, forKey: .ref), message: try c.decode(Message.self, forKey: .message),
-                         duplicate: try c.decodeIfPresent(Bool.self, forKey: .duplicate) ?? false)
+                         duplicate: try c.decodeIfPresent(Bool.self, forKey: .duplicate) ?? false,
+                         position: try c.decodeIfPresent(Int64.self, forKey: .pos))
         case "ack":
             self = .ack(ref: try c.decodeIfPresent(String.self, forKey: .ref))
         case "typing":
@@ -88,11 +93,12 @@ extension ServerFrame: Codable {
         case .resync(let position):
             try c.encode("resync", forKey: .type)
             try c.encode(position, forKey: .position)
-        case .sent(let ref, let message, let duplicate):
+        case .sent(let ref, let message, let duplicate, let position):
             try c.encode("sent", forKey: .type)
             try c.encodeIfPresent(ref, forKey: .ref)
             try c.encode(message, forKey: .message)
             try c.encode(duplicate, forKey: .duplicate)
+            try c.encodeIfPresent(position, forKey: .pos)
         case .ack(let ref):
             try c.encode("ack", forKey: .type)
             try c.encodeIfPresent(ref, forKey: .ref)

@@ -50,7 +50,11 @@ extension ParleyClient {
         case .event(let event):
             await apply(event.payload)
             advance(to: event.position)
-        case .sent(_, let message, _):
+        case .sent(_, let message, _, let position?):
+            // The ack that stands in for this message's event in our own stream.
+            await apply(.message(message))
+            advance(to: position)
+        case .sent(_, let message, _, nil):
             apply(message: message)
         case .error(_, let clientId?, let code, let message):
             outbox.refuse(clientId, code: code, message: message, now: .now())

@@ -16,7 +16,9 @@ struct Messenger: Sendable {
 
     /// Validates and stores a message; returns after commit (guarantee 3), having pushed the new
     /// events to live connections.
-    func send(_ request: SendRequest, from sender: UserID) async throws -> SendOutcome {
+    /// - Parameter origin: the connection the send came in on, which is not sent the message's
+    ///   event in the sender's stream (its ack stands in for it, at ``SendOutcome/sendersPosition``).
+    func send(_ request: SendRequest, from sender: UserID, origin: ClientConnection? = nil) async throws -> SendOutcome {
         if let wait = sendLimiter.acquire(sender.rawValue) {
             throw ParleyError(.rateLimited, "Too many messages; try again in \(wait) s.", retryAfter: wait)
         }
@@ -44,7 +46,7 @@ struct Messenger: Sendable {
             metrics.duplicateSends.increment()
         } else {
             metrics.messagesSent.increment()
-            hub.publish(outcome.deliveries)
+            hub.publish(outcome.deliveries, answered: origin.flatMap { origin in outcome.sendersPosition.map { (origin, $0) } })
             hub.stopTyping(user: sender, in: outcome.message.conversationId)
             if outcome.contactsFormed {
                 let members = try await store.memberIDs(of: outcome.message.conversationId)
@@ -81,5 +83,15 @@ struct Messenger: Sendable {
         let outcome = try await store.updateReceipt(in: id, member: member, deliveredSeq: deliveredSeq, readSeq: readSeq, now: .now())
         hub.publish(outcome.deliveries)
         return outcome.receipt
+    }
+}
+
+extension SendOutcome {
+    /// The message's position in its sender's stream (nil for a duplicate: nothing new was written).
+    var sendersPosition: Int64? {
+        deliveries.first { delivery in
+            guard delivery.recipient == message.senderId, case .message(let stored) = delivery.event.payload else { return false }
+            return stored.id == message.id
+        }?.event.position
     }
 }

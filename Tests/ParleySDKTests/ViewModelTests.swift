@@ -113,6 +113,27 @@ import Testing
         #expect(request.recipientId == fixture.grace.id && request.conversationId == nil && request.clientId == item.id)
     }
 
+    /// Protocol: a `sent` with `pos` is the sender's own event at that position, so it moves the
+    /// saved resume position; one without `pos` does not.
+    @Test func aSentAckWithAPositionMovesTheResumePosition() async throws {
+        let fixture = Fixture()
+        fixture.api.conversationList = [fixture.summary()]
+        let client = try fixture.makeClient()
+        let connection = try await fixture.connect(client, head: 4)
+        let saved = try LocalStore(path: fixture.directory.appendingPathComponent("store.sqlite").path)
+        _ = try await eventually("head saved") { try? saved.position() == 4 ? true : nil }
+        let chat = ChatViewModel(client: client, conversation: fixture.conversation, otherUser: nil, formatter: formatter)
+        chat.messageText = "one"
+        chat.send()
+        let request = try await eventually("send") { connection.sentMessages.first }
+        connection.push(.sent(ref: nil, message: fixture.message(1, from: fixture.me, "one", clientId: request.clientId), duplicate: false, position: 5))
+        _ = try await eventually("position 5") { try? saved.position() == 5 ? true : nil }
+        connection.push(.sent(ref: nil, message: fixture.message(1, from: fixture.me, "one", clientId: request.clientId), duplicate: true))
+        connection.push(.event(StreamEvent(position: 6, payload: .message(fixture.message(2, from: fixture.grace, "two")))))
+        _ = try await eventually("position 6") { try? saved.position() == 6 ? true : nil }
+        #expect(chat.items.filter { if case .message = $0 { true } else { false } }.count == 2)
+    }
+
     @Test func statusesMoveFromSendingToReadAndFailuresCanBeRetried() async throws {
         let fixture = Fixture()
         fixture.api.conversationList = [fixture.summary()]

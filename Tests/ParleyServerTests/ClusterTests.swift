@@ -157,7 +157,7 @@ import Testing
                     try await cluster.crash(0)
                     var acked: [[Message]] = []
                     for socket in sockets {
-                        acked.append(await socket.inbox.frames.compactMap { if case .sent(_, let message, _) = $0 { message } else { nil } })
+                        acked.append(await socket.inbox.frames.compactMap { if case .sent(_, let message, _, _) = $0 { message } else { nil } })
                     }
                     return acked
                 }

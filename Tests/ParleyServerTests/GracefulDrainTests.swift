@@ -53,7 +53,7 @@ import Testing
             stored += try await reopened.messages(in: conversation, as: alice.id, query: HistoryQuery(limit: 200, after: last.seq)).messages
             if stored.last == last { break }
         }
-        let acked = Set(await a.inbox.frames.compactMap { if case .sent(_, let message, _) = $0 { message.clientId } else { nil } })
+        let acked = Set(await a.inbox.frames.compactMap { if case .sent(_, let message, _, _) = $0 { message.clientId } else { nil } })
         let unanswered = stored.filter { !acked.contains($0.clientId) }
         #expect(stored.count >= 100)
         #expect(unanswered.isEmpty, "\(unanswered.count) of \(stored.count) committed sends got no answer")

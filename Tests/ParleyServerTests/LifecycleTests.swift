@@ -26,7 +26,7 @@ import Testing
         await #expect(throws: (any Error).self, "the database is closed last") { try await store.ping() }
         // Everything acknowledged before the stop is stored.
         let reopened = try SQLiteStore(path: database)
-        let acked = await a.inbox.frames.compactMap { if case .sent(_, let message, _) = $0 { message } else { nil } }
+        let acked = await a.inbox.frames.compactMap { if case .sent(_, let message, _, _) = $0 { message } else { nil } }
         let stored = try await reopened.messages(in: acked[0].conversationId, as: acked[0].senderId, query: HistoryQuery(limit: 200)).messages
         #expect(Set(acked).isSubset(of: Set(stored)))
         #expect(stored.map(\.seq) == Array(1...Int64(stored.count)))
@@ -83,7 +83,7 @@ import Testing
             }
             _ = try await a.sentAcks(count: 40)
             first.crash()
-            let acked = await a.inbox.frames.compactMap { if case .sent(_, let message, _) = $0 { message } else { nil } }
+            let acked = await a.inbox.frames.compactMap { if case .sent(_, let message, _, _) = $0 { message } else { nil } }
             return (alice, bob, acked)
         }
         #expect(acked.count >= 40)

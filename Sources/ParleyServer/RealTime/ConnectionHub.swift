@@ -152,7 +152,9 @@ final class ConnectionHub: Service, Sendable {
 
     /// Pushes committed events to their recipients' connections, each user's in position order.
     /// Each payload is encoded once, and only for recipients who are connected.
-    func publish(_ deliveries: [Delivery]) {
+    /// `answered` is the connection a send came in on and its message's position in the sender's
+    /// stream: that one event is not queued there (the connection's ack stands in for it).
+    func publish(_ deliveries: [Delivery], answered: (connection: ClientConnection, position: Int64)? = nil) {
         guard !deliveries.isEmpty else { return }
         let online: [UserID: [ClientConnection]] = state.withLock { state in
             var online: [UserID: [ClientConnection]] = [:]
@@ -175,7 +177,14 @@ final class ConnectionHub: Service, Sendable {
             }
         }
         for (user, events) in byUser {
-            for connection in online[user] ?? [] { connection.enqueue(.events(events)) }
+            for connection in online[user] ?? [] {
+                if let answered, answered.connection === connection {
+                    let others = events.filter { $0.position != answered.position }
+                    if !others.isEmpty { connection.enqueue(.events(others)) }
+                } else {
+                    connection.enqueue(.events(events))
+                }
+            }
         }
     }
 

@@ -20,8 +20,11 @@ struct FrameHandler: Sendable {
             reply(ParleyError(.alreadyAuthenticated, "This connection is already authenticated."), ref: nil)
         case .send(let request):
             do {
-                let outcome = try await messenger.send(request, from: user)
-                connection.send(.sent(ref: request.ref, message: outcome.message, duplicate: outcome.duplicate))
+                // The message's event in our own stream is not queued to this connection: the ack
+                // carries its position and stands in for it (one frame instead of two).
+                let outcome = try await messenger.send(request, from: user, origin: connection)
+                connection.enqueue(.sent(
+                    ref: request.ref, message: outcome.message, duplicate: outcome.duplicate, position: outcome.sendersPosition))
             } catch {
                 reply(error, ref: request.ref, clientId: request.clientId)
             }

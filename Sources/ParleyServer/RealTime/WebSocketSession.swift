@@ -16,6 +16,10 @@ import ParleyStore
 ///    writer fetches the gap from the store first: nothing lost, always in order.
 /// 4. A position the store no longer has (pruned, or from another database) gets `resync` with the
 ///    head; the client reloads a snapshot and the stream goes on from the head.
+/// 5. The connection a message was sent on gets its `sent` ack *instead of* the message's event in
+///    the sender's stream: the ack carries the position and is written when the cursor reaches it
+///    (after fetching anything before it), so positions still arrive one by one. If the event was
+///    already written (a catch-up fetched it first), the ack goes without a position.
 struct WebSocketSession: Sendable {
     let store: any ParleyStore
     let hub: ConnectionHub
@@ -154,6 +158,17 @@ struct WebSocketSession: Sendable {
                 switch item {
                 case .frame(let frame):
                     try await write(frame)
+                case .sent(let ref, let message, let duplicate, var position):
+                    if let target = position {
+                        if target > cursor.position + 1,
+                            try await !catchUp(&cursor, to: target - 1, socket, user: connection.userId)
+                        {
+                            try await write(.resync(position: cursor.position))
+                        }
+                        if target != cursor.position + 1 { position = nil }
+                    }
+                    try await write(.sent(ref: ref, message: message, duplicate: duplicate, position: position))
+                    if let position { cursor.position = position }
                 case .catchUp(let limit):
                     if limit.map({ $0 > cursor.position }) ?? true,
                         try await !catchUp(&cursor, to: limit, socket, user: connection.userId)

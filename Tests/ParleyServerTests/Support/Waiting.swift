@@ -24,7 +24,7 @@ extension TestSocket {
     func sentAcks(count: Int) async throws -> [(message: Message, duplicate: Bool)] {
         try await inbox.waitFor("\(count) sent acks") { frames in
             let acks = frames.compactMap { frame -> (message: Message, duplicate: Bool)? in
-                if case .sent(_, let message, let duplicate) = frame { (message, duplicate) } else { nil }
+                if case .sent(_, let message, let duplicate, _) = frame { (message, duplicate) } else { nil }
             }
             return acks.count >= count ? Array(acks.prefix(count)) : nil
         }

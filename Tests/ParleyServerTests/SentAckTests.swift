@@ -1,0 +1,81 @@
+import Foundation
+import ParleyCore
+import Testing
+
+/// Resume rule 5 (``WebSocketSession``): the connection a message was sent on gets its `sent` ack
+/// with the message's stream position instead of a separate event; the sender's other
+/// connections get the event. Positions still arrive one by one, and resuming from any of them
+/// loses nothing.
+@Suite struct SentAckTests {
+    /// The positions a socket was given, from events and from acks that stand in for them.
+    static func positions(_ frames: [ServerFrame]) -> [Int64] {
+        frames.compactMap { frame in
+            switch frame {
+            case .event(let event): event.position
+            case .sent(_, _, _, let position?): position
+            default: nil
+            }
+        }
+    }
+
+    @Test func theAckStandsInForTheSendersOwnEventWhileOtherEventsInterleave() async throws {
+        try await TestServer.run { api in
+            let alice = try await api.register("alice"), bob = try await api.register("bob")
+            let conversation = try await api.send("hi", from: bob, to: alice).conversationId
+            let phone = try await api.socket(alice, after: 0), laptop = try await api.socket(alice, after: 0)
+            let b = try await api.socket(bob)
+            _ = try await phone.synced()
+            _ = try await laptop.synced()
+            // Alice sends from her phone while bob writes to her and reads: her stream interleaves
+            // her own messages, his messages and his receipts.
+            for index in 1...40 {
+                phone.send(.send(SendRequest(clientId: .random(), conversationId: conversation, text: "a\(index)")))
+                b.send(.send(SendRequest(clientId: .random(), conversationId: conversation, text: "b\(index)")))
+                if index % 10 == 0 { b.send(.receipt(ref: nil, conversationId: conversation, deliveredSeq: nil, readSeq: Int64(index))) }
+            }
+            let acks = try await phone.sentAcks(count: 40)
+            #expect(acks.map(\.message.text) == (1...40).map { "a\($0)" }, "acked in the order sent")
+            let head = try await api.store.streamHead(of: alice.id)
+            phone.send(.ping(ref: "end"))
+            _ = try await phone.inbox.waitFor("the rest") { $0.contains(.pong(ref: "end")) && Self.positions($0).last == head ? true : nil }
+
+            let onPhone = await phone.inbox.frames
+            #expect(Self.positions(onPhone) == Array(1...head), "every position once, in order, on the phone")
+            let withPosition = onPhone.filter { if case .sent(_, _, _, _?) = $0 { true } else { false } }.count
+            let ownEvents = onPhone.filter { if case .event(let e) = $0, case .message(let m) = e.payload { m.senderId == alice.id } else { false } }
+            #expect(withPosition + ownEvents.count == 40, "each own message once: as an ack with its position, or as an event")
+            #expect(withPosition > 0, "acks stand in for events")
+
+            _ = try await laptop.inbox.waitFor("laptop at head") { Self.positions($0).last == head ? true : nil }
+            let onLaptop = await laptop.inbox.frames
+            #expect(Self.positions(onLaptop) == Array(1...head), "the other device gets every event")
+            let mineOnLaptop = onLaptop.compactMap { if case .event(let e) = $0, case .message(let m) = e.payload, m.senderId == alice.id { m.text } else { nil } }
+            #expect(mineOnLaptop == (1...40).map { "a\($0)" })
+
+            // Resuming from a position the phone got from an ack replays what follows, nothing twice.
+            let ackPositions = onPhone.compactMap { frame -> Int64? in if case .sent(_, _, _, let p?) = frame { p } else { nil } }
+            let lastAckPosition = try #require(ackPositions.last)
+            let resumed = try await api.socket(alice, after: lastAckPosition)
+            _ = try await resumed.synced()
+            #expect(Self.positions(await resumed.inbox.frames) == Array(lastAckPosition + 1 ..< head + 1))
+        }
+    }
+
+    @Test func aDuplicateSendIsAckedWithoutAPositionAndNoEvent() async throws {
+        try await TestServer.run { api in
+            let alice = try await api.register("alice"), bob = try await api.register("bob")
+            let a = try await api.socket(alice, after: 0)
+            _ = try await a.synced()
+            let request = SendRequest(clientId: .random(), recipientId: bob.id, text: "once")
+            a.send(.send(request))
+            a.send(.send(request))
+            let acks = try await a.sentAcks(count: 2)
+            #expect(acks.map(\.duplicate) == [false, true])
+            let frames = await a.inbox.frames
+            let positions = frames.compactMap { frame -> Int64?? in if case .sent(_, _, _, let p) = frame { .some(p) } else { nil } }
+            #expect(positions.count == 2 && positions[0] != nil && positions[1] == nil)
+            // The conversation event came first (position 1), then the ack for the message (2).
+            #expect(Self.positions(frames) == [1, 2])
+        }
+    }
+}
