@@ -27,7 +27,9 @@ public func buildApplication(
             configuration: .init(
                 // Small header limits: Parley's requests carry a token and a few standard headers.
                 http1: .init(httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)),
-                ws: .init(maxFrameSize: ServerLimits.maxBodyBytes, autoPing: .enabled(timePeriod: .seconds(30)), validateUTF8: true)),
+                // No server pings: clients ping after ~20 s of silence and the hub closes a connection
+                // silent for the idle limit, so a per-connection ping task (and its timer) buys nothing.
+                ws: .init(maxFrameSize: ServerLimits.maxBodyBytes, autoPing: .disabled, validateUTF8: true)),
             counter: ConnectionCounter(limitPerAddress: configuration.maxConnectionsPerAddress, trustedProxies: configuration.trustedProxies),
             timeouts: configuration.httpTimeouts),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "parley"),
