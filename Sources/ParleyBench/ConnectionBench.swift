@@ -18,6 +18,9 @@ public struct ConnectionBench: Sendable {
         public var connectSeconds = 0.0
         public var serverRSSBeforeKiB: Int?, serverRSSOpenKiB: Int?, serverRSSClosedKiB: Int?
         public var bytesPerConnection: Int?
+        /// The server's CPU time (user + system) per connection opened and authenticated (`hello`
+        /// answered and synced): a figure that holds still where connects per second swing.
+        public var serverCPUMicrosPerConnect: Double?
     }
 
     let target: BenchTarget
@@ -33,6 +36,7 @@ public struct ConnectionBench: Sendable {
         let users = try await api.registerMany(prefix: prefix, count: max(1, min(options.users, options.connections)))
         report.serverRSSBeforeKiB = serverPID.flatMap(ProcessMemory.residentKiB)
         log("opening \(options.connections) connections")
+        let cpuBefore = serverPID.flatMap(ProcessCPU.microseconds)
         let start = ContinuousClock.now
         var sockets: [BenchSocket] = []
         sockets.reserveCapacity(options.connections)
@@ -52,6 +56,9 @@ public struct ConnectionBench: Sendable {
         }
         report.opened = sockets.count
         report.connectSeconds = (ContinuousClock.now - start).seconds
+        if let before = cpuBefore, let after = serverPID.flatMap(ProcessCPU.microseconds), report.opened > 0 {
+            report.serverCPUMicrosPerConnect = Double(after - before) / Double(report.opened)
+        }
         try await Task.sleep(for: .seconds(options.holdSeconds))
         report.serverRSSOpenKiB = serverPID.flatMap(ProcessMemory.residentKiB)
         if let before = report.serverRSSBeforeKiB, let open = report.serverRSSOpenKiB, report.opened > 0 {

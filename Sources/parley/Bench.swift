@@ -129,6 +129,7 @@ struct Bench: AsyncParsableCommand {
                 String(format: "opened %d (failed %d) in %.2f s", report.opened, report.failed, report.connectSeconds),
                 "server RSS \(report.serverRSSBeforeKiB ?? 0) KiB → \(report.serverRSSOpenKiB ?? 0) KiB open → \(report.serverRSSClosedKiB ?? 0) KiB closed",
                 "per connection: \(report.bytesPerConnection.map { "\($0) bytes" } ?? "?")",
+                "server CPU per connect: \(report.serverCPUMicrosPerConnect.map { String(format: "%.1f µs", $0) } ?? "- (needs the server's pid)")",
             ], report)
         }
     }
