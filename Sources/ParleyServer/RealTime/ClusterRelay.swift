@@ -46,7 +46,7 @@ struct ClusterRelay: Service {
             do {
                 let cameBack = try await bus.restore(hub.connectionCounts())
                 let presence = PresenceAnnouncer(store: store, hub: hub)
-                for user in cameBack { try await presence.announceOnline(user) }
+                for user in cameBack { presence.announceOnline(user, to: try await store.contacts(of: user)) }
                 hub.catchUpAll()
             } catch {
                 logger.warning("Could not restore this node's presence", metadata: ["error": "\(error)"])

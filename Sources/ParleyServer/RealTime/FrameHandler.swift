@@ -69,8 +69,8 @@ struct PresenceAnnouncer: Sendable {
     let store: any ParleyStore
     let hub: ConnectionHub
 
-    func announceOnline(_ user: UserID) async throws {
-        hub.send(.presence(userId: user, online: true, lastSeenAt: nil), to: try await store.contacts(of: user))
+    func announceOnline(_ user: UserID, to contacts: [UserID]) {
+        hub.send(.presence(userId: user, online: true, lastSeenAt: nil), to: contacts)
     }
 
     /// Records when the user was last seen and tells their contacts, unless they are back already.
@@ -82,8 +82,8 @@ struct PresenceAnnouncer: Sendable {
     }
 
     /// Tells a new connection the current presence of each of its user's contacts.
-    func sendSnapshot(to connection: ClientConnection) async throws {
-        for frame in try await presenceFrames(of: store.contacts(of: connection.userId)) { connection.send(frame) }
+    func sendSnapshot(of contacts: [UserID], to connection: ClientConnection) async throws {
+        for frame in try await presenceFrames(of: contacts) { connection.send(frame) }
     }
 
     /// When a new conversation makes its members contacts, each learns the others' presence.

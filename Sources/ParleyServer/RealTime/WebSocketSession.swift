@@ -64,8 +64,9 @@ struct WebSocketSession: Sendable {
             // In a cluster, "first" means first anywhere, which only the bus knows.
             let firstAnywhere = if let bus = hub.bus { try await bus.connectionOpened(user) } else { first }
             counted = true
-            if firstAnywhere { try await presence.announceOnline(user) }
-            try await presence.sendSnapshot(to: connection)
+            let contacts = try await store.contacts(of: user)  // read once for both
+            if firstAnywhere { presence.announceOnline(user, to: contacts) }
+            try await presence.sendSnapshot(of: contacts, to: connection)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     await self.writeLoop(connection, outbound, resumeAfter: after, head: head, logger: logger)
