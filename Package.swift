@@ -113,7 +113,7 @@ let package = Package(
         .testTarget(
             name: "ParleySDKTests",
             dependencies: [
-                "ParleySDK", "ParleyViewModels", "ParleyServer", "ParleySQLite", "ParleyPostgres", "ParleyTestSupport",
+                "ParleySDK", "ParleyViewModels", "ParleyServer", "ParleySQLite", "ParleyPostgres", "ParleyTestSupport", "ParleyBench",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -34,7 +34,9 @@ public struct CrashCheck: Sendable {
     public init(options: Options) { self.options = options }
 
     public func run(progress: @Sendable (String) -> Void = { _ in }) async throws -> CrashCheckReport {
-        var server = try await ServerLauncher(binary: options.binary, database: options.database, extraArguments: options.serveArguments)
+        // A port outside the ephemeral range: the restarts must find it free (see LoopbackPort).
+        var server = try await ServerLauncher(
+            binary: options.binary, database: options.database, port: try LoopbackPort.reservable(), extraArguments: options.serveArguments)
         let port = server.port, url = "http://127.0.0.1:\(port)"
         let api = BenchAPI(baseURL: url)
         var clients: [CrashCheckClient] = []

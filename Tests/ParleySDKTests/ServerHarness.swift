@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
+import ParleyBench
 import ParleySDK
 import ParleyCore
 import ParleyPostgres
@@ -31,8 +32,9 @@ final class ServerHarness {
     /// The SDK's default shared HTTP pool: its connections stay open while the server shuts down.
     var http: HTTPClient { .shared }
 
+    /// Ports below the ephemeral range, so a restart finds its port free (see `LoopbackPort`).
     private struct Node {
-        var port = 0
+        var port: Int
         var group: ServiceGroup?
         var running: Task<Void, any Error>?
     }
@@ -42,10 +44,10 @@ final class ServerHarness {
         switch topology {
         case .singleNode:
             database = FileManager.default.temporaryDirectory.appendingPathComponent("parley-e2e-\(UUID().uuidString)/db.sqlite").path
-            nodes = [Node()]
+            nodes = [Node(port: try LoopbackPort.reservable())]
         case .twoNodes:
             database = ""
-            nodes = [Node(), Node()]
+            nodes = [Node(port: try LoopbackPort.reservable()), Node(port: try LoopbackPort.reservable())]
         }
     }
 

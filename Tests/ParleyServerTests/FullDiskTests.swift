@@ -6,7 +6,7 @@ import Testing
 /// lines rather than one per failure, and recovery by itself when space returns. On a real tmpfs.
 @Suite struct FullDiskTests {
     @Test func aFullDiskIsReportedRetryablyAndRecoversByItself() async throws {
-        let disk = try SmallDisk(megabytes: 3)
+        let disk = try await SmallDisk.mount(megabytes: 3)
         defer { disk.unmount() }
         let log = CapturedLog()
         try await TestServer.run(database: disk.path + "/parley.sqlite", logger: log.logger, configure: { $0.logLevel = .info }) { api in

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ParleyTestSupport
 import Synchronization
 
 /// A small tmpfs the test mounts (the tests run as root, as CI does), to fill up for real.
@@ -7,10 +8,12 @@ struct SmallDisk {
     let path: String
     private var filler: String { path + "/filler" }
 
-    init(megabytes: Int) throws {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("parley-disk-\(UUID().uuidString)").path
+    /// Mounts it, on a thread of its own: a process is waited for off the cooperative pool.
+    static func mount(megabytes: Int) async throws -> SmallDisk {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("parley-disk-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        try Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", path])
+        try await offCooperativePool { try Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", path]) }
+        return SmallDisk(path: path)
     }
 
     /// Writes a filler file until the disk says it is full.
@@ -26,14 +29,12 @@ struct SmallDisk {
 
     func unmount() { try? Self.run("/bin/umount", ["-l", path]) }
 
+    /// posix_spawn and waitpid (`PostgresTestServer.runCapturing`), not Foundation's Process, whose
+    /// `waitUntilExit` can miss an exit and hang the whole run.
     private static func run(_ tool: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TestFailure("\(tool) \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)); these tests mount a tmpfs and need root")
+        let (status, output) = try PostgresTestServer.runCapturing(tool, arguments)
+        guard status == 0 else {
+            throw TestFailure("\(tool) \(arguments.joined(separator: " ")) failed (\(status)): \(output); these tests mount a tmpfs and need root")
         }
     }
 }
