@@ -7,6 +7,32 @@ extension SQLiteStore: MessageStore {
         try await batchedWrite { db in try Self.send(new, now: now, db) }
     }
 
+    /// The whole batch is one job of the group commit; each message has its own savepoint, so one
+    /// refused message rolls back only itself.
+    public func send(_ batch: [NewMessage], now: Timestamp) async -> [Result<SendOutcome, any Error>] {
+        do {
+            return try await batchedWrite { db in
+                batch.map { new in
+                    Result {
+                        do {
+                            var outcome: SendOutcome?
+                            try db.inSavepoint {
+                                outcome = try Self.send(new, now: now, db)
+                                return .commit
+                            }
+                            guard let outcome else { throw CancellationError() }
+                            return outcome
+                        } catch {
+                            throw Self.classified(error)
+                        }
+                    }
+                }
+            }
+        } catch {
+            return batch.map { _ in .failure(error) }
+        }
+    }
+
     /// The send transaction. Rules:
     /// 1. (sender, client id) seen before → the stored message, unchanged, nothing written
     ///    (a different target conversation is a conflict).

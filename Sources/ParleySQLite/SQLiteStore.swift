@@ -75,9 +75,17 @@ public final class SQLiteStore: ParleyStore, Sendable {
     static func classifyingStorageFailures<T>(_ operation: () async throws -> T) async throws -> T {
         do {
             return try await operation()
-        } catch let error as DatabaseError where [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_READONLY].contains(error.resultCode) {
-            throw StoreError.storageUnavailable
+        } catch {
+            throw classified(error)
         }
+    }
+
+    /// A full disk or an I/O failure becomes ``StoreError/storageUnavailable``; anything else is kept.
+    static func classified(_ error: any Error) -> any Error {
+        guard let error = error as? DatabaseError,
+            [.SQLITE_FULL, .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_READONLY].contains(error.resultCode)
+        else { return error }
+        return StoreError.storageUnavailable
     }
 
     /// Writable means: at least `minimumFreeBytes` free where the database lives (a write that

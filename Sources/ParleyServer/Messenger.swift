@@ -16,9 +16,55 @@ struct Messenger: Sendable {
 
     /// Validates and stores a message; returns after commit (guarantee 3), having pushed the new
     /// events to live connections.
-    /// - Parameter origin: the connection the send came in on, which is not sent the message's
-    ///   event in the sender's stream (its ack stands in for it, at ``SendOutcome/sendersPosition``).
-    func send(_ request: SendRequest, from sender: UserID, origin: ClientConnection? = nil) async throws -> SendOutcome {
+    func send(_ request: SendRequest, from sender: UserID) async throws -> SendOutcome {
+        var answer: Result<SendOutcome, any Error> = .failure(CancellationError())
+        await send([request], from: sender) { _, result in answer = result }
+        return try answer.get()
+    }
+
+    /// Sends that came in a row on one connection: each is rate-limited and validated on its own,
+    /// the valid ones are stored as one batch (committed in order), and each is answered in order
+    /// through `answer`, right after its events were pushed.
+    /// - Parameter origin: the connection the sends came in on, which is not sent a message's event
+    ///   in the sender's stream (its ack stands in for it, at ``SendOutcome/sendersPosition``).
+    func send(
+        _ requests: [SendRequest], from sender: UserID, origin: ClientConnection? = nil,
+        answer: (SendRequest, Result<SendOutcome, any Error>) -> Void
+    ) async {
+        var refused: [Int: any Error] = [:]
+        var batch: [NewMessage] = []
+        batch.reserveCapacity(requests.count)
+        // The first send to a new recipient spends a new-conversation token and creates the
+        // conversation when stored; the ones after it in the batch go to that conversation.
+        var newRecipients: Set<UserID> = []
+        for (index, request) in requests.enumerated() {
+            do {
+                batch.append(try await validated(request, from: sender, newRecipients: &newRecipients))
+            } catch {
+                refused[index] = error
+            }
+        }
+        let start = clock.now
+        let results: [Result<SendOutcome, any Error>] = batch.isEmpty ? [] : await store.send(batch, now: .now())
+        var stored = results.makeIterator()
+        let waited = Int64((clock.now - start) / .nanoseconds(1))
+        for (index, request) in requests.enumerated() {
+            if let error = refused[index] {
+                answer(request, .failure(error))
+                continue
+            }
+            guard let result = stored.next() else { break }
+            if case .success(let outcome) = result {
+                metrics.sendDuration.recordNanoseconds(waited)
+                health.writeSucceeded()
+                await push(outcome, origin: origin)
+            }
+            answer(request, result)
+        }
+    }
+
+    /// Rate limit and validation: the message to store, or why not.
+    private func validated(_ request: SendRequest, from sender: UserID, newRecipients: inout Set<UserID>) async throws -> NewMessage {
         if let wait = sendLimiter.acquire(sender.rawValue) {
             throw ParleyError(.rateLimited, "Too many messages; try again in \(wait) s.", retryAfter: wait)
         }
@@ -32,28 +78,30 @@ struct Messenger: Sendable {
             target = .conversation(id)
         case (nil, let recipient?):
             guard let id = UserID(validating: recipient.rawValue) else { throw StoreError.userNotFound }
-            try await limitNewConversations(sender, with: id)
+            if !newRecipients.contains(id) {
+                try await limitNewConversations(sender, with: id)
+                newRecipients.insert(id)
+            }
             target = .user(id)
         default:
             throw ParleyError(.invalidJSON, "Give exactly one of conversationId and recipientId.")
         }
         let text = try Validation.messageText(request.text).get()
-        let start = clock.now
-        let outcome = try await store.send(NewMessage(sender: sender, clientId: clientId, target: target, text: text), now: .now())
-        metrics.sendDuration.recordNanoseconds(Int64((clock.now - start) / .nanoseconds(1)))
-        health.writeSucceeded()
-        if outcome.duplicate {
+        return NewMessage(sender: sender, clientId: clientId, target: target, text: text)
+    }
+
+    /// Fans a stored message out to live connections (nothing for a duplicate: it went out before).
+    private func push(_ outcome: SendOutcome, origin: ClientConnection?) async {
+        guard !outcome.duplicate else {
             metrics.duplicateSends.increment()
-        } else {
-            metrics.messagesSent.increment()
-            hub.publish(outcome.deliveries, answered: origin.flatMap { origin in outcome.sendersPosition.map { (origin, $0) } })
-            hub.stopTyping(user: sender, in: outcome.message.conversationId)
-            if outcome.contactsFormed {
-                let members = try await store.memberIDs(of: outcome.message.conversationId)
-                try? await PresenceAnnouncer(store: store, hub: hub).introduce(members)
-            }
+            return
         }
-        return outcome
+        metrics.messagesSent.increment()
+        hub.publish(outcome.deliveries, answered: origin.flatMap { origin in outcome.sendersPosition.map { (origin, $0) } })
+        hub.stopTyping(user: outcome.message.senderId, in: outcome.message.conversationId)
+        if outcome.contactsFormed, let members = try? await store.memberIDs(of: outcome.message.conversationId) {
+            try? await PresenceAnnouncer(store: store, hub: hub).introduce(members)
+        }
     }
 
     /// Finds or creates the direct conversation with `other`.

@@ -44,6 +44,11 @@ public protocol MessageStore: Sendable {
     /// stream events; or returns the original message when (sender, client id) was stored before.
     /// Returns only after commit.
     func send(_ message: NewMessage, now: Timestamp) async throws -> SendOutcome
+    /// Stores several messages as ``send(_:now:)`` would, one after another in the order given:
+    /// each succeeds or fails on its own, and the results come back in the same order, all after
+    /// commit. A store may commit the batch together (SQLite: in one transaction with whatever else
+    /// is queued), which is what makes a connection's pipelined sends cheap.
+    func send(_ batch: [NewMessage], now: Timestamp) async -> [Result<SendOutcome, any Error>]
     /// - Throws: ``StoreError/conversationNotFound``.
     func messages(in conversation: ConversationID, as user: UserID, query: HistoryQuery) async throws -> MessagePage
     /// Moves the member's cursors forward (read implies delivered); lower values are ignored.
@@ -70,4 +75,20 @@ public protocol ParleyStore: AccountStore, ConversationStore, MessageStore, Even
     func checkWritable() async throws
     /// Finishes pending writes and releases the database.
     func close() async throws
+}
+
+extension MessageStore {
+    /// One send after another: right for any store, batched by none.
+    public func send(_ batch: [NewMessage], now: Timestamp) async -> [Result<SendOutcome, any Error>] {
+        var results: [Result<SendOutcome, any Error>] = []
+        results.reserveCapacity(batch.count)
+        for message in batch {
+            do {
+                results.append(.success(try await send(message, now: now)))
+            } catch {
+                results.append(.failure(error))
+            }
+        }
+        return results
+    }
 }

@@ -2,8 +2,8 @@ import Logging
 import ParleyCore
 import ParleyStore
 
-/// Answers the frames of one authenticated connection. Frames are handled one at a time, so the
-/// messages a connection sends are committed in the order it sent them.
+/// Answers the frames of one authenticated connection, in the order they came (``FramePipeline``),
+/// so the messages a connection sends are committed in the order it sent them.
 struct FrameHandler: Sendable {
     let store: any ParleyStore
     let hub: ConnectionHub
@@ -19,15 +19,7 @@ struct FrameHandler: Sendable {
         case .hello:
             reply(ParleyError(.alreadyAuthenticated, "This connection is already authenticated."), ref: nil)
         case .send(let request):
-            do {
-                // The message's event in our own stream is not queued to this connection: the ack
-                // carries its position and stands in for it (one frame instead of two).
-                let outcome = try await messenger.send(request, from: user, origin: connection)
-                connection.enqueue(.sent(
-                    ref: request.ref, message: outcome.message, duplicate: outcome.duplicate, position: outcome.sendersPosition))
-            } catch {
-                reply(error, ref: request.ref, clientId: request.clientId)
-            }
+            await handleSends([request])
         case .receipt(let ref, let conversation, let delivered, let read):
             do {
                 _ = try await messenger.updateReceipt(conversation, member: user, deliveredSeq: delivered, readSeq: read)
@@ -48,6 +40,21 @@ struct FrameHandler: Sendable {
             }
         case .ping(let ref):
             connection.send(.pong(ref: ref))
+        }
+    }
+
+    /// Sends that arrived in a row, stored as one batch and answered in order.
+    func handleSends(_ requests: [SendRequest]) async {
+        // The message's event in our own stream is not queued to this connection: the ack carries
+        // its position and stands in for it (one frame instead of two).
+        await messenger.send(requests, from: user, origin: connection) { request, result in
+            switch result {
+            case .success(let outcome):
+                connection.enqueue(.sent(
+                    ref: request.ref, message: outcome.message, duplicate: outcome.duplicate, position: outcome.sendersPosition))
+            case .failure(let error):
+                reply(error, ref: request.ref, clientId: request.clientId)
+            }
         }
     }
 

@@ -120,19 +120,26 @@ struct WebSocketSession: Sendable {
     ) async throws {
         let handler = FrameHandler(
             store: store, hub: hub, messenger: messenger, typingLimiter: typingLimiter, connection: connection, logger: logger)
-        while let message = try await messages.next() {
-            // A revoked, expired, overflowed or shutting-down connection is closing: nothing it sends
-            // counts any more (a send not answered is retried by the client after reconnecting).
-            guard connection.beginFrame() else { continue }
-            let bytes = Self.bytes(of: message)
-            switch WireCoding.decodeFrame(bytes) {
-            case .success(let frame):
-                await handler.handle(frame)
-            case .failure(let error):
-                connection.send(.error(ref: WireCoding.ref(in: bytes), clientId: nil, code: error.code, message: error.message))
+        let pipeline = FramePipeline(handler: handler)
+        do {
+            while let message = try await messages.next() {
+                // A revoked, expired, overflowed or shutting-down connection is closing: nothing it
+                // sends counts any more (a send not answered is retried by the client after reconnecting).
+                guard connection.beginFrame() else { continue }
+                let bytes = Self.bytes(of: message)
+                switch WireCoding.decodeFrame(bytes) {
+                case .success(let frame):
+                    await pipeline.submit(.frame(frame))
+                case .failure(let error):
+                    await pipeline.submit(.undecodable(ref: WireCoding.ref(in: bytes), error))
+                }
             }
-            connection.endFrame()
+        } catch {
+            await pipeline.drain()
+            throw error
         }
+        // Frames read before the close are still answered (their sends committed) before the session ends.
+        await pipeline.drain()
     }
 
     /// The only writer of the socket after `welcome`: replay, then queued frames and live events.

@@ -1,0 +1,117 @@
+import NIOCore
+import ParleyCore
+import Synchronization
+
+/// Carries one connection's frames from its reader to its ``FrameHandler``, so the reader goes on
+/// reading while sends commit, and sends that arrive in a row are stored as one batch (one group
+/// commit, not one per message).
+///
+/// Rules:
+/// 1. Frames are answered in the order they arrived. A run of sends is one batch, committed and
+///    answered in order; the frame after the run is handled once the whole run is answered (a
+///    `ping` after sends is answered after their acks).
+/// 2. At most `capacity` frames wait; beyond that the reader waits for room before it reads on, so
+///    a flooding client is slowed down, not buffered.
+/// 3. A worker task exists only while frames wait or are being answered: an idle connection has none.
+/// 4. ``drain()`` returns once every frame handed in has been answered.
+final class FramePipeline: Sendable {
+    /// A frame as the reader found it.
+    enum Item: Sendable {
+        case frame(ClientFrame)
+        case undecodable(ref: String?, ParleyError)
+    }
+
+    private enum Work {
+        case sends([SendRequest])
+        case one(Item)
+    }
+
+    private struct State {
+        var waiting = CircularBuffer<Item>()
+        var working = false
+        var roomWaiter: CheckedContinuation<Void, Never>?
+        var drainWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
+    private let handler: FrameHandler
+    private let capacity: Int
+
+    init(handler: FrameHandler, capacity: Int = 32) {
+        self.handler = handler
+        self.capacity = capacity
+    }
+
+    /// Queues a frame (counted by ``ClientConnection/beginFrame()``); returns when there is room for
+    /// the next one (rule 2).
+    func submit(_ item: Item) async {
+        let (startWorker, full) = state.withLock { state in
+            state.waiting.append(item)
+            defer { state.working = true }
+            return (!state.working, state.waiting.count >= capacity)
+        }
+        if startWorker { Task { await self.work() } }
+        guard full else { return }
+        await withCheckedContinuation { (room: CheckedContinuation<Void, Never>) in
+            let hasRoom = state.withLock { state in
+                guard state.waiting.count >= capacity else { return true }
+                state.roomWaiter = room
+                return false
+            }
+            if hasRoom { room.resume() }
+        }
+    }
+
+    /// Waits until every frame submitted so far has been answered (rule 4).
+    func drain() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let idle = state.withLock { state in
+                guard state.working else { return true }
+                state.drainWaiters.append(done)
+                return false
+            }
+            if idle { done.resume() }
+        }
+    }
+
+    private func work() async {
+        while let work = takeWork() {
+            switch work {
+            case .sends(let requests):
+                await handler.handleSends(requests)
+                for _ in requests { handler.connection.endFrame() }
+            case .one(.frame(let frame)):
+                await handler.handle(frame)
+                handler.connection.endFrame()
+            case .one(.undecodable(let ref, let error)):
+                handler.connection.send(.error(ref: ref, clientId: nil, code: error.code, message: error.message))
+                handler.connection.endFrame()
+            }
+        }
+    }
+
+    /// The next run of sends, or the next single frame; nil (and the worker ends) when none waits.
+    private func takeWork() -> Work? {
+        let (work, room, drained) = state.withLock { state -> (Work?, CheckedContinuation<Void, Never>?, [CheckedContinuation<Void, Never>]) in
+            guard let first = state.waiting.popFirst() else {
+                state.working = false
+                defer { state.drainWaiters = [] }
+                return (nil, nil, state.drainWaiters)
+            }
+            var work = Work.one(first)
+            if case .frame(.send(let request)) = first {
+                var run = [request]
+                while case .frame(.send(let next))? = state.waiting.first {
+                    run.append(next)
+                    state.waiting.removeFirst()
+                }
+                work = .sends(run)
+            }
+            defer { state.roomWaiter = nil }
+            return (work, state.roomWaiter, [])
+        }
+        room?.resume()
+        for waiter in drained { waiter.resume() }
+        return work
+    }
+}
