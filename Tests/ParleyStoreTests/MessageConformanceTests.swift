@@ -40,6 +40,39 @@ import Testing
         await #expect(throws: StoreError.clientIdConflict) { try await store.send("x", from: alice.id, to: .user(carol.id), clientId: clientId) }
     }
 
+    /// A batch is stored as its messages would be one after another: in order, each succeeding or
+    /// failing on its own, a repeat inside the batch a duplicate of the first.
+    @Test(arguments: StoreBackend.all)
+    func aBatchIsStoredInOrderAndEachMessageStandsAlone(backend: StoreBackend) async throws {
+        let store = try await backend.make()
+        let alice = try await store.makeUser("alice"), bob = try await store.makeUser("bob"), carol = try await store.makeUser("carol")
+        let theirs = try await store.send("private", from: bob.id, to: .user(carol.id)).message.conversationId
+        let repeated = ClientMessageID.random()
+        let batch = [
+            NewMessage(sender: alice.id, clientId: repeated, target: .user(bob.id), text: "one"),
+            NewMessage(sender: alice.id, clientId: .random(), target: .conversation(theirs), text: "not a member"),
+            NewMessage(sender: alice.id, clientId: .random(), target: .user(alice.id), text: "to myself"),
+            NewMessage(sender: alice.id, clientId: repeated, target: .user(bob.id), text: "one, again"),
+            NewMessage(sender: alice.id, clientId: .random(), target: .user(bob.id), text: "two"),
+        ]
+        let results = await store.send(batch, now: .now())
+        #expect(results.count == batch.count)
+        let first = try results[0].get(), again = try results[3].get(), second = try results[4].get()
+        #expect(first.message.text == "one" && first.message.seq == 1 && !first.duplicate)
+        #expect(try #require(throws: StoreError.self) { try results[1].get() } == .conversationNotFound)
+        #expect(try #require(throws: StoreError.self) { try results[2].get() } == .invalidRecipient)
+        #expect(again.duplicate && again.message == first.message && again.deliveries.isEmpty)
+        #expect(second.message.text == "two" && second.message.seq == 2 && !second.duplicate)
+        // What was stored is exactly what succeeded, and bob's stream has it in order.
+        let stored = try await store.messages(in: first.message.conversationId, as: bob.id, query: HistoryQuery(limit: 10)).messages
+        #expect(stored.map(\.text) == ["one", "two"])
+        let bobsMessages = try await store.allEvents(of: bob.id).compactMap { event -> String? in
+            if case .message(let message) = event.payload, message.conversationId == first.message.conversationId { message.text } else { nil }
+        }
+        #expect(bobsMessages == ["one", "two"])
+        #expect(await store.send([], now: .now()).isEmpty)
+    }
+
     @Test(arguments: StoreBackend.all)
     func sendToUnknownUserOrSelfIsRefusedAndCreatesNothing(backend: StoreBackend) async throws {
         let store = try await backend.make()

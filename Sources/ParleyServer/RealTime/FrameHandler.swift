@@ -14,6 +14,20 @@ struct FrameHandler: Sendable {
 
     var user: UserID { connection.userId }
 
+    /// Answers what the connection's ``FramePipeline`` hands over; each frame then stops counting
+    /// as in flight.
+    func answer(_ work: FramePipeline.Work) async {
+        switch work {
+        case .sends(let requests):
+            await handleSends(requests)
+        case .one(.frame(let frame)):
+            await handle(frame)
+        case .one(.undecodable(let ref, let error)):
+            connection.send(.error(ref: ref, clientId: nil, code: error.code, message: error.message))
+        }
+        for _ in 0..<work.frameCount { connection.endFrame() }
+    }
+
     func handle(_ frame: ClientFrame) async {
         switch frame {
         case .hello:

@@ -21,9 +21,14 @@ final class FramePipeline: Sendable {
         case undecodable(ref: String?, ParleyError)
     }
 
-    private enum Work {
+    /// What the answering side is handed at a time.
+    enum Work: Sendable {
         case sends([SendRequest])
         case one(Item)
+
+        var frameCount: Int {
+            if case .sends(let requests) = self { requests.count } else { 1 }
+        }
     }
 
     private struct State {
@@ -34,12 +39,13 @@ final class FramePipeline: Sendable {
     }
 
     private let state = Mutex(State())
-    private let handler: FrameHandler
     private let capacity: Int
+    private let answer: @Sendable (Work) async -> Void
 
-    init(handler: FrameHandler, capacity: Int = 32) {
-        self.handler = handler
+    /// - Parameter answer: handles one piece of work; the next is handed over once it returns.
+    init(capacity: Int = 32, answer: @escaping @Sendable (Work) async -> Void) {
         self.capacity = capacity
+        self.answer = answer
     }
 
     /// Queues a frame (counted by ``ClientConnection/beginFrame()``); returns when there is room for
@@ -75,19 +81,7 @@ final class FramePipeline: Sendable {
     }
 
     private func work() async {
-        while let work = takeWork() {
-            switch work {
-            case .sends(let requests):
-                await handler.handleSends(requests)
-                for _ in requests { handler.connection.endFrame() }
-            case .one(.frame(let frame)):
-                await handler.handle(frame)
-                handler.connection.endFrame()
-            case .one(.undecodable(let ref, let error)):
-                handler.connection.send(.error(ref: ref, clientId: nil, code: error.code, message: error.message))
-                handler.connection.endFrame()
-            }
-        }
+        while let work = takeWork() { await answer(work) }
     }
 
     /// The next run of sends, or the next single frame; nil (and the worker ends) when none waits.

@@ -120,7 +120,7 @@ struct WebSocketSession: Sendable {
     ) async throws {
         let handler = FrameHandler(
             store: store, hub: hub, messenger: messenger, typingLimiter: typingLimiter, connection: connection, logger: logger)
-        let pipeline = FramePipeline(handler: handler)
+        let pipeline = FramePipeline(answer: handler.answer)
         do {
             while let message = try await messages.next() {
                 // A revoked, expired, overflowed or shutting-down connection is closing: nothing it
