@@ -9,10 +9,64 @@ extension StringIdentifier {
     /// The id as text.
     public var description: String { rawValue }
     /// A new random lowercase UUID.
-    public static func random() -> Self { Self(rawValue: UUID().uuidString.lowercased()) }
+    public static func random() -> Self { Self(rawValue: UUIDText.random()) }
     /// Parses a client-supplied UUID, normalized to lowercase; `nil` unless it is a UUID.
     static func uuid(_ string: String) -> Self? {
-        UUID(uuidString: string).map { Self(rawValue: $0.uuidString.lowercased()) }
+        UUIDText.normalized(string).map { Self(rawValue: $0) }
+    }
+}
+
+/// UUID text without Foundation's round trip through `UUID` (its parsing and formatting go through
+/// `sscanf` and `sprintf`, and a send parses or makes four ids). Accepts and writes exactly what
+/// `UUID(uuidString:)` and `uuidString.lowercased()` do, which a test holds it to.
+enum UUIDText {
+    private static let hex = Array("0123456789abcdef".utf8)
+
+    /// The lowercase form of `8-4-4-4-12` hex digits (either case), or nil.
+    static func normalized(_ string: String) -> String? {
+        let utf8 = string.utf8
+        guard utf8.count == 36 else { return nil }
+        var valid = true
+        let text = String(unsafeUninitializedCapacity: 36) { buffer in
+            for (index, byte) in utf8.enumerated() {
+                switch (index, byte) {
+                case (8, UInt8(ascii: "-")), (13, UInt8(ascii: "-")), (18, UInt8(ascii: "-")), (23, UInt8(ascii: "-")):
+                    buffer[index] = byte
+                case (8, _), (13, _), (18, _), (23, _):
+                    valid = false
+                case (_, UInt8(ascii: "0")...UInt8(ascii: "9")), (_, UInt8(ascii: "a")...UInt8(ascii: "f")):
+                    buffer[index] = byte
+                case (_, UInt8(ascii: "A")...UInt8(ascii: "F")):
+                    buffer[index] = byte + 32
+                default:
+                    valid = false
+                }
+                if !valid { return 0 }
+            }
+            return 36
+        }
+        return valid ? text : nil
+    }
+
+    /// A random (version 4) UUID in lowercase.
+    static func random() -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bytes = withUnsafeBytes(of: (generator.next() as UInt64, generator.next() as UInt64)) { Array($0) }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40  // version 4
+        bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 4122 variant
+        return String(unsafeUninitializedCapacity: 36) { buffer in
+            var index = 0
+            for (position, byte) in bytes.enumerated() {
+                if position == 4 || position == 6 || position == 8 || position == 10 {
+                    buffer[index] = UInt8(ascii: "-")
+                    index += 1
+                }
+                buffer[index] = hex[Int(byte >> 4)]
+                buffer[index + 1] = hex[Int(byte & 0x0F)]
+                index += 2
+            }
+            return index
+        }
     }
 }
 

@@ -92,3 +92,48 @@ import Testing
         }
     }
 }
+
+/// ``MessageFrameJSON`` writes the bytes `WireFormat`'s encoder writes, for any text.
+@Suite struct MessageFrameJSONTests {
+    static func message(_ text: String, seq: Int64 = 42, createdAt: Int64 = 1_700_000_000_123) -> Message {
+        let a = UserID.random(), b = UserID.random()
+        return Message(id: .random(), conversationId: .direct(a, b), seq: seq, senderId: a, clientId: .random(), text: text,
+                       createdAt: Timestamp(milliseconds: createdAt))
+    }
+
+    static func standard(_ value: some Encodable) throws -> String {
+        String(decoding: try WireFormat.encoder().encode(value), as: UTF8.self)
+    }
+
+    /// Every ASCII character (each control character, quote, backslash, slash), and text beyond ASCII.
+    static let texts: [String] = (0..<128).map { String(UnicodeScalar(UInt8($0))) } + [
+        "plain", "a/b</script>", "emoji 🙂👍🏽 and 日本語", "\u{2028}\u{2029}\u{FEFF}\u{7F}\u{85}", "e\u{301}",
+        "line\nbreak\ttab\r\"q\" \\ \u{1}\u{1F}", String(repeating: "long ", count: 2000),
+    ]
+
+    @Test func messagesAreByteIdentical() throws {
+        for text in Self.texts {
+            let message = Self.message(text)
+            #expect(MessageFrameJSON.message(message) == (try Self.standard(message)), "text \(Array(text.unicodeScalars))")
+        }
+        for (seq, createdAt) in [(Int64(1), Int64(0)), (.max, .max), (7, -1)] {
+            let message = Self.message("x", seq: seq, createdAt: createdAt)
+            #expect(MessageFrameJSON.message(message) == (try Self.standard(message)))
+        }
+    }
+
+    @Test func sentFramesAreByteIdenticalWithAndWithoutRefAndPosition() throws {
+        for text in ["hi", "quote \" and \\ and \n"] {
+            let message = Self.message(text)
+            for ref in [nil, "r1", "odd \"ref\" \\ \u{0}/"] {
+                for position in [nil, Int64(1), 9_007_199_254_740_993] {
+                    for duplicate in [false, true] {
+                        let frame = ServerFrame.sent(ref: ref, message: message, duplicate: duplicate, position: position)
+                        let fast = MessageFrameJSON.sent(ref: ref, message: message, duplicate: duplicate, position: position)
+                        #expect(fast == (try Self.standard(frame)))
+                    }
+                }
+            }
+        }
+    }
+}

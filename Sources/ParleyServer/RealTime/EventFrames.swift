@@ -25,12 +25,11 @@ struct EventFrameEncoder {
 
     private mutating func payload(_ payload: StreamEvent.Payload) throws -> (kind: String, json: String) {
         if let cached = cache[payload] { return cached }
-        let encoded: (String, Data) = switch payload {
-        case .message(let message): ("message", try encoder.encode(message))
-        case .receipt(let receipt): ("receipt", try encoder.encode(receipt))
-        case .conversation(let info): ("conversation", try encoder.encode(info))
+        let result: (kind: String, json: String) = switch payload {
+        case .message(let message): ("message", MessageFrameJSON.message(message))
+        case .receipt(let receipt): ("receipt", String(decoding: try encoder.encode(receipt), as: UTF8.self))
+        case .conversation(let info): ("conversation", String(decoding: try encoder.encode(info), as: UTF8.self))
         }
-        let result = (kind: encoded.0, json: String(decoding: encoded.1, as: UTF8.self))
         cache[payload] = result
         return result
     }

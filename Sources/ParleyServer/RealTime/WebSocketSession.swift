@@ -175,7 +175,7 @@ struct WebSocketSession: Sendable {
                         }
                         if target != cursor.position + 1 { position = nil }
                     }
-                    try await write(.sent(ref: ref, message: message, duplicate: duplicate, position: position))
+                    try await socket.text(MessageFrameJSON.sent(ref: ref, message: message, duplicate: duplicate, position: position))
                     if let position { cursor.position = position }
                 case .catchUp(let limit):
                     if limit.map({ $0 > cursor.position }) ?? true,
