@@ -7,7 +7,8 @@ import NIOHTTP1
 
 /// The HTTP/1 + WebSocket-upgrade child channel, with the guards every connection gets:
 /// admission by address and WebSocket masking (``ConnectionAdmission``), request timeouts and 400s
-/// for malformed requests (``HTTPRequestGuard``), and closing silent connections on shutdown.
+/// for malformed requests (``HTTPRequestGuard``), closing silent connections on shutdown, and one
+/// flush per turn of the event loop (``FlushCoalescing``).
 struct ParleyChildChannel<Base: ServerChildChannel>: ServerChildChannel {
     let base: Base
     let counter: ConnectionCounter
@@ -18,6 +19,7 @@ struct ParleyChildChannel<Base: ServerChildChannel>: ServerChildChannel {
         do {
             try channel.pipeline.syncOperations.addHandler(CloseSilentConnectionOnQuiesce(), position: .first)
             try channel.pipeline.syncOperations.addHandler(ConnectionAdmission(counter: counter, state: state), position: .first)
+            try channel.pipeline.syncOperations.addHandler(FlushCoalescing(), position: .first)
         } catch {
             return channel.eventLoop.makeFailedFuture(error)
         }
