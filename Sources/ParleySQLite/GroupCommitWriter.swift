@@ -84,15 +84,7 @@ private final class Job: @unchecked Sendable {
     init<T: Sendable>(work: @escaping @Sendable (Database) throws -> T, continuation: CheckedContinuation<T, any Error>) {
         var result: Result<T, any Error> = .failure(CancellationError())
         run = { db in
-            result = Result {
-                var value: T?
-                try db.inSavepoint {
-                    value = try work(db)
-                    return .commit
-                }
-                guard let value else { throw CancellationError() }
-                return value
-            }
+            result = Result { try db.inCachedSavepoint(named: "job") { try work(db) } }
         }
         finish = { commitError in
             if let commitError { continuation.resume(throwing: commitError) } else { continuation.resume(with: result) }

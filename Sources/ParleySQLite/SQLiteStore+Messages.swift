@@ -15,13 +15,7 @@ extension SQLiteStore: MessageStore {
                 batch.map { new in
                     Result {
                         do {
-                            var outcome: SendOutcome?
-                            try db.inSavepoint {
-                                outcome = try Self.send(new, now: now, db)
-                                return .commit
-                            }
-                            guard let outcome else { throw CancellationError() }
-                            return outcome
+                            return try db.inCachedSavepoint(named: "message") { try Self.send(new, now: now, db) }
                         } catch {
                             throw Self.classified(error)
                         }

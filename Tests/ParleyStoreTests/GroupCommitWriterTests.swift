@@ -40,6 +40,24 @@ import Testing
         #expect(stored == (1...60).filter { !$0.isMultiple(of: 5) })
     }
 
+    /// A batch of sends is one job with a savepoint per message: a message that fails rolls back
+    /// its own writes only, and the job goes on.
+    @Test func aSavepointInsideAJobRollsBackOnlyItsOwnWrites() async throws {
+        let pool = try Self.makePool()
+        let writer = GroupCommitWriter(pool: pool)
+        let outcomes = try await writer.write { db -> [Bool] in
+            (1...7).map { n in
+                (try? db.inCachedSavepoint(named: "message") { () throws -> Void in
+                    try db.execute(sql: "INSERT INTO item (n) VALUES (?)", arguments: [n])
+                    if n.isMultiple(of: 3) { throw Refused() }
+                }) != nil
+            }
+        }
+        #expect(outcomes == [true, true, false, true, true, false, true])
+        let stored = try await pool.read { db in try Int.fetchAll(db, sql: "SELECT n FROM item ORDER BY rowid") }
+        #expect(stored == [1, 2, 4, 5, 7])
+    }
+
     @Test func concurrentJobsShareBatchesAndAllCommit() async throws {
         let pool = try Self.makePool()
         let writer = GroupCommitWriter(pool: pool)
