@@ -1,5 +1,6 @@
 import ParleyCore
 @testable import ParleyServer
+import Synchronization
 import Testing
 
 @Suite struct ClientConnectionTests {
@@ -10,11 +11,52 @@ import Testing
         #expect(!connection.overflowed)
         connection.send(.pong(ref: "3"))
         #expect(connection.overflowed)
-        var drained: [String?] = []
-        for await item in connection.outbound {
-            if case .frame(.pong(let ref)) = item { drained.append(ref) }
-        }
+        let (items, ended) = connection.takeQueued()
+        let drained = items.map { item -> String? in if case .frame(.pong(let ref)) = item { ref } else { nil } }
         #expect(drained == ["1", "2"], "the queue holds at most its limit and then ends")
+        #expect(ended)
+    }
+}
+
+/// ``ClientConnection`` rule 6: a writer is started only when there is something to do, once.
+@Suite struct LazyWriterTests {
+    final class Starts: Sendable {
+        private let count = Mutex(0)
+        var value: Int { count.withLock { $0 } }
+        func start() { count.withLock { $0 += 1 } }
+    }
+
+    @Test func aWriterStartsOnlyWhenSomethingIsQueuedAndNoneRuns() {
+        let connection = ClientConnection(userId: .random(), queueLimit: 10)
+        let starts = Starts()
+        connection.beginWriting(starts.start)  // the caller runs the first writer itself
+        connection.send(.pong(ref: "1"))
+        #expect(starts.value == 0, "a writer is running: no second one")
+        #expect(connection.takeQueued().items.count == 1)
+        #expect(connection.takeQueued().items.isEmpty, "empty: the writer stops")
+        connection.send(.pong(ref: "2"))
+        connection.send(.pong(ref: "3"))
+        #expect(starts.value == 1, "the first item after the writer stopped starts one, the second does not")
+        #expect(connection.takeQueued().items.count == 2)
+        #expect(connection.takeQueued().items.isEmpty)
+        connection.finish()
+        #expect(starts.value == 2, "the end of the queue starts a writer, to close the socket")
+        let last = connection.takeQueued()
+        #expect(last.items.isEmpty && last.ended)
+        connection.send(.pong(ref: "after the end"))
+        #expect(connection.takeQueued().items.isEmpty, "nothing is queued after the end")
+        #expect(starts.value == 2)
+    }
+
+    @Test func noWriterStartsOnceWritingStopped() {
+        let connection = ClientConnection(userId: .random(), queueLimit: 10)
+        let starts = Starts()
+        connection.beginWriting(starts.start)
+        _ = connection.takeQueued()
+        connection.stopWriting()
+        connection.send(.pong(ref: "1"))
+        connection.finish()
+        #expect(starts.value == 0)
     }
 }
 

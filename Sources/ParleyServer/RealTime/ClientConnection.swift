@@ -21,6 +21,10 @@ import Synchronization
 ///    everything and closes 1001.
 /// 5. A client that sends no frame at all (not even `ping`) for the idle limit is closed (1000,
 ///    "idle"): a dead peer holds no memory for long. Clients ping every ~20 s when idle.
+/// 6. No task waits on an empty queue: the writer is started when something is queued (or the
+///    queue ends) and stops when it has written everything. A task keeps the memory of its deepest
+///    stack until it ends, and socket writes and store reads are deep, so an idle connection holding
+///    a writer task cost ~13 KB more.
 final class ClientConnection: Sendable {
     enum Outbound: Sendable {
         case frame(ServerFrame)
@@ -50,8 +54,8 @@ final class ClientConnection: Sendable {
     /// When the session expires; the hub ends the connection then.
     let expiresAt: Timestamp
     let id: Int
-    let outbound: AsyncStream<Outbound>
-    private let continuation: AsyncStream<Outbound>.Continuation
+    private let queueLimit: Int
+    private let queue = Mutex(OutboundQueue())
     private let reason = Atomic<Int>(EndReason.none.rawValue)
     private let inFlight = Atomic<Int>(0)
     /// Monotonic milliseconds when the current socket write began; 0 when no write is under way.
@@ -73,7 +77,7 @@ final class ClientConnection: Sendable {
         self.expiresAt = expiresAt
         self.abortSocket = abort
         self.id = Self.nextID.add(1, ordering: .relaxed).newValue
-        (outbound, continuation) = AsyncStream.makeStream(of: Outbound.self, bufferingPolicy: .bufferingOldest(queueLimit))
+        self.queueLimit = queueLimit
     }
 
     var endReason: EndReason { EndReason(rawValue: reason.load(ordering: .sequentiallyConsistent)) ?? .none }
@@ -82,11 +86,36 @@ final class ClientConnection: Sendable {
     var isEnding: Bool { endReason != .none }
 
     func enqueue(_ item: Outbound) {
-        if case .dropped = continuation.yield(item) {
+        let (outcome, writer) = queue.withLock { queue in queue.append(item, limit: queueLimit) }
+        switch outcome {
+        case .ended: return
+        case .full:
             end(.slowConsumer)
             return
+        case .queued:
+            if pending.add(1, ordering: .relaxed).newValue == 1 { behindSince.store(MonotonicClock.milliseconds, ordering: .relaxed) }
         }
-        if pending.add(1, ordering: .relaxed).newValue == 1 { behindSince.store(MonotonicClock.milliseconds, ordering: .relaxed) }
+        writer?()
+    }
+
+    /// Rule 6: `startWriter` is called whenever a writer is needed and none runs; the caller runs
+    /// one now (the first writer also replays), so nothing is started here.
+    func beginWriting(_ startWriter: @escaping @Sendable () -> Void) {
+        queue.withLock { queue in
+            queue.startWriter = startWriter
+            queue.writing = true
+        }
+    }
+
+    /// No writer is started from now on (the session is ending).
+    func stopWriting() {
+        queue.withLock { $0.startWriter = nil }
+    }
+
+    /// For the writer: what is queued, in order, and whether the queue has ended. Empty and not
+    /// ended means the writer must stop now; the next item starts a new one.
+    func takeQueued() -> (items: [Outbound], ended: Bool) {
+        queue.withLock { queue in queue.take() }
     }
 
     /// Called by the writer after it has written (or skipped) one queued item.
@@ -112,11 +141,13 @@ final class ClientConnection: Sendable {
     func end(_ why: EndReason) {
         guard reason.compareExchange(expected: EndReason.none.rawValue, desired: why.rawValue, ordering: .sequentiallyConsistent).exchanged
         else { return }
-        if why != .shutdown { continuation.finish() }
+        if why != .shutdown { finish() }
     }
 
     /// Ends the queue; the writer writes what is queued and closes.
-    func finish() { continuation.finish() }
+    func finish() {
+        queue.withLock { queue in queue.end() }?()
+    }
 
     // MARK: Frames in flight (rule 4)
 
@@ -153,4 +184,41 @@ final class ClientConnection: Sendable {
 
     /// Drops the TCP connection at once (no close handshake): the blocked write fails, the reader ends.
     func abort() { abortSocket() }
+}
+
+/// A connection's queue of outbound items and whether a writer runs (``ClientConnection`` rule 6).
+/// Empty arrays hold no memory, which matters at tens of thousands of idle connections.
+private struct OutboundQueue {
+    enum Outcome { case queued, full, ended }
+
+    var items: [ClientConnection.Outbound] = []
+    var ended = false
+    var writing = false
+    var startWriter: (@Sendable () -> Void)?
+
+    /// Appends the item; returns the writer to start, if one is needed.
+    mutating func append(_ item: ClientConnection.Outbound, limit: Int) -> (Outcome, (@Sendable () -> Void)?) {
+        guard !ended else { return (.ended, nil) }
+        guard items.count < limit else { return (.full, nil) }
+        items.append(item)
+        return (.queued, wakeWriter())
+    }
+
+    mutating func end() -> (@Sendable () -> Void)? {
+        guard !ended else { return nil }
+        ended = true
+        return wakeWriter()  // the writer writes what is left, then closes
+    }
+
+    mutating func take() -> (items: [ClientConnection.Outbound], ended: Bool) {
+        defer { items = [] }
+        if items.isEmpty, !ended { writing = false }
+        return (items, ended)
+    }
+
+    private mutating func wakeWriter() -> (@Sendable () -> Void)? {
+        guard !writing, let startWriter else { return nil }
+        writing = true
+        return startWriter
+    }
 }

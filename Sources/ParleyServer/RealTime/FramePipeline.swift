@@ -1,4 +1,3 @@
-import NIOCore
 import ParleyCore
 import Synchronization
 
@@ -32,7 +31,7 @@ final class FramePipeline: Sendable {
     }
 
     private struct State {
-        var waiting = CircularBuffer<Item>()
+        var waiting: [Item] = []  // empty holds no memory: most connections are idle
         var working = false
         var roomWaiter: CheckedContinuation<Void, Never>?
         var drainWaiters: [CheckedContinuation<Void, Never>] = []
@@ -87,20 +86,23 @@ final class FramePipeline: Sendable {
     /// The next run of sends, or the next single frame; nil (and the worker ends) when none waits.
     private func takeWork() -> Work? {
         let (work, room, drained) = state.withLock { state -> (Work?, CheckedContinuation<Void, Never>?, [CheckedContinuation<Void, Never>]) in
-            guard let first = state.waiting.popFirst() else {
+            guard !state.waiting.isEmpty else {
                 state.working = false
                 defer { state.drainWaiters = [] }
                 return (nil, nil, state.drainWaiters)
             }
-            var work = Work.one(first)
-            if case .frame(.send(let request)) = first {
+            var taken = 1
+            var work = Work.one(state.waiting[0])
+            if case .frame(.send(let request)) = state.waiting[0] {
                 var run = [request]
-                while case .frame(.send(let next))? = state.waiting.first {
+                while taken < state.waiting.count, case .frame(.send(let next)) = state.waiting[taken] {
                     run.append(next)
-                    state.waiting.removeFirst()
+                    taken += 1
                 }
                 work = .sends(run)
             }
+            state.waiting.removeFirst(taken)
+            if state.waiting.isEmpty { state.waiting = [] }  // let go of the storage
             defer { state.roomWaiter = nil }
             return (work, state.roomWaiter, [])
         }

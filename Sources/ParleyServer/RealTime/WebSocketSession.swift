@@ -5,6 +5,7 @@ import NIOCore
 import NIOWebSocket
 import ParleyCore
 import ParleyStore
+import Synchronization
 
 /// One WebSocket connection from `hello` to close.
 ///
@@ -33,20 +34,16 @@ struct WebSocketSession: Sendable {
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, abort: @escaping @Sendable () -> Void = {}, logger: Logger
     ) async throws {
         var messages = inbound.messages(maxSize: ServerLimits.maxBodyBytes).makeAsyncIterator()
-        let timeout = configuration.helloTimeoutSeconds
-        let watchdog = Task {
-            try await Task.sleep(for: .milliseconds(Int64(timeout * 1000)))
-            try await outbound.close(.policyViolation, reason: "hello expected")
-        }
-        let hello = try await readHello(&messages, outbound)
-        watchdog.cancel()
-        guard let hello else { return }
-        let user = hello.session.user, after = hello.after
+        guard let first = try await firstMessage(&messages, outbound) else { return }
+        // The deep work (store reads, socket writes) runs in child tasks that end: a task keeps the
+        // memory of its deepest stack for as long as it lives, and this one lives as long as the socket.
+        guard let hello = try await Self.inChildTask({ try await self.authenticate(first, outbound) }) else { return }
+        let user = hello.session.user
 
         let connection = ClientConnection(
             userId: user, tokenHash: hello.tokenHash, expiresAt: hello.session.expiresAt, queueLimit: configuration.connectionQueueLimit,
             abort: abort)
-        guard let first = hub.attach(connection) else {
+        guard let firstHere = hub.attach(connection) else {
             try await outbound.close(.goingAway, reason: "server shutting down")
             return
         }
@@ -55,45 +52,55 @@ struct WebSocketSession: Sendable {
             logger[metadataKey: "user"] = "\(user)"
             return logger
         }()
+        let counted = CountedAnywhere()
         var failure: (any Error)?
-        var counted = false
+        var writer: ConnectionWriter?
         do {
-            let head = try await store.streamHead(of: user)
-            try await outbound.writeTextMessage(WireCoding.encode(.welcome(userId: user, head: head)))
-            let presence = PresenceAnnouncer(store: store, hub: hub)
-            // In a cluster, "first" means first anywhere, which only the bus knows.
-            let firstAnywhere = if let bus = hub.bus { try await bus.connectionOpened(user) } else { first }
-            counted = true
-            let contacts = try await store.contacts(of: user)  // read once for both
-            if firstAnywhere { presence.announceOnline(user, to: contacts) }
-            try await presence.sendSnapshot(of: contacts, to: connection)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    await self.writeLoop(connection, outbound, resumeAfter: after, head: head, logger: logger)
-                }
-                try await readLoop(&messages, connection, logger: logger)
-                group.cancelAll()
-            }
+            let head = try await Self.inChildTask { try await self.welcome(connection, outbound, firstHere: firstHere, counted: counted) }
+            writer = ConnectionWriter(
+                connection: connection, outbound: outbound, store: store, hub: hub, resumeAfter: hello.after, head: head, logger: logger)
+            writer?.begin()
+            try await readLoop(&messages, connection, logger: logger)
         } catch {
             // Cleaned up below, then rethrown so the socket closes with the code the error carries
             // (e.g. 1007 for invalid UTF-8) instead of a normal close.
             failure = error
             logger.debug("WebSocket session ended with error", metadata: ["error": "\(String(reflecting: error))"])
         }
+        await writer?.stop()
         connection.finish()
         let lastHere = hub.detach(connection)
-        let lastAnywhere = if let bus = hub.bus { counted ? (try? await bus.connectionClosed(user)) ?? false : false } else { lastHere }
+        let lastAnywhere = if let bus = hub.bus { counted.value ? (try? await bus.connectionClosed(user)) ?? false : false } else { lastHere }
         if lastAnywhere {
-            try? await PresenceAnnouncer(store: store, hub: hub).announceOffline(user)
+            try? await Self.inChildTask { try await PresenceAnnouncer(store: self.store, hub: self.hub).announceOffline(user) }
         }
         if let failure { throw failure }
     }
 
-    /// Reads the first frame, which must be a valid `hello`; answers and closes otherwise.
-    private func readHello(
+    /// Runs `work` in a child task of its own, whose stack memory is freed when it ends.
+    static func inChildTask<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T.self) { group in
+            group.addTask(operation: work)
+            guard let value = try await group.next() else { throw CancellationError() }
+            return value
+        }
+    }
+
+    /// The first message, which must arrive within the hello timeout (the socket is closed otherwise).
+    private func firstMessage(
         _ messages: inout WebSocketInboundMessageStream.AsyncIterator, _ outbound: WebSocketOutboundWriter
-    ) async throws -> Hello? {
-        guard let message = try await messages.next() else { return nil }
+    ) async throws -> WebSocketMessage? {
+        let timeout = configuration.helloTimeoutSeconds
+        let watchdog = Task {
+            try await Task.sleep(for: .milliseconds(Int64(timeout * 1000)))
+            try await outbound.close(.policyViolation, reason: "hello expected")
+        }
+        defer { watchdog.cancel() }
+        return try await messages.next()
+    }
+
+    /// The first frame must be a valid `hello`; answers and closes otherwise.
+    private func authenticate(_ message: WebSocketMessage, _ outbound: WebSocketOutboundWriter) async throws -> Hello? {
         let bytes = Self.bytes(of: message)
         let refused: ParleyError
         switch WireCoding.decodeFrame(bytes) {
@@ -109,10 +116,27 @@ struct WebSocketSession: Sendable {
         case .failure(let error):
             refused = error
         }
-        try await outbound.writeTextMessage(
-            WireCoding.encode(.error(ref: WireCoding.ref(in: bytes), clientId: nil, code: refused.code, message: refused.message)))
+        try await outbound.write(.text(
+            WireCoding.encode(.error(ref: WireCoding.ref(in: bytes), clientId: nil, code: refused.code, message: refused.message))))
         try await outbound.close(.policyViolation, reason: refused.code.rawValue)
         return nil
+    }
+
+    /// `welcome`, the online announcement and the presence snapshot; returns the stream head.
+    private func welcome(
+        _ connection: ClientConnection, _ outbound: WebSocketOutboundWriter, firstHere: Bool, counted: CountedAnywhere
+    ) async throws -> Int64 {
+        let user = connection.userId
+        let head = try await store.streamHead(of: user)
+        try await outbound.write(.text(WireCoding.encode(.welcome(userId: user, head: head))))
+        let presence = PresenceAnnouncer(store: store, hub: hub)
+        // In a cluster, "first" means first anywhere, which only the bus knows.
+        let firstAnywhere = if let bus = hub.bus { try await bus.connectionOpened(user) } else { firstHere }
+        counted.set()
+        let contacts = try await store.contacts(of: user)  // read once for both
+        if firstAnywhere { presence.announceOnline(user, to: contacts) }
+        try await presence.sendSnapshot(of: contacts, to: connection)
+        return head
     }
 
     private func readLoop(
@@ -142,128 +166,11 @@ struct WebSocketSession: Sendable {
         await pipeline.drain()
     }
 
-    /// The only writer of the socket after `welcome`: replay, then queued frames and live events.
-    private func writeLoop(
-        _ connection: ClientConnection, _ outbound: WebSocketOutboundWriter, resumeAfter: Int64?, head: Int64, logger: Logger
-    ) async {
-        var cursor = StreamCursor(position: head)
-        let encoder = WireFormat.encoder()
-        let socket = SocketWriter(outbound: outbound, connection: connection)
-        func write(_ frame: ServerFrame) async throws {
-            try await socket.text(String(decoding: try encoder.encode(frame), as: UTF8.self))
-        }
-        do {
-            if let after = resumeAfter {
-                cursor.position = after
-                if try await !catchUp(&cursor, to: nil, socket, user: connection.userId) {
-                    try await write(.resync(position: cursor.position))
-                }
-            }
-            try await write(.synced(position: cursor.position))
-            for await item in connection.outbound {
-                defer { connection.itemWritten() }
-                if connection.isEnding, connection.endReason != .shutdown { break }
-                switch item {
-                case .frame(let frame):
-                    try await write(frame)
-                case .sent(let ref, let message, let duplicate, var position):
-                    if let target = position {
-                        if target > cursor.position + 1,
-                            try await !catchUp(&cursor, to: target - 1, socket, user: connection.userId)
-                        {
-                            try await write(.resync(position: cursor.position))
-                        }
-                        if target != cursor.position + 1 { position = nil }
-                    }
-                    try await socket.text(MessageFrameJSON.sent(ref: ref, message: message, duplicate: duplicate, position: position))
-                    if let position { cursor.position = position }
-                case .catchUp(let limit):
-                    if limit.map({ $0 > cursor.position }) ?? true,
-                        try await !catchUp(&cursor, to: limit, socket, user: connection.userId)
-                    {
-                        try await write(.resync(position: cursor.position))
-                    }
-                case .events(let events):
-                    for event in events where event.position > cursor.position {
-                        if event.position > cursor.position + 1,
-                            try await !catchUp(&cursor, to: event.position - 1, socket, user: connection.userId)
-                        {
-                            try await write(.resync(position: cursor.position))
-                        }
-                        if event.position == cursor.position + 1 {
-                            try await socket.text(event.text)
-                            cursor.position = event.position
-                        }
-                    }
-                }
-            }
-            switch connection.endReason {
-            case .slowConsumer:
-                hub.metrics.slowConsumersDisconnected.increment()
-                logger.notice("Disconnecting a slow reader")
-                try await socket.close(.policyViolation, reason: "slow consumer: reconnect and resume")
-            case .unauthorized:
-                try await write(.error(ref: nil, clientId: nil, code: .unauthorized, message: "The session was revoked or has expired. Sign in again."))
-                try await socket.close(.policyViolation, reason: "unauthorized")
-            case .idle:
-                try await socket.close(.normalClosure, reason: "idle: send a ping at least every 60 s")
-            case .shutdown, .none:
-                if !Task.isCancelled { try await socket.close(.goingAway, reason: "server shutting down") }
-            }
-        } catch {
-            logger.debug("WebSocket writer stopped", metadata: ["error": "\(error)"])
-            // Cancelled means the reader ended the session and the handler closes the socket with the
-            // right code; closing here too would claim the close without sending it.
-            if !Task.isCancelled { try? await socket.close(.unexpectedServerError, reason: "internal error") }
-        }
-    }
-
-    /// Writes stored events after the cursor up to `limit` (or the head). Returns false when the
-    /// position is too old to replay, leaving the cursor at the head.
-    private func catchUp(_ cursor: inout StreamCursor, to limit: Int64?, _ socket: SocketWriter, user: UserID) async throws -> Bool {
-        while limit.map({ cursor.position < $0 }) ?? true {
-            switch try await store.events(of: user, after: cursor.position, limit: Self.replayPage) {
-            case .tooOld(let head):
-                cursor.position = head
-                return false
-            case .events(let events, _):
-                var encoder = EventFrameEncoder()
-                for event in events where limit.map({ event.position <= $0 }) ?? true {
-                    try await socket.text(encoder.encode(event).text)
-                    cursor.position = event.position
-                }
-                if events.count < Self.replayPage { return true }
-            }
-        }
-        return true
-    }
-
     static func bytes(of message: WebSocketMessage) -> [UInt8] {
         switch message {
         case .text(let text): Array(text.utf8)
         case .binary(let buffer): Array(buffer.readableBytesView)
         }
-    }
-}
-
-/// Writes to the socket, marking each write so the hub can spot one that never completes
-/// (``ClientConnection`` rule 2).
-struct SocketWriter {
-    let outbound: WebSocketOutboundWriter
-    let connection: ClientConnection
-
-    func text(_ text: String) async throws {
-        try await marked { try await outbound.writeTextMessage(text) }
-    }
-
-    func close(_ code: WebSocketErrorCode, reason: String) async throws {
-        try await marked { try await outbound.close(code, reason: reason) }
-    }
-
-    private func marked(_ write: () async throws -> Void) async throws {
-        connection.writeStarted(at: MonotonicClock.milliseconds)
-        defer { connection.writeFinished() }
-        try await write()
     }
 }
 
@@ -274,7 +181,9 @@ struct Hello {
     var after: Int64?
 }
 
-/// The last stream position written to a connection.
-struct StreamCursor {
-    var position: Int64
+/// Whether this connection was counted by the cluster bus (so its close must be counted too).
+final class CountedAnywhere: Sendable {
+    private let counted = Atomic<Bool>(false)
+    var value: Bool { counted.load(ordering: .sequentiallyConsistent) }
+    func set() { counted.store(true, ordering: .sequentiallyConsistent) }
 }

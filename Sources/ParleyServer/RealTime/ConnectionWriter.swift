@@ -1,0 +1,206 @@
+import HummingbirdWebSocket
+import Logging
+import NIOWebSocket
+import ParleyCore
+import ParleyStore
+import Synchronization
+
+/// The only writer of a connection's socket after `welcome`: the replay, then queued frames and live
+/// events, under the resume rules of ``WebSocketSession``.
+///
+/// It runs as a short task whenever something is queued and stops when the queue is empty
+/// (``ClientConnection`` rule 6); what it must remember between runs (the stream cursor) lives here.
+/// The connection starts a run only when none is under way, so the mutable state below is touched
+/// by one run at a time.
+final class ConnectionWriter: @unchecked Sendable {
+    private let connection: ClientConnection
+    private let socket: SocketWriter
+    private let store: any ParleyStore
+    private let hub: ConnectionHub
+    private let logger: Logger
+    private var cursor: StreamCursor
+    private var resumeAfter: Int64?
+    private var replayed = false
+    private lazy var encoder = WireFormat.encoder()
+    private let runs = Mutex(Runs())
+
+    private struct Runs {
+        var current: Task<Void, Never>?
+        var stopped = false
+    }
+
+    init(
+        connection: ClientConnection, outbound: WebSocketOutboundWriter, store: any ParleyStore, hub: ConnectionHub,
+        resumeAfter: Int64?, head: Int64, logger: Logger
+    ) {
+        self.connection = connection
+        self.socket = SocketWriter(outbound: outbound, connection: connection)
+        self.store = store
+        self.hub = hub
+        self.resumeAfter = resumeAfter
+        self.cursor = StreamCursor(position: head)
+        self.logger = logger
+    }
+
+    /// Starts writing: the first run replays and writes `synced`; later runs start when items are queued.
+    func begin() {
+        connection.beginWriting { [weak self] in self?.startRun() }
+        startRun()
+    }
+
+    /// The session is ending: no run starts any more, and the one under way is cancelled and awaited
+    /// (the session closes the socket itself, with the code its end calls for).
+    func stop() async {
+        connection.stopWriting()
+        let current = runs.withLock { runs in
+            runs.stopped = true
+            return runs.current
+        }
+        current?.cancel()
+        await current?.value
+    }
+
+    private func startRun() {
+        runs.withLock { runs in
+            guard !runs.stopped else { return }
+            runs.current = Task { await self.run() }
+        }
+    }
+
+    private func run() async {
+        do {
+            if !replayed {
+                replayed = true
+                try await replay()
+            }
+            while true {
+                let (items, ended) = connection.takeQueued()
+                if items.isEmpty, !ended { return }  // the next item starts a new run
+                for item in items {
+                    if connection.isEnding, connection.endReason != .shutdown { break }
+                    try await write(item)
+                    connection.itemWritten()
+                }
+                if ended {
+                    try await close()
+                    return
+                }
+            }
+        } catch {
+            logger.debug("WebSocket writer stopped", metadata: ["error": "\(error)"])
+            connection.stopWriting()
+            // Cancelled means the reader ended the session and the handler closes the socket with the
+            // right code; closing here too would claim the close without sending it.
+            if !Task.isCancelled { try? await socket.close(.unexpectedServerError, reason: "internal error") }
+        }
+    }
+
+    private func replay() async throws {
+        if let after = resumeAfter {
+            cursor.position = after
+            if try await !catchUp(to: nil) {
+                try await write(.resync(position: cursor.position))
+            }
+        }
+        try await write(.synced(position: cursor.position))
+    }
+
+    private func write(_ frame: ServerFrame) async throws {
+        try await socket.text(String(decoding: try encoder.encode(frame), as: UTF8.self))
+    }
+
+    private func write(_ item: ClientConnection.Outbound) async throws {
+        switch item {
+        case .frame(let frame):
+            try await write(frame)
+        case .sent(let ref, let message, let duplicate, var position):
+            if let target = position {
+                if target > cursor.position + 1, try await !catchUp(to: target - 1) {
+                    try await write(.resync(position: cursor.position))
+                }
+                if target != cursor.position + 1 { position = nil }
+            }
+            try await socket.text(MessageFrameJSON.sent(ref: ref, message: message, duplicate: duplicate, position: position))
+            if let position { cursor.position = position }
+        case .catchUp(let limit):
+            if limit.map({ $0 > cursor.position }) ?? true, try await !catchUp(to: limit) {
+                try await write(.resync(position: cursor.position))
+            }
+        case .events(let events):
+            for event in events where event.position > cursor.position {
+                if event.position > cursor.position + 1, try await !catchUp(to: event.position - 1) {
+                    try await write(.resync(position: cursor.position))
+                }
+                if event.position == cursor.position + 1 {
+                    try await socket.text(event.text)
+                    cursor.position = event.position
+                }
+            }
+        }
+    }
+
+    /// The queue has ended: close the socket as the connection's end calls for.
+    private func close() async throws {
+        switch connection.endReason {
+        case .slowConsumer:
+            hub.metrics.slowConsumersDisconnected.increment()
+            logger.notice("Disconnecting a slow reader")
+            try await socket.close(.policyViolation, reason: "slow consumer: reconnect and resume")
+        case .unauthorized:
+            try await write(.error(ref: nil, clientId: nil, code: .unauthorized, message: "The session was revoked or has expired. Sign in again."))
+            try await socket.close(.policyViolation, reason: "unauthorized")
+        case .idle:
+            try await socket.close(.normalClosure, reason: "idle: send a ping at least every 60 s")
+        case .shutdown, .none:
+            if !Task.isCancelled { try await socket.close(.goingAway, reason: "server shutting down") }
+        }
+    }
+
+    /// Writes stored events after the cursor up to `limit` (or the head). Returns false when the
+    /// position is too old to replay, leaving the cursor at the head.
+    private func catchUp(to limit: Int64?) async throws -> Bool {
+        while limit.map({ cursor.position < $0 }) ?? true {
+            switch try await store.events(of: connection.userId, after: cursor.position, limit: WebSocketSession.replayPage) {
+            case .tooOld(let head):
+                cursor.position = head
+                return false
+            case .events(let events, _):
+                var encoder = EventFrameEncoder()
+                for event in events where limit.map({ event.position <= $0 }) ?? true {
+                    try await socket.text(encoder.encode(event).text)
+                    cursor.position = event.position
+                }
+                if events.count < WebSocketSession.replayPage { return true }
+            }
+        }
+        return true
+    }
+}
+
+/// Writes to the socket, marking each write so the hub can spot one that never completes
+/// (``ClientConnection`` rule 2).
+struct SocketWriter {
+    let outbound: WebSocketOutboundWriter
+    let connection: ClientConnection
+
+    /// One text frame. (Frames are far below the 256 KB frame limit, so `writeTextMessage`'s
+    /// splitting is never needed, and its large async frame stayed in every writer's memory.)
+    func text(_ text: String) async throws {
+        try await marked { try await outbound.write(.text(text)) }
+    }
+
+    func close(_ code: WebSocketErrorCode, reason: String) async throws {
+        try await marked { try await outbound.close(code, reason: reason) }
+    }
+
+    private func marked(_ write: () async throws -> Void) async throws {
+        connection.writeStarted(at: MonotonicClock.milliseconds)
+        defer { connection.writeFinished() }
+        try await write()
+    }
+}
+
+/// The last stream position written to a connection.
+struct StreamCursor {
+    var position: Int64
+}
