@@ -27,8 +27,11 @@ final class GroupCommitWriter: Sendable {
     /// task, so a batch costs no task start and no hop between the concurrency pool and GRDB's queue.
     private let queue = DispatchQueue(label: "parley.group-commit")
 
-    init(pool: DatabasePool, maxBatch: Int = 1024) {
+    private let checkpointer: WALCheckpointer?
+
+    init(pool: DatabasePool, checkpointer: WALCheckpointer? = nil, maxBatch: Int = 1024) {
         self.pool = pool
+        self.checkpointer = checkpointer
         self.maxBatch = maxBatch
     }
 
@@ -55,6 +58,7 @@ final class GroupCommitWriter: Sendable {
                     jobs = takeBatch()
                     for job in jobs { job.execute(db) }
                 }
+                if !jobs.isEmpty { checkpointer?.committed() }
                 for job in jobs { job.complete(commitError: nil) }
             } catch {
                 for job in jobs { job.complete(commitError: error) }

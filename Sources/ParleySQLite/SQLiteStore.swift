@@ -20,6 +20,8 @@ public final class SQLiteStore: ParleyStore, Sendable {
     let directory: String
     /// Sends, receipts and conversation creation go through here: one commit per batch.
     let batcher: GroupCommitWriter
+    /// Copies the WAL into the database file, off the commit path.
+    let checkpointer: WALCheckpointer
 
     /// Opens (creating if needed) and migrates the database at `path`.
     public init(path: String, durability: Durability = .full) throws {
@@ -47,7 +49,8 @@ public final class SQLiteStore: ParleyStore, Sendable {
             try Self.restrictToOwner(path + suffix)
         }
         try SQLiteSchema.migrator.migrate(pool)
-        batcher = GroupCommitWriter(pool: pool)
+        checkpointer = try WALCheckpointer(path: path)
+        batcher = GroupCommitWriter(pool: pool, checkpointer: checkpointer)
     }
 
     /// Creates `path` readable and writable by its owner only (0600), or tightens an existing file:
@@ -64,7 +67,9 @@ public final class SQLiteStore: ParleyStore, Sendable {
 
     /// A write transaction; storage failures become ``StoreError/storageUnavailable``.
     func write<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await Self.classifyingStorageFailures { try await pool.write(work) }
+        let value = try await Self.classifyingStorageFailures { try await pool.write(work) }
+        checkpointer.committed()
+        return value
     }
 
     /// A write in the group-commit batch; storage failures become ``StoreError/storageUnavailable``.
@@ -111,6 +116,7 @@ public final class SQLiteStore: ParleyStore, Sendable {
     }
 
     public func close() async throws {
+        try checkpointer.close()
         try pool.close()
     }
 }

@@ -1,0 +1,73 @@
+import Foundation
+import GRDB
+@testable import ParleySQLite
+import Testing
+
+/// ``WALCheckpointer``'s rules: after commits, the WAL is copied into the database file off the
+/// writer's thread; after close nothing runs.
+@Suite struct WALCheckpointerTests {
+    static func temporaryPath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("parley-wal-\(UUID().uuidString)/db.sqlite").path
+    }
+
+    static func fileBytes(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+    }
+
+    /// A pool whose writer never checkpoints by itself, so only the checkpointer can grow the file.
+    static func makePool(_ path: String) throws -> DatabasePool {
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        try pool.write { db in try db.execute(sql: "CREATE TABLE item (n INTEGER, payload TEXT)") }
+        return pool
+    }
+
+    static func fill(_ writer: GroupCommitWriter, rows: Int) async throws {
+        for n in 0..<rows {
+            _ = try await writer.write { db in
+                try db.execute(sql: "INSERT INTO item (n, payload) VALUES (?, ?)", arguments: [n, String(repeating: "x", count: 1000)])
+            }
+        }
+    }
+
+    /// Rule 1: commits ask, and the checkpointer copies the WAL into the database file.
+    @Test func commitsGetTheWALCopiedIntoTheDatabaseFile() async throws {
+        let path = Self.temporaryPath()
+        let pool = try Self.makePool(path)
+        let checkpointer = try WALCheckpointer(path: path, interval: .milliseconds(20))
+        let writer = GroupCommitWriter(pool: pool, checkpointer: checkpointer)
+        let before = Self.fileBytes(path)
+        try await Self.fill(writer, rows: 2000)  // ~2 MB
+        let deadline = ContinuousClock.now + .seconds(10)
+        while Self.fileBytes(path) < before + (3 << 19), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(Self.fileBytes(path) >= before + (3 << 19), "the rows (about 2 MB) reached the database file")
+        let state = try checkpointer.checkpointNow()
+        #expect(state.checkpointedFrameCount == state.walFrameCount, "nothing left to copy")
+        try checkpointer.close()
+    }
+
+    /// The counter-test: without the checkpointer (and with the writer's checkpoint off) the rows
+    /// stay in the WAL, so the test above measures the checkpointer and nothing else.
+    @Test func withoutItTheRowsStayInTheWAL() async throws {
+        let path = Self.temporaryPath()
+        let pool = try Self.makePool(path)
+        let before = Self.fileBytes(path)
+        try await Self.fill(GroupCommitWriter(pool: pool), rows: 2000)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(Self.fileBytes(path) < before + (1 << 20))
+    }
+
+    /// Rule 3.
+    @Test func afterCloseNothingRuns() async throws {
+        let path = Self.temporaryPath()
+        _ = try Self.makePool(path)
+        let checkpointer = try WALCheckpointer(path: path)
+        try checkpointer.close()
+        checkpointer.committed()  // asked after close: nothing happens, nothing crashes
+        #expect(throws: (any Error).self) { try checkpointer.checkpointNow() }
+    }
+}
