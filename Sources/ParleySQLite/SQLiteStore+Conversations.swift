@@ -71,12 +71,11 @@ extension SQLiteStore: ConversationStore {
     public func contacts(of user: UserID) async throws -> [UserID] {
         try await pool.read { db in
             try String.fetchAll(
-                db,
-                sql: """
+                db.cachedStatement(sql: """
                     SELECT DISTINCT other.user_id FROM conversation_members me
                     JOIN conversation_members other ON other.conversation_id = me.conversation_id AND other.user_id != me.user_id
                     WHERE me.user_id = ? AND me.first_sent_seq IS NOT NULL AND other.first_sent_seq IS NOT NULL
-                    """,
+                    """),
                 arguments: [user.rawValue]
             ).map(UserID.init(rawValue:))
         }

@@ -70,7 +70,7 @@ extension SQLiteStore: EventLog {
 
     public func streamHead(of user: UserID) async throws -> Int64 {
         try await pool.read { db in
-            try Int64.fetchOne(db, sql: "SELECT stream_head FROM users WHERE id = ?", arguments: [user.rawValue]) ?? 0
+            try Int64.fetchOne(db.cachedStatement(sql: "SELECT stream_head FROM users WHERE id = ?"), arguments: [user.rawValue]) ?? 0
         }
     }
 

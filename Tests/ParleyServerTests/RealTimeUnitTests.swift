@@ -60,6 +60,17 @@ import Testing
     }
 }
 
+@Suite struct SessionTokenHashTests {
+    /// FIPS 180-2 test vectors: the stored hash stays what earlier versions stored (sessions survive an upgrade).
+    @Test func hashesAreLowercaseHexSHA256() {
+        #expect(SessionTokens.hash("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(SessionTokens.hash("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        let token = SessionTokens.generate()
+        #expect(SessionTokens.isWellFormed(token))
+        #expect(SessionTokens.hash(token).utf8.count == 64 && SessionTokens.hash(token) == SessionTokens.hash(token))
+    }
+}
+
 @Suite struct RateLimiterTests {
     @Test func burstThenRetryAfterPerKey() {
         let limiter = RateLimiter(ratePerSecond: 0.5, burst: 2)
