@@ -17,10 +17,11 @@ extension StringIdentifier {
 }
 
 /// UUID text without Foundation's round trip through `UUID` (its parsing and formatting go through
-/// `sscanf` and `sprintf`, and a send parses or makes four ids). Accepts and writes exactly what
-/// `UUID(uuidString:)` and `uuidString.lowercased()` do, which a test holds it to.
+/// `sscanf` and `sprintf`, and a send parses or makes four ids). Accepts only the canonical
+/// 8-4-4-4-12 form, where it agrees with `UUID(uuidString:)` (which also takes sloppier forms and
+/// turns them into other ids); a test holds it to both.
 enum UUIDText {
-    private static let hex = Array("0123456789abcdef".utf8)
+    private static let dashes = [4, 6, 8, 10]
 
     /// The lowercase form of `8-4-4-4-12` hex digits (either case), or nil.
     static func normalized(_ string: String) -> String? {
@@ -54,19 +55,7 @@ enum UUIDText {
         var bytes = withUnsafeBytes(of: (generator.next() as UInt64, generator.next() as UInt64)) { Array($0) }
         bytes[6] = (bytes[6] & 0x0F) | 0x40  // version 4
         bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 4122 variant
-        return String(unsafeUninitializedCapacity: 36) { buffer in
-            var index = 0
-            for (position, byte) in bytes.enumerated() {
-                if position == 4 || position == 6 || position == 8 || position == 10 {
-                    buffer[index] = UInt8(ascii: "-")
-                    index += 1
-                }
-                buffer[index] = hex[Int(byte >> 4)]
-                buffer[index + 1] = hex[Int(byte & 0x0F)]
-                index += 2
-            }
-            return index
-        }
+        return LowercaseHex.string(bytes, dashesBefore: dashes)
     }
 }
 

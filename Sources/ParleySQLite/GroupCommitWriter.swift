@@ -27,12 +27,13 @@ final class GroupCommitWriter: Sendable {
     /// task, so a batch costs no task start and no hop between the concurrency pool and GRDB's queue.
     private let queue = DispatchQueue(label: "parley.group-commit")
 
-    private let checkpointer: WALCheckpointer?
+    /// Told after each batch that wrote something has committed (the store's WAL checkpointer).
+    private let afterCommit: @Sendable () -> Void
 
-    init(pool: DatabasePool, checkpointer: WALCheckpointer? = nil, maxBatch: Int = 1024) {
+    init(pool: DatabasePool, maxBatch: Int = 1024, afterCommit: @escaping @Sendable () -> Void = {}) {
         self.pool = pool
-        self.checkpointer = checkpointer
         self.maxBatch = maxBatch
+        self.afterCommit = afterCommit
     }
 
     /// Runs `work` in the next batch and returns its result once the batch is committed.
@@ -58,7 +59,7 @@ final class GroupCommitWriter: Sendable {
                     jobs = takeBatch()
                     for job in jobs { job.execute(db) }
                 }
-                if !jobs.isEmpty { checkpointer?.committed() }
+                if !jobs.isEmpty { afterCommit() }
                 for job in jobs { job.complete(commitError: nil) }
             } catch {
                 for job in jobs { job.complete(commitError: error) }

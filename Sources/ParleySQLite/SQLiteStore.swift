@@ -49,8 +49,9 @@ public final class SQLiteStore: ParleyStore, Sendable {
             try Self.restrictToOwner(path + suffix)
         }
         try SQLiteSchema.migrator.migrate(pool)
-        checkpointer = try WALCheckpointer(path: path)
-        batcher = GroupCommitWriter(pool: pool, checkpointer: checkpointer)
+        let checkpointer = try WALCheckpointer(path: path)
+        self.checkpointer = checkpointer
+        batcher = GroupCommitWriter(pool: pool, afterCommit: checkpointer.committed)
     }
 
     /// Creates `path` readable and writable by its owner only (0600), or tightens an existing file:

@@ -37,7 +37,7 @@ import Testing
         let path = Self.temporaryPath()
         let pool = try Self.makePool(path)
         let checkpointer = try WALCheckpointer(path: path, interval: .milliseconds(20))
-        let writer = GroupCommitWriter(pool: pool, checkpointer: checkpointer)
+        let writer = GroupCommitWriter(pool: pool, afterCommit: checkpointer.committed)
         let before = Self.fileBytes(path)
         try await Self.fill(writer, rows: 2000)  // ~2 MB
         let deadline = ContinuousClock.now + .seconds(10)

@@ -75,13 +75,11 @@ private struct JSONBytes {
             case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
             case 0..<0x20:
                 bytes.append(contentsOf: Array(#"\u00"#.utf8))
-                bytes.append(Self.hex[Int(byte >> 4)])
-                bytes.append(Self.hex[Int(byte & 0xF)])
+                bytes.append(LowercaseHex.digits[Int(byte >> 4)])
+                bytes.append(LowercaseHex.digits[Int(byte & 0xF)])
             default: bytes.append(byte)
             }
         }
         bytes.append(UInt8(ascii: "\""))
     }
-
-    private static let hex = Array("0123456789abcdef".utf8)
 }
