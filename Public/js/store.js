@@ -9,6 +9,11 @@
 // 4. A refusal (validation, not found) marks it "failed" with the reason; retry() sends it again,
 //    remove() drops it. Rate limits and server trouble are not refusals: it is retried later.
 // 5. Pending messages show after the last confirmed one, in the order written.
+//
+// Receipt rules (cursors only move forward, so the furthest known always wins):
+// 1. My cursors that cannot be sent (no connection) are kept and sent when the connection is back.
+// 2. A summary read over HTTP may be older than the stream: it never moves a cursor or the last
+//    message back, and receipts that came before it are applied to it.
 
 import { directConversationId } from "./format.js";
 
@@ -33,6 +38,8 @@ export class ChatStore {
     this.socket = null;
     this.inFlight = new Set();
     this.deliveredTimers = new Map();
+    this.unsentReceipts = new Map();  // conversationId → my cursors not yet sent (no connection then)
+    this.earlyReceipts = new Map();   // conversationId → userId → cursors received before its summary
   }
 
   // MARK: subscription
@@ -67,7 +74,7 @@ export class ChatStore {
     try {
       const { conversations } = await this.api.conversations();
       for (const summary of conversations) {
-        this.conversations.set(summary.id, summary);
+        this.addSummary(summary);
         for (const member of summary.members) {
           if (member.userId !== this.me && !this.presence.has(member.userId)) {
             this.presence.set(member.userId, { online: !!member.online, lastSeenAt: member.lastSeenAt });
@@ -191,7 +198,8 @@ export class ChatStore {
   markDelivered(id, seq) {
     clearTimeout(this.deliveredTimers.get(id));
     this.deliveredTimers.set(id, setTimeout(() => {
-      this.socket?.send({ type: "receipt", conversationId: id, deliveredSeq: seq });
+      this.deliveredTimers.delete(id);
+      this.sendReceipt(id, { deliveredSeq: seq });
     }, 150));
   }
 
@@ -201,8 +209,20 @@ export class ChatStore {
     if (!mine || mine.readSeq >= seq) return;
     mine.readSeq = seq;
     mine.deliveredSeq = Math.max(mine.deliveredSeq, seq);
-    this.socket?.send({ type: "receipt", conversationId: id, readSeq: seq });
+    this.sendReceipt(id, { readSeq: seq });
     this.changed();
+  }
+
+  /** Sends my cursors now, or when the connection is back: the sender's ticks wait for them. */
+  sendReceipt(id, cursors) {
+    if (this.socket?.send({ type: "receipt", conversationId: id, ...cursors })) return;
+    this.unsentReceipts.set(id, maxCursors(this.unsentReceipts.get(id), cursors));
+  }
+
+  flushReceipts() {
+    const unsent = [...this.unsentReceipts];
+    this.unsentReceipts.clear();
+    for (const [id, cursors] of unsent) this.sendReceipt(id, cursors);
   }
 
   sendTyping(id, isTyping) {
@@ -225,7 +245,7 @@ export class ChatStore {
     this.connection = state;
     if (state !== "online") this.inFlight.clear();
     this.changed();
-    if (state === "online") this.flush();
+    if (state === "online") { this.flushReceipts(); this.flush(); }
   }
 
   handleFrame(frame) {
@@ -271,7 +291,7 @@ export class ChatStore {
 
   applyConversation(info) {
     if (this.conversations.has(info.id)) return;
-    this.conversations.set(info.id, {
+    this.addSummary({
       id: info.id, kind: info.kind, createdAt: info.createdAt, lastSeq: 0, lastActivityAt: info.createdAt, unreadCount: 0,
       members: info.members.map((u) => ({ userId: u.id, username: u.username, displayName: u.displayName, deliveredSeq: 0, readSeq: 0 })),
     });
@@ -280,7 +300,7 @@ export class ChatStore {
   applyMessage(message) {
     let summary = this.conversations.get(message.conversationId);
     if (!summary) {
-      this.api.conversation(message.conversationId).then((s) => { this.conversations.set(s.id, s); this.changed(); }).catch(() => {});
+      this.api.conversation(message.conversationId).then((s) => { this.addSummary(s); this.changed(); }).catch(() => {});
     } else if (message.seq > summary.lastSeq || !summary.lastMessage) {
       summary.lastSeq = Math.max(summary.lastSeq, message.seq);
       summary.lastMessage = message;
@@ -303,10 +323,32 @@ export class ChatStore {
 
   applyReceipt(receipt) {
     const summary = this.conversations.get(receipt.conversationId);
-    const member = summary?.members.find((m) => m.userId === receipt.userId);
-    if (!member) return;
-    member.deliveredSeq = Math.max(member.deliveredSeq, receipt.deliveredSeq);
-    member.readSeq = Math.max(member.readSeq, receipt.readSeq);
+    if (!summary) {
+      // The snapshot is still loading (and may have been read before this receipt): keep it for then.
+      const early = this.earlyReceipts.get(receipt.conversationId) ?? new Map();
+      early.set(receipt.userId, maxCursors(early.get(receipt.userId), { deliveredSeq: receipt.deliveredSeq ?? 0, readSeq: receipt.readSeq ?? 0 }));
+      this.earlyReceipts.set(receipt.conversationId, early);
+      return;
+    }
+    moveCursors(summary, receipt);
+  }
+
+  /**
+   * Adds a summary read from the server or built from a `conversation` event. A summary read over
+   * HTTP races the stream: it may be older than events already applied, so what is known only moves
+   * forward (cursors, the last message), and receipts that came before it are applied to it.
+   */
+  addSummary(summary) {
+    const known = this.conversations.get(summary.id);
+    if (known) {
+      for (const member of known.members) moveCursors(summary, member);
+      if (known.lastSeq > summary.lastSeq) {
+        Object.assign(summary, { lastSeq: known.lastSeq, lastMessage: known.lastMessage, lastActivityAt: known.lastActivityAt });
+      }
+    }
+    this.conversations.set(summary.id, summary);
+    for (const [userId, cursors] of this.earlyReceipts.get(summary.id) ?? []) moveCursors(summary, { userId, ...cursors });
+    this.earlyReceipts.delete(summary.id);
   }
 
   applySendError(clientId, error) {
@@ -324,4 +366,19 @@ export class ChatStore {
 
   /** The id a chat with `userId` has, whether or not it exists yet. */
   conversationWith(userId) { return directConversationId(this.me, userId); }
+}
+
+/** Moves a member's cursors in `summary` forward to `receipt`'s (`{userId, deliveredSeq?, readSeq?}`). */
+function moveCursors(summary, receipt) {
+  const member = summary.members.find((m) => m.userId === receipt.userId);
+  if (!member) return;
+  member.deliveredSeq = Math.max(member.deliveredSeq, receipt.deliveredSeq ?? 0);
+  member.readSeq = Math.max(member.readSeq, receipt.readSeq ?? 0);
+}
+
+/** Each cursor of `a` and `b` at its furthest. */
+function maxCursors(a = {}, b = {}) {
+  const merged = { ...a };
+  for (const [key, value] of Object.entries(b)) merged[key] = Math.max(merged[key] ?? 0, value);
+  return merged;
 }

@@ -10,13 +10,16 @@ extension ParleyClient {
             // The snapshot's last messages join the timelines, so a message committed just before a
             // first connection (inside the snapshot, before the live head) shows as well.
             store(list.compactMap(\.lastMessage))
-            for summary in list {
+            var merged: [ConversationSummary] = []
+            for read in list {
+                let summary = read.keepingNewer(of: conversations[read.id])
+                merged.append(summary)
                 conversations[summary.id] = summary
                 for member in summary.members where member.userId != me.id {
                     presence[member.userId] = presence[member.userId] ?? Presence(online: member.online ?? false, lastSeenAt: member.lastSeenAt)
                 }
             }
-            try? store.save(conversations: list)
+            try? store.save(conversations: merged)
             listState = .loaded
             emit(.conversationsChanged)
         } catch {
@@ -92,7 +95,7 @@ extension ParleyClient {
         case .message(let message):
             if conversations[message.conversationId] == nil,
                let summary = try? await api.conversation(message.conversationId, token: session.token) {
-                conversations[summary.id] = summary
+                conversations[summary.id] = summary.keepingNewer(of: conversations[summary.id])
             }
             apply(message: message)
         case .receipt(let receipt):

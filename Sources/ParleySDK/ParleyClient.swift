@@ -16,6 +16,8 @@ import ParleyCore
 /// 4. The same message from any source (my `sent` ack, the stream, a replay, another device) is
 ///    stored once, keyed by conversation and seq.
 /// 5. Messages from others are marked delivered once stored; read when the app says they were seen.
+/// 6. A snapshot races the stream (it may have been read before events already applied): it never
+///    moves a cursor or a conversation's last message back.
 @MainActor
 @Observable
 public final class ParleyClient {

@@ -9,13 +9,19 @@ final class FakeAPI: ParleyAPI, @unchecked Sendable {
     var pages: [ConversationID: [Message]] = [:]
     var users: [User] = []
     var failConversations: ParleyClientError?
+    /// Awaited after the list is read and before it is answered (to let the stream overtake it).
+    var holdConversations: (@Sendable () async -> Void)?
+    private(set) var conversationRequests = 0
 
     func register(username: String, displayName: String, password: String) async throws -> API.SessionResponse { throw unsupported }
     func login(username: String, password: String) async throws -> API.SessionResponse { throw unsupported }
     func logout(token: String) async throws {}
     func conversations(token: String) async throws -> [ConversationSummary] {
         if let failConversations { throw failConversations }
-        return conversationList
+        let list = conversationList
+        conversationRequests += 1
+        await holdConversations?()
+        return list
     }
     func conversation(_ id: ConversationID, token: String) async throws -> ConversationSummary {
         guard let summary = conversationList.first(where: { $0.id == id }) else { throw ParleyClientError(status: 404, code: .conversationNotFound, message: "No such conversation.") }

@@ -154,14 +154,19 @@ def test_the_composer_enforces_the_character_limit(server, browsers):
     assert not by_id(a, "composer-counter").is_displayed(), "no counter up to 9,000"
 
 
-def test_a_message_written_offline_survives_a_reload_and_arrives_once(server, browsers):
+def open_chat_of_two(server, browsers, first_text):
+    """Alice has written `first_text` to Bob, and each has the chat open in a browser of their own."""
     alice, bob = server.register("alice", "Alice"), server.register("bob", "Bob")
-    conversation = server.send(alice, "before the outage", recipient=bob["user"]["id"])["conversationId"]
+    conversation = server.send(alice, first_text, recipient=bob["user"]["id"])["conversationId"]
     a, b = browsers(), browsers()
-    sign_in(a, server, alice)
-    sign_in(b, server, bob)
-    a.get(server.url + "/#/c/" + conversation)
-    b.get(server.url + "/#/c/" + conversation)
+    for browser, session in ((a, alice), (b, bob)):
+        sign_in(browser, server, session)
+        browser.get(server.url + "/#/c/" + conversation)
+    return alice, bob, conversation, a, b
+
+
+def test_a_message_written_offline_survives_a_reload_and_arrives_once(server, browsers):
+    alice, bob, conversation, a, b = open_chat_of_two(server, browsers, "before the outage")
     wait(a, lambda d: bubbles(d) == ["before the outage"])
     wait(b, lambda d: bubbles(d) == ["before the outage"])
     # The app shell is cached by the service worker, so the page reloads even with the server down.
