@@ -27,8 +27,9 @@ public final class SQLiteStore: ParleyStore, Sendable {
     public init(path: String, durability: Durability = .full) throws {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
+        let synchronous = "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")"
         configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+            try db.execute(sql: synchronous)
             try db.execute(sql: "PRAGMA foreign_keys = ON")
             // 64 MiB page cache and memory-mapped reads per connection: hot pages stay in memory
             // instead of being re-read with pread on every transaction.
@@ -43,6 +44,9 @@ public final class SQLiteStore: ParleyStore, Sendable {
         self.directory = directory.path
         try Self.restrictToOwner(path)
         pool = try DatabasePool(path: path, configuration: configuration)
+        // The pool turns WAL on after `prepareDatabase` and sets `synchronous = NORMAL` on its writer
+        // as it does: said again here, or `full` would acknowledge commits not yet on disk.
+        try pool.writeWithoutTransaction { db in try db.execute(sql: synchronous) }
         // SQLite creates the WAL and shared-memory files with the database file's mode; an older
         // database may have them already, so they are tightened too.
         for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {

@@ -1,0 +1,20 @@
+import Foundation
+import GRDB
+@testable import ParleySQLite
+import Testing
+
+/// `--durability full` means every commit is synced before it is acknowledged (guarantee 3).
+@Suite struct SQLiteDurabilityTests {
+    /// GRDB's pool sets `synchronous = NORMAL` on its writer when it turns WAL on, after the store's
+    /// own connection setup; the writer, which makes every commit, must end with what was asked.
+    @Test(arguments: [(SQLiteStore.Durability.full, 2), (.normal, 1)])
+    func theWriterCommitsWithTheAskedSynchronousLevel(durability: SQLiteStore.Durability, level: Int) async throws {
+        let path = WALCheckpointerTests.temporaryPath()
+        let store = try SQLiteStore(path: path, durability: durability)
+        let writers = try await store.batchedWrite { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") }
+        #expect(writers == level, "the group commit's connection")
+        let direct = try await store.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") }
+        #expect(direct == level, "the store's other writes")
+        try await store.close()
+    }
+}
