@@ -19,13 +19,15 @@ final class ConnectionWriter: @unchecked Sendable {
     private let hub: ConnectionHub
     private let logger: Logger
     private var cursor: StreamCursor
-    private var resumeAfter: Int64?
+    private let resumeAfter: Int64?
     private var replayed = false
     private lazy var encoder = WireFormat.encoder()
     private let runs = Mutex(Runs())
 
     private struct Runs {
+        /// The run under way; a finished run lets go of its task (an idle connection holds none).
         var current: Task<Void, Never>?
+        var started = 0
         var stopped = false
     }
 
@@ -63,7 +65,12 @@ final class ConnectionWriter: @unchecked Sendable {
     private func startRun() {
         runs.withLock { runs in
             guard !runs.stopped else { return }
-            runs.current = Task { await self.run() }
+            runs.started += 1
+            let number = runs.started
+            runs.current = Task {
+                await self.run()
+                self.runs.withLock { runs in if runs.started == number { runs.current = nil } }
+            }
         }
     }
 
