@@ -1,6 +1,5 @@
 import HTTPTypes
 import Hummingbird
-import HummingbirdWebSocket
 import Logging
 import NIOCore
 import ParleyStore
@@ -23,13 +22,11 @@ public func buildApplication(
     var app = Application(
         router: makeRouter(server),
         server: .parley(
-            webSocket: makeWebSocketEndpoint(server),
-            configuration: .init(
-                // Small header limits: Parley's requests carry a token and a few standard headers.
-                http1: .init(httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)),
-                // No server pings: clients ping after ~20 s of silence and the hub closes a connection
-                // silent for the idle limit, so a per-connection ping task (and its timer) buys nothing.
-                ws: .init(maxFrameSize: ServerLimits.maxBodyBytes, autoPing: .disabled, validateUTF8: true)),
+            // Small header limits: Parley's requests carry a token and a few standard headers.
+            http1: .init(httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)),
+            session: WebSocketSession(
+                store: server.store, hub: server.hub, messenger: server.messenger, typingLimiter: server.typingLimiter,
+                configuration: server.configuration),
             counter: ConnectionCounter(limitPerAddress: configuration.maxConnectionsPerAddress, trustedProxies: configuration.trustedProxies),
             timeouts: configuration.httpTimeouts),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "parley"),
@@ -133,7 +130,7 @@ func makeRouter(_ server: ServerContext) -> Router<ParleyRequestContext> {
     OperationsRoutes(store: server.store, health: server.health, metricsToken: server.configuration.metricsToken).add(to: router)
     AccountRoutes(server).add(to: router)
     ConversationRoutes(store: server.store, hub: server.hub, messenger: server.messenger).add(to: router)
-    // The upgrade itself is answered by the WebSocket router; a plain GET lands here.
+    // The upgrade itself is taken by the child channel (ParleyChildChannel); a plain GET lands here.
     router.get("/v1/ws") { _, _ -> Response in
         var error = ParleyError(.upgradeRequired, "This is the WebSocket endpoint: connect with a WebSocket upgrade.")
         error.upgrade = true
@@ -141,26 +138,4 @@ func makeRouter(_ server: ServerContext) -> Router<ParleyRequestContext> {
     }
     routeMethods.record(router.routes.map { (path: $0.path.description, method: $0.method) })
     return router
-}
-
-/// Decides a WebSocket upgrade and runs the connection's handler.
-typealias WebSocketEndpoint = @Sendable (HTTPRequest, any Channel, Logger) throws -> ShouldUpgradeResult<
-    WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>>
-
-/// The WebSocket endpoint: an upgrade of `GET /v1/ws` and nothing else.
-///
-/// It is the channel's own upgrade hook rather than Hummingbird's WebSocket router on purpose: the
-/// router keeps each upgrade's request context in a handler reference that the context itself
-/// holds, a retain cycle that kept every WebSocket connection's memory (about 5 KB, and its
-/// channel) alive forever after it closed (measured in docs/benchmarks.md).
-func makeWebSocketEndpoint(_ server: ServerContext) -> WebSocketEndpoint {
-    let session = WebSocketSession(
-        store: server.store, hub: server.hub, messenger: server.messenger, typingLimiter: server.typingLimiter,
-        configuration: server.configuration)
-    return { head, channel, _ in
-        guard head.method == .get, head.path?.split(separator: "?", maxSplits: 1).first == "/v1/ws" else { return .dontUpgrade }
-        return .upgrade([:]) { inbound, outbound, context in
-            try await session.run(inbound: inbound, outbound: outbound, abort: { channel.close(promise: nil) }, logger: context.logger)
-        }
-    }
 }

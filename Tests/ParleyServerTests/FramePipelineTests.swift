@@ -60,11 +60,11 @@ import Testing
     @Test func runsOfSendsAreOneBatchAndOrderIsKept() async throws {
         let answers = Answers()
         let pipeline = FramePipeline(answer: answers.answer)
-        await pipeline.submit(Self.send("a"))
+        _ = pipeline.offer(Self.send("a"))
         try await answers.waitUntil(count: 1)
         for item in [Self.send("b"), Self.send("c"), .frame(.ping(ref: "p")), Self.send("d"), Self.send("e"),
                      .undecodable(ref: nil, ParleyError(.invalidJSON, "bad")), Self.send("f")] {
-            await pipeline.submit(item)
+            _ = pipeline.offer(item)
         }
         #expect(answers.all == ["sends a"], "nothing else is handed over while the first is being answered")
         answers.letFirstGo()
@@ -72,23 +72,20 @@ import Testing
         #expect(answers.all == ["sends a", "sends b c", "ping p", "sends d e", "undecodable invalid_json", "sends f"])
     }
 
-    /// Rule 2: beyond `capacity` waiting frames the reader waits for room.
+    /// Rule 2: at `capacity` waiting frames the reader is told to stop, and `room` tells it to go on.
     @Test func aFullPipelineHoldsTheReaderBack() async throws {
         let answers = Answers()
-        let pipeline = FramePipeline(capacity: 2, answer: answers.answer)
-        await pipeline.submit(Self.send("a"))
+        let roomCalled = Flag()
+        let pipeline = FramePipeline(capacity: 2, answer: answers.answer, room: roomCalled.set)
+        _ = pipeline.offer(Self.send("a"))
         try await answers.waitUntil(count: 1)
-        await pipeline.submit(.frame(.ping(ref: "1")))
-        let returned = Flag()
-        let reader = Task {
-            await pipeline.submit(.frame(.ping(ref: "2")))  // the second waiting frame fills it
-            returned.set()
-        }
+        #expect(pipeline.offer(.frame(.ping(ref: "1"))), "one waiting frame: room for more")
+        #expect(!pipeline.offer(.frame(.ping(ref: "2"))), "the second waiting frame fills it: the reader must stop")
         try await Task.sleep(for: .milliseconds(200))
-        #expect(!returned.isSet, "the reader is held while the pipeline is full")
+        #expect(!roomCalled.isSet, "no room while the first is being answered")
         answers.letFirstGo()
-        await reader.value
         await pipeline.drain()
+        #expect(roomCalled.isSet, "room is called once the waiting frames are taken")
         #expect(answers.all == ["sends a", "ping 1", "ping 2"])
     }
 
@@ -98,7 +95,7 @@ import Testing
         let answers = Answers()
         let pipeline = FramePipeline(answer: answers.answer)
         await pipeline.drain()  // nothing handed in: returns at once
-        await pipeline.submit(Self.send("a"))
+        _ = pipeline.offer(Self.send("a"))
         try await answers.waitUntil(count: 1)
         let drained = Flag()
         let drainer = Task {
@@ -109,7 +106,7 @@ import Testing
         #expect(!drained.isSet, "drain waits for the answer under way")
         answers.letFirstGo()
         await drainer.value
-        await pipeline.submit(.frame(.ping(ref: "later")))
+        _ = pipeline.offer(.frame(.ping(ref: "later")))
         await pipeline.drain()
         #expect(answers.all == ["sends a", "ping later"])
     }

@@ -1,41 +1,144 @@
+import HTTPTypes
 import Hummingbird
 import HummingbirdCore
-import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+import NIOWebSocket
 
-/// The HTTP/1 + WebSocket-upgrade child channel, with the guards every connection gets:
-/// admission by address and WebSocket masking (``ConnectionAdmission``), request timeouts and 400s
-/// for malformed requests (``HTTPRequestGuard``), closing silent connections on shutdown, and one
-/// flush per turn of the event loop (``FlushCoalescing``).
-struct ParleyChildChannel<Base: ServerChildChannel>: ServerChildChannel {
-    let base: Base
+/// The child channel of every connection: HTTP/1, upgraded to Parley's WebSocket on `GET /v1/ws`,
+/// with the guards every connection gets: admission by address and WebSocket masking
+/// (``ConnectionAdmission``), request timeouts and 400s for malformed requests
+/// (``HTTPRequestGuard``), closing silent connections on shutdown, and one flush per turn of the
+/// event loop (``FlushCoalescing``).
+///
+/// An upgraded connection is run by channel handlers (``RealtimeSocketHandler``, ``LiveSession``),
+/// not by a task: ``handle(value:logger:)`` returns as soon as the upgrade is done. The server's
+/// quiesce still reaches it on shutdown, and the server waits for it to close.
+struct ParleyChildChannel: ServerChildChannel, HTTPChannelHandler {
+    enum UpgradeResult: Sendable {
+        case webSocket
+        case notUpgraded(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
+        case failedUpgrade(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
+    }
+
+    struct Value: ServerChildChannelValue {
+        let upgradeResult: EventLoopFuture<UpgradeResult>
+        let channel: any Channel
+    }
+
+    let responder: HTTPChannelHandler.Responder
+    let http1: HTTP1Channel.Configuration
+    let session: WebSocketSession
     let counter: ConnectionCounter
     let timeouts: HTTPTimeouts
 
-    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Base.Value> {
-        let state = ConnectionGuardState()
-        do {
-            try channel.pipeline.syncOperations.addHandler(CloseSilentConnectionOnQuiesce(), position: .first)
-            try channel.pipeline.syncOperations.addHandler(ConnectionAdmission(counter: counter, state: state), position: .first)
-            try channel.pipeline.syncOperations.addHandler(FlushCoalescing(), position: .first)
-        } catch {
-            return channel.eventLoop.makeFailedFuture(error)
-        }
-        let guardState = NIOLoopBound(state, eventLoop: channel.eventLoop)
-        return base.setup(channel: channel, logger: logger).flatMapThrowing { [timeouts] value in
+    init(
+        responder: @escaping HTTPChannelHandler.Responder, http1: HTTP1Channel.Configuration, session: WebSocketSession,
+        counter: ConnectionCounter, timeouts: HTTPTimeouts
+    ) {
+        self.responder = Self.redirectingLateUpgrades(responder)
+        self.http1 = http1
+        self.session = session
+        self.counter = counter
+        self.timeouts = timeouts
+    }
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            let state = ConnectionGuardState()
+            let pipeline = channel.pipeline.syncOperations
+            try pipeline.addHandler(FlushCoalescing())
+            try pipeline.addHandler(ConnectionAdmission(counter: counter, state: state))
+            try pipeline.addHandler(CloseSilentConnectionOnQuiesce())
+            let result = try pipeline.configureUpgradableHTTPServerPipeline(configuration: upgradeConfiguration(channel, logger))
             // Between the HTTP decoder and the upgrader, so it sees parsed request parts and parser errors.
-            let upgrader = try channel.pipeline.syncOperations.context(
-                handlerType: NIOTypedHTTPServerUpgradeHandler<HTTP1WebSocketUpgradeChannel.UpgradeResult>.self)
-            try channel.pipeline.syncOperations.addHandler(
-                HTTPRequestGuard(timeouts: timeouts, state: guardState.value), position: .before(upgrader.handler))
-            return value
+            let upgrader = try pipeline.context(handlerType: NIOTypedHTTPServerUpgradeHandler<UpgradeResult>.self)
+            try pipeline.addHandler(HTTPRequestGuard(timeouts: timeouts, state: state), position: .before(upgrader.handler))
+            return Value(upgradeResult: result, channel: channel)
         }
     }
 
-    func handle(value: Base.Value, logger: Logger) async {
-        await base.handle(value: value, logger: logger)
+    func handle(value: Value, logger: Logger) async {
+        do {
+            switch try await value.upgradeResult.get() {
+            case .notUpgraded(let http): await handleHTTP(asyncChannel: http, logger: logger)
+            case .failedUpgrade(let http): await refuseUpgrade(http, logger: logger)
+            case .webSocket: return  // its channel handlers run it from here on
+            }
+        } catch {
+            logger.debug("Connection ended before a request", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func upgradeConfiguration(_ channel: any Channel, _ logger: Logger) -> NIOUpgradableHTTPServerPipelineConfiguration<UpgradeResult> {
+        let upgradeAttempted = NIOLoopBoundBox(false, eventLoop: channel.eventLoop)
+        let webSocket = NIOTypedWebSocketServerUpgrader<UpgradeResult>(
+            maxFrameSize: ServerLimits.maxBodyBytes,
+            shouldUpgrade: { channel, head in
+                upgradeAttempted.value = true
+                let isEndpoint = head.method == .GET && head.uri.split(separator: "?", maxSplits: 1).first == "/v1/ws"
+                return channel.eventLoop.makeSucceededFuture(isEndpoint ? HTTPHeaders() : nil)
+            },
+            upgradePipelineHandler: { [session] channel, _ in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandlers(
+                        NIOWebSocketFrameAggregator(
+                            minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 256, maxAccumulatedFrameSize: ServerLimits.maxBodyBytes),
+                        RealtimeSocketHandler(session: session.start(channel: channel, logger: logger)))
+                    return .webSocket
+                }
+            })
+        let http1 = http1
+        var configuration = NIOUpgradableHTTPServerPipelineConfiguration<UpgradeResult>(
+            upgradeConfiguration: .init(upgraders: [webSocket], notUpgradingCompletionHandler: { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+                    try pipeline.addHandlers(http1.additionalChannelHandlers())
+                    try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: http1.idleTimeout.map { .init($0) }, logger: logger))
+                    let http = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
+                        wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+                    return upgradeAttempted.value ? .failedUpgrade(http) : .notUpgraded(http)
+                }
+            }))
+        configuration.enablePipelining = false  // requests are read one by one by NIOAsyncChannel
+        configuration.enableErrorHandling = false  // HTTPRequestGuard answers malformed requests
+        configuration.enableResponseHeaderValidation = false  // HTTPTypes validated them
+        configuration.decoderConfiguration.maxHeaderFieldSize = http1.httpDecoder.maxHeaderFieldSize
+        configuration.decoderConfiguration.maxHeaderListSize = http1.httpDecoder.maxHeaderListSize
+        configuration.decoderConfiguration.maxHeaderFieldCount = http1.httpDecoder.maxHeaderFieldCount
+        return configuration
+    }
+
+    /// A WebSocket upgrade to anything but `GET /v1/ws`: 400 and close.
+    private func refuseUpgrade(_ http: NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>, logger: Logger) async {
+        do {
+            try await http.executeThenClose { _, outbound in
+                let head = HTTPResponse(status: .badRequest, headerFields: [.connection: "close", .contentLength: "0"])
+                try await outbound.write(contentsOf: [.head(head), .end(nil)])
+            }
+        } catch {
+            logger.trace("Could not answer a refused upgrade", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// An upgrade asked for on a connection that already carried a request cannot be taken (the
+    /// upgrade is only looked for in a connection's first request): the client is sent to the same
+    /// address again with `Connection: close`, so it retries on a new connection.
+    private static func redirectingLateUpgrades(_ responder: @escaping HTTPChannelHandler.Responder) -> HTTPChannelHandler.Responder {
+        struct RedirectedUpgrade: Error {}
+        return { request, writer, channel in
+            guard request.headers[.upgrade]?.lowercased() == "websocket" else {
+                try await responder(request, writer, channel)
+                return
+            }
+            let location = request.uri.path + (request.uri.query.map { "?\($0)" } ?? "")
+            try await writer.writeResponse(HTTPResponse(status: .temporaryRedirect, headerFields: [.connection: "close", .location: location]))
+            throw RedirectedUpgrade()
+        }
     }
 }
 
@@ -65,16 +168,12 @@ final class CloseSilentConnectionOnQuiesce: ChannelInboundHandler, RemovableChan
 }
 
 extension HTTPServerBuilder {
-    /// HTTP/1 with WebSocket upgrade (as `http1WebSocketUpgrade(configuration:shouldUpgrade:)`),
-    /// with Parley's connection guards.
+    /// HTTP/1 with Parley's WebSocket and connection guards (``ParleyChildChannel``).
     static func parley(
-        webSocket: @escaping WebSocketEndpoint, configuration: HTTP1WebSocketUpgradeChannel.Configuration,
-        counter: ConnectionCounter, timeouts: HTTPTimeouts
+        http1: HTTP1Channel.Configuration, session: WebSocketSession, counter: ConnectionCounter, timeouts: HTTPTimeouts
     ) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
-            ParleyChildChannel(
-                base: HTTP1WebSocketUpgradeChannel(responder: responder, configuration: configuration, shouldUpgrade: webSocket),
-                counter: counter, timeouts: timeouts)
+            ParleyChildChannel(responder: responder, http1: http1, session: session, counter: counter, timeouts: timeouts)
         }
     }
 }

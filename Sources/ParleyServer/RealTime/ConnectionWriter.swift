@@ -1,4 +1,3 @@
-import HummingbirdWebSocket
 import Logging
 import NIOWebSocket
 import ParleyCore
@@ -32,11 +31,11 @@ final class ConnectionWriter: @unchecked Sendable {
     }
 
     init(
-        connection: ClientConnection, outbound: WebSocketOutboundWriter, store: any ParleyStore, hub: ConnectionHub,
+        connection: ClientConnection, socket: SocketWriter, store: any ParleyStore, hub: ConnectionHub,
         resumeAfter: Int64?, head: Int64, logger: Logger
     ) {
         self.connection = connection
-        self.socket = SocketWriter(outbound: outbound, connection: connection)
+        self.socket = socket
         self.store = store
         self.hub = hub
         self.resumeAfter = resumeAfter
@@ -79,15 +78,17 @@ final class ConnectionWriter: @unchecked Sendable {
             if !replayed {
                 replayed = true
                 try await replay()
+                try await socket.flush()  // before `takeQueued` can end this run (one run at a time)
             }
             while true {
                 let (items, ended) = connection.takeQueued()
                 if items.isEmpty, !ended { return }  // the next item starts a new run
-                for item in items {
+                for item in ClientConnection.Outbound.inPositionOrder(items) {
                     if connection.isEnding, connection.endReason != .shutdown { break }
                     try await write(item)
                     connection.itemWritten()
                 }
+                try await socket.flush()
                 if ended {
                     try await close()
                     return
@@ -96,8 +97,7 @@ final class ConnectionWriter: @unchecked Sendable {
         } catch {
             logger.debug("WebSocket writer stopped", metadata: ["error": "\(error)"])
             connection.stopWriting()
-            // Cancelled means the reader ended the session and the handler closes the socket with the
-            // right code; closing here too would claim the close without sending it.
+            // Cancelled means the socket closed and the session is ending: nothing left to close.
             if !Task.isCancelled { try? await socket.close(.unexpectedServerError, reason: "internal error") }
         }
     }
@@ -177,33 +177,11 @@ final class ConnectionWriter: @unchecked Sendable {
                     try await socket.text(encoder.encode(event).text)
                     cursor.position = event.position
                 }
+                try await socket.flush()
                 if events.count < WebSocketSession.replayPage { return true }
             }
         }
         return true
-    }
-}
-
-/// Writes to the socket, marking each write so the hub can spot one that never completes
-/// (``ClientConnection`` rule 2).
-struct SocketWriter {
-    let outbound: WebSocketOutboundWriter
-    let connection: ClientConnection
-
-    /// One text frame. (Frames are far below the 256 KB frame limit, so `writeTextMessage`'s
-    /// splitting is never needed, and its large async frame stayed in every writer's memory.)
-    func text(_ text: String) async throws {
-        try await marked { try await outbound.write(.text(text)) }
-    }
-
-    func close(_ code: WebSocketErrorCode, reason: String) async throws {
-        try await marked { try await outbound.close(code, reason: reason) }
-    }
-
-    private func marked(_ write: () async throws -> Void) async throws {
-        connection.writeStarted(at: MonotonicClock.milliseconds)
-        defer { connection.writeFinished() }
-        try await write()
     }
 }
 

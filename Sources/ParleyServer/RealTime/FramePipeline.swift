@@ -9,8 +9,8 @@ import Synchronization
 /// 1. Frames are answered in the order they arrived. A run of sends is one batch, committed and
 ///    answered in order; the frame after the run is handled once the whole run is answered (a
 ///    `ping` after sends is answered after their acks).
-/// 2. At most `capacity` frames wait; beyond that the reader waits for room before it reads on, so
-///    a flooding client is slowed down, not buffered.
+/// 2. At most `capacity` frames wait: ``offer(_:)`` says when the pipeline is full, and the reader
+///    stops reading until `room` is called, so a flooding client is slowed down, not buffered.
 /// 3. A worker task exists only while frames wait or are being answered: an idle connection has none.
 /// 4. ``drain()`` returns once every frame handed in has been answered.
 final class FramePipeline: Sendable {
@@ -33,38 +33,35 @@ final class FramePipeline: Sendable {
     private struct State {
         var waiting: [Item] = []  // empty holds no memory: most connections are idle
         var working = false
-        var roomWaiter: CheckedContinuation<Void, Never>?
+        var full = false
         var drainWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     private let state = Mutex(State())
     private let capacity: Int
     private let answer: @Sendable (Work) async -> Void
+    private let room: @Sendable () -> Void
 
-    /// - Parameter answer: handles one piece of work; the next is handed over once it returns.
-    init(capacity: Int = 32, answer: @escaping @Sendable (Work) async -> Void) {
+    /// - Parameters:
+    ///   - answer: handles one piece of work; the next is handed over once it returns.
+    ///   - room: called once a full pipeline has room again (rule 2).
+    init(capacity: Int = 32, answer: @escaping @Sendable (Work) async -> Void, room: @escaping @Sendable () -> Void = {}) {
         self.capacity = capacity
         self.answer = answer
+        self.room = room
     }
 
-    /// Queues a frame (counted by ``ClientConnection/beginFrame()``); returns when there is room for
-    /// the next one (rule 2).
-    func submit(_ item: Item) async {
+    /// Queues a frame (counted by ``ClientConnection/beginFrame()``); false when the pipeline is now
+    /// full: read nothing more until `room` is called (rule 2).
+    func offer(_ item: Item) -> Bool {
         let (startWorker, full) = state.withLock { state in
             state.waiting.append(item)
             defer { state.working = true }
-            return (!state.working, state.waiting.count >= capacity)
+            if state.waiting.count >= capacity { state.full = true }
+            return (!state.working, state.full)
         }
         if startWorker { Task { await self.work() } }
-        guard full else { return }
-        await withCheckedContinuation { (room: CheckedContinuation<Void, Never>) in
-            let hasRoom = state.withLock { state in
-                guard state.waiting.count >= capacity else { return true }
-                state.roomWaiter = room
-                return false
-            }
-            if hasRoom { room.resume() }
-        }
+        return !full
     }
 
     /// Waits until every frame submitted so far has been answered (rule 4).
@@ -85,11 +82,11 @@ final class FramePipeline: Sendable {
 
     /// The next run of sends, or the next single frame; nil (and the worker ends) when none waits.
     private func takeWork() -> Work? {
-        let (work, room, drained) = state.withLock { state -> (Work?, CheckedContinuation<Void, Never>?, [CheckedContinuation<Void, Never>]) in
+        let (work, hasRoom, drained) = state.withLock { state -> (Work?, Bool, [CheckedContinuation<Void, Never>]) in
             guard !state.waiting.isEmpty else {
                 state.working = false
                 defer { state.drainWaiters = [] }
-                return (nil, nil, state.drainWaiters)
+                return (nil, false, state.drainWaiters)
             }
             var taken = 1
             var work = Work.one(state.waiting[0])
@@ -103,10 +100,10 @@ final class FramePipeline: Sendable {
             }
             state.waiting.removeFirst(taken)
             if state.waiting.isEmpty { state.waiting = [] }  // let go of the storage
-            defer { state.roomWaiter = nil }
-            return (work, state.roomWaiter, [])
+            defer { state.full = false }
+            return (work, state.full, [])
         }
-        room?.resume()
+        if hasRoom { room() }
         for waiter in drained { waiter.resume() }
         return work
     }

@@ -1,5 +1,3 @@
-import Foundation
-import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOWebSocket
@@ -7,7 +5,8 @@ import ParleyCore
 import ParleyStore
 import Synchronization
 
-/// One WebSocket connection from `hello` to close.
+/// What every WebSocket connection shares, and the steps of one connection from `hello` to close;
+/// each connection's own state is a ``LiveSession``.
 ///
 /// Resume rules (guarantee 5):
 /// 1. The connection is registered with the hub *before* the replay is read, so an event committed
@@ -21,7 +20,9 @@ import Synchronization
 ///    the sender's stream: the ack carries the position and is written when the cursor reaches it
 ///    (after fetching anything before it), so positions still arrive one by one. If the event was
 ///    already written (a catch-up fetched it first), the ack goes without a position.
-struct WebSocketSession: Sendable {
+///
+/// One instance serves every connection (a class: each connection holds a reference, not a copy).
+final class WebSocketSession: Sendable {
     let store: any ParleyStore
     let hub: ConnectionHub
     let messenger: Messenger
@@ -29,86 +30,35 @@ struct WebSocketSession: Sendable {
     let configuration: ServerConfiguration
     static let replayPage = 500
 
-    /// - Parameter abort: drops the TCP connection at once (for a client that stopped reading).
-    func run(
-        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, abort: @escaping @Sendable () -> Void = {}, logger: Logger
-    ) async throws {
-        var messages = inbound.messages(maxSize: ServerLimits.maxBodyBytes).makeAsyncIterator()
-        guard let first = try await firstMessage(&messages, outbound) else { return }
-        // The deep work (store reads, socket writes) runs in child tasks that end: a task keeps the
-        // memory of its deepest stack for as long as it lives, and this one lives as long as the socket.
-        guard let hello = try await Self.inChildTask({ try await self.authenticate(first, outbound) }) else { return }
-        let user = hello.session.user
-
-        let connection = ClientConnection(
-            userId: user, tokenHash: hello.tokenHash, expiresAt: hello.session.expiresAt, queueLimit: configuration.connectionQueueLimit,
-            abort: abort)
-        guard let firstHere = hub.attach(connection) else {
-            try await outbound.close(.goingAway, reason: "server shutting down")
-            return
-        }
-        let logger = {
-            var logger = logger
-            logger[metadataKey: "user"] = "\(user)"
-            return logger
-        }()
-        let counted = CountedAnywhere()
-        var failure: (any Error)?
-        var writer: ConnectionWriter?
-        do {
-            let head = try await Self.inChildTask { try await self.welcome(connection, outbound, firstHere: firstHere, counted: counted) }
-            writer = ConnectionWriter(
-                connection: connection, outbound: outbound, store: store, hub: hub, resumeAfter: hello.after, head: head, logger: logger)
-            writer?.begin()
-            try await readLoop(&messages, connection, logger: logger)
-        } catch {
-            // Cleaned up below, then rethrown so the socket closes with the code the error carries
-            // (e.g. 1007 for invalid UTF-8) instead of a normal close.
-            failure = error
-            logger.debug("WebSocket session ended with error", metadata: ["error": "\(String(reflecting: error))"])
-        }
-        await writer?.stop()
-        connection.finish()
-        let lastHere = hub.detach(connection)
-        let lastAnywhere = if let bus = hub.bus { counted.value ? (try? await bus.connectionClosed(user)) ?? false : false } else { lastHere }
-        if lastAnywhere {
-            try? await Self.inChildTask { try await PresenceAnnouncer(store: self.store, hub: self.hub).announceOffline(user) }
-        }
-        if let failure { throw failure }
+    init(store: any ParleyStore, hub: ConnectionHub, messenger: Messenger, typingLimiter: RateLimiter, configuration: ServerConfiguration) {
+        self.store = store
+        self.hub = hub
+        self.messenger = messenger
+        self.typingLimiter = typingLimiter
+        self.configuration = configuration
     }
 
-    /// Runs `work` in a child task of its own, whose stack memory is freed when it ends.
-    static func inChildTask<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: T.self) { group in
-            group.addTask(operation: work)
-            guard let value = try await group.next() else { throw CancellationError() }
-            return value
-        }
+    /// The state of a new connection on `channel`, which its socket handler drives.
+    func start(channel: any Channel, logger: Logger) -> LiveSession {
+        LiveSession(shared: self, channel: channel, logger: logger)
     }
 
-    /// The first message, which must arrive within the hello timeout (the socket is closed otherwise).
-    private func firstMessage(
-        _ messages: inout WebSocketInboundMessageStream.AsyncIterator, _ outbound: WebSocketOutboundWriter
-    ) async throws -> WebSocketMessage? {
-        let timeout = configuration.helloTimeoutSeconds
-        let watchdog = Task {
-            try await Task.sleep(for: .milliseconds(Int64(timeout * 1000)))
-            try await outbound.close(.policyViolation, reason: "hello expected")
-        }
-        defer { watchdog.cancel() }
-        return try await messages.next()
+    /// The answer to a connection's first frame.
+    enum SignIn {
+        case hello(Hello)
+        /// The error frame to send before closing 1008 with the error's code as the reason.
+        case refused(frame: String, code: ErrorCode)
     }
 
-    /// The first frame must be a valid `hello`; answers and closes otherwise.
-    private func authenticate(_ message: WebSocketMessage, _ outbound: WebSocketOutboundWriter) async throws -> Hello? {
-        let bytes = Self.bytes(of: message)
+    /// The first frame must be a valid `hello` with a live session.
+    func authenticate(_ bytes: [UInt8]) async throws -> SignIn {
         let refused: ParleyError
         switch WireCoding.decodeFrame(bytes) {
         case .success(.hello(let token, let after)):
             if SessionTokens.isWellFormed(token), case let hash = SessionTokens.hash(token),
                 let session = try await store.session(tokenHash: hash, now: .now())
             {
-                return Hello(session: session, tokenHash: hash, after: after)
+                return .hello(Hello(session: session, tokenHash: hash, after: after))
             }
             refused = ParleyError(.unauthorized, "The token is invalid, expired or revoked.")
         case .success:
@@ -116,19 +66,16 @@ struct WebSocketSession: Sendable {
         case .failure(let error):
             refused = error
         }
-        try await outbound.write(.text(
-            WireCoding.encode(.error(ref: WireCoding.ref(in: bytes), clientId: nil, code: refused.code, message: refused.message))))
-        try await outbound.close(.policyViolation, reason: refused.code.rawValue)
-        return nil
+        let frame = try WireCoding.encode(.error(ref: WireCoding.ref(in: bytes), clientId: nil, code: refused.code, message: refused.message))
+        return .refused(frame: frame, code: refused.code)
     }
 
     /// `welcome`, the online announcement and the presence snapshot; returns the stream head.
-    private func welcome(
-        _ connection: ClientConnection, _ outbound: WebSocketOutboundWriter, firstHere: Bool, counted: CountedAnywhere
-    ) async throws -> Int64 {
+    func welcome(_ connection: ClientConnection, _ socket: SocketWriter, firstHere: Bool, counted: CountedAnywhere) async throws -> Int64 {
         let user = connection.userId
         let head = try await store.streamHead(of: user)
-        try await outbound.write(.text(WireCoding.encode(.welcome(userId: user, head: head))))
+        try await socket.text(WireCoding.encode(.welcome(userId: user, head: head)))
+        try await socket.flush()
         let presence = PresenceAnnouncer(store: store, hub: hub)
         // In a cluster, "first" means first anywhere, which only the bus knows.
         let firstAnywhere = if let bus = hub.bus { try await bus.connectionOpened(user) } else { firstHere }
@@ -139,37 +86,18 @@ struct WebSocketSession: Sendable {
         return head
     }
 
-    private func readLoop(
-        _ messages: inout WebSocketInboundMessageStream.AsyncIterator, _ connection: ClientConnection, logger: Logger
-    ) async throws {
-        let handler = FrameHandler(
-            store: store, hub: hub, messenger: messenger, typingLimiter: typingLimiter, connection: connection, logger: logger)
-        let pipeline = FramePipeline(answer: handler.answer)
-        do {
-            while let message = try await messages.next() {
-                // A revoked, expired, overflowed or shutting-down connection is closing: nothing it
-                // sends counts any more (a send not answered is retried by the client after reconnecting).
-                guard connection.beginFrame() else { continue }
-                let bytes = Self.bytes(of: message)
-                switch WireCoding.decodeFrame(bytes) {
-                case .success(let frame):
-                    await pipeline.submit(.frame(frame))
-                case .failure(let error):
-                    await pipeline.submit(.undecodable(ref: WireCoding.ref(in: bytes), error))
-                }
-            }
-        } catch {
-            await pipeline.drain()
-            throw error
-        }
-        // Frames read before the close are still answered (their sends committed) before the session ends.
+    /// After the socket closed: answers to frames read before are committed and queued, the writer
+    /// stops, the hub lets go, and the user's contacts learn they went offline if this was their last
+    /// connection anywhere.
+    func finish(_ connection: ClientConnection, pipeline: FramePipeline, writer: ConnectionWriter?, counted: CountedAnywhere) async {
         await pipeline.drain()
-    }
-
-    static func bytes(of message: WebSocketMessage) -> [UInt8] {
-        switch message {
-        case .text(let text): Array(text.utf8)
-        case .binary(let buffer): Array(buffer.readableBytesView)
+        await writer?.stop()
+        connection.finish()
+        let user = connection.userId
+        let lastHere = hub.detach(connection)
+        let lastAnywhere = if let bus = hub.bus { counted.value ? (try? await bus.connectionClosed(user)) ?? false : false } else { lastHere }
+        if lastAnywhere {
+            try? await PresenceAnnouncer(store: store, hub: hub).announceOffline(user)
         }
     }
 }

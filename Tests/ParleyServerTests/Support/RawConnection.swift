@@ -99,11 +99,16 @@ struct RawConnection: Sendable {
     /// One WebSocket text frame (under 64 KiB), masked as a client must (RFC 6455 §5.1) unless
     /// `masked` is false.
     static func textFrame(_ text: String, masked: Bool = true) -> [UInt8] {
-        let payload = Array(text.utf8)
+        frame(opcode: 0x1, payload: Array(text.utf8), masked: masked)
+    }
+
+    /// One client frame (payloads under 64 KiB): `opcode` 0x0 continuation, 0x1 text, 0x8 close, 0x9 ping.
+    static func frame(opcode: UInt8, fin: Bool = true, payload: [UInt8], masked: Bool = true) -> [UInt8] {
         let length: [UInt8] = payload.count < 126
             ? [UInt8(payload.count)] : [126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
-        guard masked else { return [0x81] + length + payload }
+        let first = (fin ? 0x80 : 0) | opcode
+        guard masked else { return [first] + length + payload }
         let key: [UInt8] = [0x12, 0x34, 0x56, 0x78]
-        return [0x81, 0x80 | length[0]] + length.dropFirst() + key + payload.enumerated().map { $1 ^ key[$0 % 4] }
+        return [first, 0x80 | length[0]] + length.dropFirst() + key + payload.enumerated().map { $1 ^ key[$0 % 4] }
     }
 }

@@ -1,0 +1,177 @@
+import NIOCore
+import NIOWebSocket
+
+/// Runs one upgraded WebSocket on its event loop, with no task of its own: an idle connection is a
+/// channel and a few objects, not tasks waiting on streams (each task keeps the memory of its
+/// deepest stack while it lives). Whole messages go to the connection's ``LiveSession``.
+///
+/// Rules:
+/// 1. Fragments are joined first (`NIOWebSocketFrameAggregator`, within the frame limit; beyond it
+///    close 1009). A text message must be UTF-8, otherwise close 1007. Client frames without a mask
+///    were refused before this handler (``ConnectionAdmission``).
+/// 2. `ping` is answered with a `pong` carrying the same data; `pong` is ignored.
+/// 3. Close handshake: a client's close is answered with its code and the TCP connection is closed.
+///    Once the server has sent its close, no data frame goes out or is handled, and the connection
+///    is dropped when the client's close arrives or after ``closeTimeout``.
+/// 4. Reads pause while the session asks (``ReadFlow``): nothing more is read from the socket, so a
+///    client that floods is slowed down, not buffered.
+/// 5. On graceful shutdown (quiesce) the session ends the connection after its answers (1001).
+final class RealtimeSocketHandler: ChannelDuplexHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+
+    /// Outbound user events that pause and resume reading (rule 4); safe to send from any thread
+    /// with `channel.triggerUserOutboundEvent`.
+    enum ReadFlow: Sendable { case pause, resume }
+
+    static let closeTimeout = TimeAmount.seconds(5)
+    private let session: LiveSession
+    private var closeSent = false
+    private var closeReceived = false
+    private var readsPaused = false
+    private var readPending = false
+    private var closeTimer: Scheduled<Void>?
+
+    init(session: LiveSession) {
+        self.session = session
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        session.opened()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        switch frame.opcode {
+        case .text, .binary:
+            guard !closeSent, !closeReceived else { return }
+            let payload = frame.unmaskedData
+            let bytes = Array(payload.readableBytesView)
+            if frame.opcode == .text, !Self.isUTF8(bytes) {
+                fail(.dataInconsistentWithMessage, context: context)
+                return
+            }
+            session.received(bytes)
+        case .ping:
+            guard !closeSent else { return }
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)), promise: nil)
+        case .connectionClose:
+            closeReceived = true
+            if closeSent {
+                context.close(promise: nil)
+                return
+            }
+            // Answer with the client's own code (none if it gave none), then drop the connection.
+            var echo = frame.unmaskedData
+            let code = echo.readSlice(length: min(2, echo.readableBytes)) ?? context.channel.allocator.buffer(capacity: 0)
+            closeSent = true
+            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: code))).whenComplete { _ in
+                loopBound.value.close(promise: nil)
+            }
+        case .pong:
+            return
+        default:
+            fail(.protocolError, context: context)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        closeTimer?.cancel()
+        closeTimer = nil
+        session.ended()
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        switch error {
+        case NIOWebSocketFrameAggregator.Error.accumulatedFrameSizeIsTooLarge: fail(.messageTooLarge, context: context)
+        case is NIOWebSocketFrameAggregator.Error: fail(.protocolError, context: context)
+        case is NIOWebSocketError: break  // answered and closed by WebSocketProtocolErrorHandler
+        default: context.close(promise: nil)
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent {
+            session.quiesce()
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    // MARK: Outbound
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard !closeSent else {
+            promise?.fail(ChannelError.outputClosed)
+            return
+        }
+        if unwrapOutboundIn(data).opcode == .connectionClose {
+            closeSent = true
+            resumeReading(context)  // to read the client's answering close
+            if closeReceived {
+                let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+                let written = promise ?? context.eventLoop.makePromise()
+                written.futureResult.whenComplete { _ in loopBound.value.close(promise: nil) }
+                context.write(data, promise: written)
+                return
+            }
+            let channel = context.channel
+            closeTimer = context.eventLoop.scheduleTask(in: Self.closeTimeout) { channel.close(promise: nil) }
+        }
+        context.write(data, promise: promise)
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if readsPaused {
+            readPending = true
+        } else {
+            context.read()
+        }
+    }
+
+    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        guard let flow = event as? ReadFlow else {
+            context.triggerUserOutboundEvent(event, promise: promise)
+            return
+        }
+        switch flow {
+        case .pause:
+            readsPaused = true
+        case .resume:
+            resumeReading(context)
+        }
+        promise?.succeed()
+    }
+
+    private func resumeReading(_ context: ChannelHandlerContext) {
+        readsPaused = false
+        if readPending {
+            readPending = false
+            context.read()
+        }
+    }
+
+    /// Closes with `code` (if no close went out yet) and drops the connection.
+    private func fail(_ code: WebSocketErrorCode, context: ChannelHandlerContext) {
+        guard !closeSent else {
+            context.close(promise: nil)
+            return
+        }
+        closeSent = true
+        var data = context.channel.allocator.buffer(capacity: 2)
+        data.write(webSocketErrorCode: code)
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data))).whenComplete { _ in
+            loopBound.value.close(promise: nil)
+        }
+    }
+
+    /// Whether `bytes` are valid UTF-8; ASCII, by far the most common, is checked without decoding.
+    static func isUTF8(_ bytes: [UInt8]) -> Bool {
+        if !bytes.contains(where: { $0 >= 0x80 }) { return true }
+        return String(validating: bytes, as: UTF8.self) != nil
+    }
+}

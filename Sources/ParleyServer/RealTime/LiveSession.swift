@@ -1,0 +1,179 @@
+import Logging
+import NIOCore
+import NIOWebSocket
+import ParleyCore
+
+/// One WebSocket connection's state from the upgrade to close, driven by its
+/// ``RealtimeSocketHandler`` on the channel's event loop; what has to wait (the store, the socket)
+/// runs in tasks that end, so an idle connection holds no task.
+///
+/// Rules:
+/// 1. The first message must arrive within the hello timeout; otherwise close 1008 "hello expected".
+/// 2. While `hello` is checked, reads pause; messages that had already arrived are handled in order
+///    once the connection is signed in.
+/// 3. A signed-in connection's messages go to its ``FramePipeline``; while the pipeline is full,
+///    reads pause, and its room resumes them.
+/// 4. When the socket closes, frames already read are still answered (their sends commit) before
+///    the connection leaves the hub (``WebSocketSession/finish(_:pipeline:writer:counted:)``).
+/// 5. Graceful shutdown: a signed-in connection ends after its answers, 1001 (``ClientConnection``
+///    rule 4); one not signed in yet is closed 1001 at once.
+final class LiveSession: @unchecked Sendable {  // `phase` is only touched on the channel's event loop
+    private enum Phase {
+        case awaitingHello(Scheduled<Void>?)
+        case signingIn(waiting: [[UInt8]])
+        case open(Open)
+        case ended
+    }
+
+    /// A signed-in connection's parts.
+    private struct Open: Sendable {
+        let connection: ClientConnection
+        let pipeline: FramePipeline
+        let writer: ConnectionWriter
+        let counted: CountedAnywhere
+    }
+
+    private let shared: WebSocketSession
+    private let channel: any Channel
+    private let logger: Logger
+    private var phase = Phase.awaitingHello(nil)
+
+    init(shared: WebSocketSession, channel: any Channel, logger: Logger) {
+        self.shared = shared
+        self.channel = channel
+        self.logger = logger
+    }
+
+    /// The socket handler is in place: the hello timeout starts (rule 1).
+    func opened() {
+        let timeout = TimeAmount.milliseconds(Int64(shared.configuration.helloTimeoutSeconds * 1000))
+        phase = .awaitingHello(channel.eventLoop.scheduleTask(in: timeout) {
+            guard case .awaitingHello = self.phase else { return }
+            self.close(.policyViolation, reason: "hello expected")
+        })
+    }
+
+    /// A whole text or binary message from the client.
+    func received(_ bytes: [UInt8]) {
+        switch phase {
+        case .awaitingHello(let timer):
+            timer?.cancel()
+            phase = .signingIn(waiting: [])
+            setReading(false)
+            Task { await self.signIn(bytes) }
+        case .signingIn(var waiting):
+            phase = .ended  // not to copy `waiting` on append
+            waiting.append(bytes)
+            phase = .signingIn(waiting: waiting)
+        case .open(let open):
+            if !handle(bytes, open) { setReading(false) }
+        case .ended:
+            return
+        }
+    }
+
+    /// The socket closed (rule 4).
+    func ended() {
+        switch phase {
+        case .awaitingHello(let timer): timer?.cancel()
+        case .open(let open): Task { await self.finish(open) }
+        case .signingIn, .ended: break  // `signedIn` finishes a connection that closed while signing in
+        }
+        phase = .ended
+    }
+
+    /// The server is shutting down (rule 5).
+    func quiesce() {
+        switch phase {
+        case .awaitingHello, .signingIn:
+            close(.goingAway, reason: "server shutting down")
+        case .open(let open):
+            open.connection.end(.shutdown)
+            open.connection.finish()
+        case .ended:
+            break
+        }
+    }
+
+    private func signIn(_ first: [UInt8]) async {
+        let socket = SocketWriter(channel: channel, connection: nil)
+        do {
+            switch try await shared.authenticate(first) {
+            case .refused(let frame, let code):
+                try await socket.text(frame)
+                try await socket.close(.policyViolation, reason: code.rawValue)
+            case .hello(let hello):
+                try await open(hello, socket)
+            }
+        } catch {
+            logger.debug("WebSocket sign-in failed", metadata: ["error": "\(String(reflecting: error))"])
+            try? await socket.close(.unexpectedServerError, reason: "internal error")
+        }
+    }
+
+    private func open(_ hello: Hello, _ socket: SocketWriter) async throws {
+        let user = hello.session.user
+        var logger = logger
+        logger[metadataKey: "user"] = "\(user)"
+        let channel = channel
+        let connection = ClientConnection(
+            userId: user, tokenHash: hello.tokenHash, expiresAt: hello.session.expiresAt,
+            queueLimit: shared.configuration.connectionQueueLimit, abort: { channel.close(promise: nil) })
+        guard let firstHere = shared.hub.attach(connection) else {
+            try await socket.close(.goingAway, reason: "server shutting down")
+            return
+        }
+        let handler = FrameHandler(
+            store: shared.store, hub: shared.hub, messenger: shared.messenger, typingLimiter: shared.typingLimiter,
+            connection: connection, logger: logger)
+        let pipeline = FramePipeline(answer: handler.answer, room: { channel.triggerUserOutboundEvent(RealtimeSocketHandler.ReadFlow.resume, promise: nil) })
+        let counted = CountedAnywhere()
+        let head: Int64
+        do {
+            head = try await shared.welcome(connection, SocketWriter(channel: channel, connection: connection), firstHere: firstHere, counted: counted)
+        } catch {
+            await shared.finish(connection, pipeline: pipeline, writer: nil, counted: counted)
+            throw error
+        }
+        let writer = ConnectionWriter(
+            connection: connection, socket: SocketWriter(channel: channel, connection: connection), store: shared.store, hub: shared.hub,
+            resumeAfter: hello.after, head: head, logger: logger)
+        let open = Open(connection: connection, pipeline: pipeline, writer: writer, counted: counted)
+        channel.eventLoop.execute { self.signedIn(open) }
+    }
+
+    private func signedIn(_ open: Open) {
+        guard case .signingIn(let waiting) = phase else {
+            Task { await self.finish(open) }  // the socket closed while signing in
+            return
+        }
+        phase = .open(open)
+        open.writer.begin()
+        var room = true
+        for bytes in waiting { room = handle(bytes, open) }
+        if room { setReading(true) }
+    }
+
+    /// Hands one message to the pipeline; false when it is full (rule 3).
+    private func handle(_ bytes: [UInt8], _ open: Open) -> Bool {
+        // A revoked, expired, overflowed or shutting-down connection is closing: nothing it sends
+        // counts any more (a send not answered is retried by the client after reconnecting).
+        guard open.connection.beginFrame() else { return true }
+        switch WireCoding.decodeFrame(bytes) {
+        case .success(let frame): return open.pipeline.offer(.frame(frame))
+        case .failure(let error): return open.pipeline.offer(.undecodable(ref: WireCoding.ref(in: bytes), error))
+        }
+    }
+
+    private func finish(_ open: Open) async {
+        await shared.finish(open.connection, pipeline: open.pipeline, writer: open.writer, counted: open.counted)
+    }
+
+    private func setReading(_ on: Bool) {
+        channel.triggerUserOutboundEvent(on ? RealtimeSocketHandler.ReadFlow.resume : .pause, promise: nil)
+    }
+
+    private func close(_ code: WebSocketErrorCode, reason: String) {
+        channel.writeAndFlush(SocketWriter.closeFrame(code, reason: reason, allocator: channel.allocator), promise: nil)
+    }
+}

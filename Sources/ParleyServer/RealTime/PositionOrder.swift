@@ -1,0 +1,50 @@
+extension ClientConnection.Outbound {
+    /// Puts the stream positions of a batch the writer took in order, so an ack stands in for the
+    /// sender's own event (``WebSocketSession`` resume rule 5) even when events committed with it
+    /// were queued first.
+    ///
+    /// A send is acked after its message's events went to the other recipients, and a
+    /// conversation's other member can have messages in the same commit, so the queue of a sender's
+    /// connection often holds their events (positions p+1, p+3, …) before its own acks (p, p+2, …).
+    /// Written as queued, every ack would find a gap, fetch its own event from the store and go
+    /// without a position. Rules: the items that carry a position (events, acks with a position)
+    /// are written in position order, in the slots such items held; every other frame keeps its slot.
+    static func inPositionOrder(_ items: [Self]) -> [Self] {
+        var last = Int64.min
+        var ordered = true
+        for item in items {
+            for position in item.positions {
+                if position < last { ordered = false }
+                last = position
+            }
+        }
+        if ordered { return items }
+        var slots: [Self?] = []
+        var positioned: [(position: Int64, index: Int, item: Self)] = []
+        for item in items {
+            switch item {
+            case .events(let events):
+                for event in events {
+                    positioned.append((event.position, positioned.count, .events([event])))
+                    slots.append(nil)
+                }
+            case .sent(_, _, _, let position?):
+                positioned.append((position, positioned.count, item))
+                slots.append(nil)
+            default:
+                slots.append(item)
+            }
+        }
+        positioned.sort { ($0.position, $0.index) < ($1.position, $1.index) }
+        var next = positioned.makeIterator()
+        return slots.map { $0 ?? next.next()!.item }
+    }
+
+    private var positions: [Int64] {
+        switch self {
+        case .events(let events): events.map(\.position)
+        case .sent(_, _, _, let position?): [position]
+        default: []
+        }
+    }
+}

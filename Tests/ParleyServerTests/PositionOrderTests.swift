@@ -1,0 +1,49 @@
+import ParleyCore
+@testable import ParleyServer
+import Testing
+
+/// ``ClientConnection/Outbound/inPositionOrder(_:)``: what a writer takes from its queue is written
+/// in stream order, so acks stand in for the sender's own events.
+@Suite struct PositionOrderTests {
+    typealias Outbound = ClientConnection.Outbound
+
+    static func ack(_ position: Int64?) -> Outbound {
+        let (a, b) = (UserID.random(), UserID.random())
+        let message = Message(
+            id: .random(), conversationId: .direct(a, b), seq: 1, senderId: a, clientId: .random(), text: "x", createdAt: .now())
+        return .sent(ref: nil, message: message, duplicate: false, position: position)
+    }
+
+    static func events(_ positions: Int64...) -> Outbound {
+        .events(positions.map { EncodedEvent(position: $0, text: "e\($0)") })
+    }
+
+    /// What a batch says, item by item: `e5` an event, `a4` an ack at 4, `a-` one without, `f` a frame.
+    static func describe(_ items: [Outbound]) -> [String] {
+        items.map { item in
+            switch item {
+            case .events(let events): events.map { "e\($0.position)" }.joined(separator: ",")
+            case .sent(_, _, _, let position): "a" + (position.map(String.init) ?? "-")
+            case .frame: "f"
+            case .catchUp: "c"
+            }
+        }
+    }
+
+    @Test func anOrderedBatchIsLeftAsItIs() {
+        let items = [Self.events(1, 2), Self.ack(3), .frame(.pong(ref: nil)), Self.events(4)]
+        #expect(Self.describe(Outbound.inPositionOrder(items)) == ["e1,e2", "a3", "f", "e4"])
+    }
+
+    /// The other member's events were queued before the sender's acks that precede them in the stream.
+    @Test func acksMoveAheadOfLaterEventsAndOtherFramesKeepTheirSlots() {
+        let items = [Self.events(6, 8), .frame(.pong(ref: nil)), Self.ack(5), Self.ack(7), Self.ack(nil)]
+        #expect(Self.describe(Outbound.inPositionOrder(items)) == ["a5", "e6", "f", "a7", "e8", "a-"])
+    }
+
+    /// Repeats (a replayed event queued live as well) keep their order; the writer skips the second.
+    @Test func repeatedPositionsStayInTheOrderQueued() {
+        let items = [Self.events(3), Self.events(2), Self.events(3), Self.ack(1)]
+        #expect(Self.describe(Outbound.inPositionOrder(items)) == ["a1", "e2", "e3", "e3"])
+    }
+}
