@@ -69,16 +69,23 @@ extension SQLiteStore: ConversationStore {
     }
 
     public func contacts(of user: UserID) async throws -> [UserID] {
-        try await pool.read { db in
-            try String.fetchAll(
-                db.cachedStatement(sql: """
-                    SELECT DISTINCT other.user_id FROM conversation_members me
-                    JOIN conversation_members other ON other.conversation_id = me.conversation_id AND other.user_id != me.user_id
-                    WHERE me.user_id = ? AND me.first_sent_seq IS NOT NULL AND other.first_sent_seq IS NOT NULL
-                    """),
-                arguments: [user.rawValue]
-            ).map(UserID.init(rawValue:))
-        }
+        try await pool.read { db in try Self.contacts(of: user, db) }
+    }
+
+    /// One read for both: a connect costs one trip to the database's queue, not two.
+    public func liveStart(of user: UserID) async throws -> LiveStart {
+        try await pool.read { db in LiveStart(head: try Self.streamHead(of: user, db), contacts: try Self.contacts(of: user, db)) }
+    }
+
+    static func contacts(of user: UserID, _ db: Database) throws -> [UserID] {
+        try String.fetchAll(
+            db.cachedStatement(sql: """
+                SELECT DISTINCT other.user_id FROM conversation_members me
+                JOIN conversation_members other ON other.conversation_id = me.conversation_id AND other.user_id != me.user_id
+                WHERE me.user_id = ? AND me.first_sent_seq IS NOT NULL AND other.first_sent_seq IS NOT NULL
+                """),
+            arguments: [user.rawValue]
+        ).map(UserID.init(rawValue:))
     }
 
     /// Summaries of the given conversations as `user` sees them, in the order of `ids`;

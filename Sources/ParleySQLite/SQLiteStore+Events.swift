@@ -69,9 +69,11 @@ extension SQLiteStore: EventLog {
     }
 
     public func streamHead(of user: UserID) async throws -> Int64 {
-        try await pool.read { db in
-            try Int64.fetchOne(db.cachedStatement(sql: "SELECT stream_head FROM users WHERE id = ?"), arguments: [user.rawValue]) ?? 0
-        }
+        try await pool.read { db in try Self.streamHead(of: user, db) }
+    }
+
+    static func streamHead(of user: UserID, _ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT stream_head FROM users WHERE id = ?"), arguments: [user.rawValue]) ?? 0
     }
 
     public func pruneEvents(keepPerUser: Int) async throws -> Int {

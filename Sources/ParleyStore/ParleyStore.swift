@@ -68,6 +68,10 @@ public protocol EventLog: Sendable {
 
 /// Everything the server needs from a database. Every backend passes the same conformance suite.
 public protocol ParleyStore: AccountStore, ConversationStore, MessageStore, EventLog {
+    /// What a new live connection of `user` needs, read together: the stream head and the contacts
+    /// (as ``streamHead(of:)`` and ``contacts(of:)`` would return them). A store that can read both
+    /// at once saves a round trip per connect.
+    func liveStart(of user: UserID) async throws -> LiveStart
     /// Succeeds when the database answers (readiness).
     func ping() async throws
     /// Succeeds when the database can take a write now (readiness after writes failed).
@@ -90,5 +94,11 @@ extension MessageStore {
             }
         }
         return results
+    }
+}
+
+extension ParleyStore {
+    public func liveStart(of user: UserID) async throws -> LiveStart {
+        LiveStart(head: try await streamHead(of: user), contacts: try await contacts(of: user))
     }
 }

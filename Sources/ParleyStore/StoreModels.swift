@@ -131,3 +131,16 @@ public enum Replay: Sendable, Equatable {
     /// The position was pruned (or never existed): the client must resync; `head` is where to go on from.
     case tooOld(head: Int64)
 }
+
+/// What a new live connection needs from the store (``ParleyStore/liveStart(of:)``).
+public struct LiveStart: Sendable, Equatable {
+    /// The user's newest stream position.
+    public var head: Int64
+    /// The people who may see the user's presence (``ConversationStore/contacts(of:)``).
+    public var contacts: [UserID]
+
+    public init(head: Int64, contacts: [UserID]) {
+        self.head = head
+        self.contacts = contacts
+    }
+}

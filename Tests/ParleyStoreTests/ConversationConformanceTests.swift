@@ -91,6 +91,7 @@ import Testing
         #expect(try await store.send("again", from: alice.id, to: .conversation(id)).contactsFormed == false)
         #expect(try await store.contacts(of: alice.id).isEmpty)
         #expect(try await store.contacts(of: bob.id).isEmpty)
+        #expect(try await store.liveStart(of: bob.id) == LiveStart(head: 3, contacts: []), "conversation, hi, again; no contacts yet")
         let seenByAlice = try await store.conversation(id, as: alice.id)
         #expect(seenByAlice.presenceShared == false)
         #expect(seenByAlice.otherMember(than: alice.id)?.lastSeenAt == nil, "no last seen for a stranger")
@@ -100,6 +101,9 @@ import Testing
         #expect(try await store.send("more", from: bob.id, to: .conversation(id)).contactsFormed == false, "only once")
         #expect(try await store.contacts(of: alice.id) == [bob.id])
         #expect(try await store.contacts(of: bob.id) == [alice.id])
+        // What a connect reads in one go is what the two reads say.
+        #expect(try await store.liveStart(of: alice.id) == LiveStart(head: try await store.streamHead(of: alice.id), contacts: [bob.id]))
+        #expect(try await store.liveStart(of: bob.id) == LiveStart(head: 5, contacts: [alice.id]), "conversation, hi, again, hello, more")
         let shared = try await store.conversation(id, as: alice.id)
         #expect(shared.presenceShared == true)
         #expect(shared.otherMember(than: alice.id)?.lastSeenAt == Timestamp(milliseconds: 5_000))

@@ -4,7 +4,7 @@ import ParleyCore
 import ParleyStore
 import Synchronization
 
-/// The only writer of a connection's socket after `welcome`: the replay, then queued frames and live
+/// The only writer of a connection's socket once it is signed in: `welcome`, the replay, then queued frames and live
 /// events, under the resume rules of ``WebSocketSession``.
 ///
 /// It runs as a short task whenever something is queued and stops when the queue is empty
@@ -43,7 +43,8 @@ final class ConnectionWriter: @unchecked Sendable {
         self.logger = logger
     }
 
-    /// Starts writing: the first run replays and writes `synced`; later runs start when items are queued.
+    /// Starts writing: the first run writes `welcome`, replays and writes `synced`; later runs start
+    /// when items are queued.
     func begin() {
         connection.beginWriting { [weak self] in self?.startRun() }
         startRun()
@@ -102,7 +103,9 @@ final class ConnectionWriter: @unchecked Sendable {
         }
     }
 
+    /// `welcome` with the head read when the connection began, the replay, then `synced`.
     private func replay() async throws {
+        try await write(.welcome(userId: connection.userId, head: cursor.position))
         if let after = resumeAfter {
             cursor.position = after
             if try await !catchUp(to: nil) {

@@ -130,7 +130,7 @@ final class LiveSession: @unchecked Sendable {  // `phase` is only touched on th
         let counted = CountedAnywhere()
         let head: Int64
         do {
-            head = try await shared.welcome(connection, SocketWriter(channel: channel, connection: connection), firstHere: firstHere, counted: counted)
+            head = try await shared.begin(connection, firstHere: firstHere, counted: counted)
         } catch {
             await shared.finish(connection, pipeline: pipeline, writer: nil, counted: counted)
             throw error

@@ -70,20 +70,19 @@ final class WebSocketSession: Sendable {
         return .refused(frame: frame, code: refused.code)
     }
 
-    /// `welcome`, the online announcement and the presence snapshot; returns the stream head.
-    func welcome(_ connection: ClientConnection, _ socket: SocketWriter, firstHere: Bool, counted: CountedAnywhere) async throws -> Int64 {
+    /// Once the connection is attached: the online announcement and the presence snapshot (queued,
+    /// so they follow `welcome` and `synced`); returns the stream head, read after attaching
+    /// (resume rule 1), for `welcome`, which the writer sends first.
+    func begin(_ connection: ClientConnection, firstHere: Bool, counted: CountedAnywhere) async throws -> Int64 {
         let user = connection.userId
-        let head = try await store.streamHead(of: user)
-        try await socket.text(WireCoding.encode(.welcome(userId: user, head: head)))
-        try await socket.flush()
+        let start = try await store.liveStart(of: user)  // head and contacts in one read
         let presence = PresenceAnnouncer(store: store, hub: hub)
         // In a cluster, "first" means first anywhere, which only the bus knows.
         let firstAnywhere = if let bus = hub.bus { try await bus.connectionOpened(user) } else { firstHere }
         counted.set()
-        let contacts = try await store.contacts(of: user)  // read once for both
-        if firstAnywhere { presence.announceOnline(user, to: contacts) }
-        try await presence.sendSnapshot(of: contacts, to: connection)
-        return head
+        if firstAnywhere { presence.announceOnline(user, to: start.contacts) }
+        try await presence.sendSnapshot(of: start.contacts, to: connection)
+        return start.head
     }
 
     /// After the socket closed: answers to frames read before are committed and queued, the writer
