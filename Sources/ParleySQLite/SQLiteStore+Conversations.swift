@@ -28,7 +28,7 @@ extension SQLiteStore: ConversationStore {
                 arguments: [id.rawValue, member.id.rawValue, now.milliseconds])
         }
         let info = ConversationInfo(id: id, kind: .direct, createdAt: now, members: members)
-        let deliveries = try appendEvent(.conversation(info), to: members.map(\.id), now: now, db)
+        let deliveries = try members.map { try appendEvent(.conversation(info), to: $0.id, now: now, db) }
         return (id, deliveries)
     }
 

@@ -3,47 +3,32 @@ import ParleyCore
 import ParleyStore
 
 extension SQLiteStore: EventLog {
-    /// Appends one event with `payload` to each of `users`' streams inside the caller's write
-    /// transaction; the deliveries come back in the order of `users`.
+    /// Appends an event to `user`'s stream inside the caller's write transaction.
     ///
-    /// Each position comes from the user's row (`stream_head + 1`), so it is gapless, and because the
+    /// The position comes from the user's row (`stream_head + 1`), so it is gapless, and because the
     /// row is written in the same transaction, positions are committed in the order they are assigned.
-    /// Two statements whatever the number of users (every member of a conversation gets the event):
-    /// one `UPDATE … RETURNING` for the positions, one `INSERT` of all the rows.
-    static func appendEvent(_ payload: StreamEvent.Payload, to users: [UserID], now: Timestamp, _ db: Database) throws -> [Delivery] {
-        guard !users.isEmpty else { return [] }
-        let marks = databaseQuestionMarks(count: users.count)
-        let heads = try Row.fetchAll(
-            db.cachedStatement(sql: "UPDATE users SET stream_head = stream_head + 1 WHERE id IN (\(marks)) RETURNING id, stream_head"),
-            arguments: StatementArguments(users.map(\.rawValue)))
-        var arguments: [(any DatabaseValueConvertible)?] = []
-        arguments.reserveCapacity(9 * users.count)
-        let deliveries = try users.map { user in
-            guard let row = heads.first(where: { ($0[0] as String?) == user.rawValue }) else { throw StoreError.userNotFound }
-            let position: Int64 = row[1]
-            arguments += eventColumns(payload, user: user, position: position, now: now)
-            return Delivery(recipient: user, event: StreamEvent(position: position, payload: payload))
-        }
-        let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?)", count: users.count).joined(separator: ", ")
-        try db.cachedStatement(sql: """
-            INSERT INTO events (user_id, pos, kind, conversation_id, seq, subject_id, delivered_seq, read_seq, created_at) VALUES \(rows)
-            """).execute(arguments: StatementArguments(arguments))
-        return deliveries
-    }
-
-    /// The values of one `events` row, in the column order of the insert above.
-    private static func eventColumns(
-        _ payload: StreamEvent.Payload, user: UserID, position: Int64, now: Timestamp
-    ) -> [(any DatabaseValueConvertible)?] {
+    static func appendEvent(_ payload: StreamEvent.Payload, to user: UserID, now: Timestamp, _ db: Database) throws -> Delivery {
+        guard let position = try Int64.fetchOne(
+            db.cachedStatement(sql: "UPDATE users SET stream_head = stream_head + 1 WHERE id = ? RETURNING stream_head"),
+            arguments: [user.rawValue])
+        else { throw StoreError.userNotFound }
+        let sql = """
+            INSERT INTO events (user_id, pos, kind, conversation_id, seq, subject_id, delivered_seq, read_seq, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """
+        let statement = try db.cachedStatement(sql: sql)
         switch payload {
         case .message(let message):
-            [user.rawValue, position, EventKind.message.rawValue, message.conversationId.rawValue, message.seq, nil, nil, nil, now.milliseconds]
+            try statement.execute(arguments: [user.rawValue, position, EventKind.message.rawValue, message.conversationId.rawValue,
+                                              message.seq, nil, nil, nil, now.milliseconds])
         case .receipt(let receipt):
-            [user.rawValue, position, EventKind.receipt.rawValue, receipt.conversationId.rawValue, nil, receipt.userId.rawValue,
-             receipt.deliveredSeq, receipt.readSeq, now.milliseconds]
+            try statement.execute(arguments: [user.rawValue, position, EventKind.receipt.rawValue, receipt.conversationId.rawValue,
+                                              nil, receipt.userId.rawValue, receipt.deliveredSeq, receipt.readSeq, now.milliseconds])
         case .conversation(let info):
-            [user.rawValue, position, EventKind.conversation.rawValue, info.id.rawValue, nil, nil, nil, nil, now.milliseconds]
+            try statement.execute(arguments: [user.rawValue, position, EventKind.conversation.rawValue, info.id.rawValue,
+                                              nil, nil, nil, nil, now.milliseconds])
         }
+        return Delivery(recipient: user, event: StreamEvent(position: position, payload: payload))
     }
 
     public func events(of user: UserID, after: Int64, limit: Int) async throws -> Replay {

@@ -84,7 +84,9 @@ extension SQLiteStore: MessageStore {
         let contactsFormed = try firstSent == seq && Int.fetchOne(
             db.cachedStatement(sql: "SELECT COUNT(*) FROM conversation_members WHERE conversation_id = ? AND first_sent_seq IS NULL"),
             arguments: [targetID.rawValue]) == 0
-        deliveries += try appendEvent(.message(message), to: members, now: now, db)
+        for member in members {
+            deliveries.append(try appendEvent(.message(message), to: member, now: now, db))
+        }
         return SendOutcome(message: message, duplicate: false, deliveries: deliveries, contactsFormed: contactsFormed)
     }
 
@@ -131,7 +133,7 @@ extension SQLiteStore: MessageStore {
             guard moved else { return ReceiptOutcome(receipt: receipt, deliveries: []) }
             try db.cachedStatement(sql: "UPDATE conversation_members SET delivered_seq = ?, read_seq = ? WHERE conversation_id = ? AND user_id = ?")
                 .execute(arguments: [receipt.deliveredSeq, receipt.readSeq, conversation.rawValue, member.rawValue])
-            let deliveries = try Self.appendEvent(.receipt(receipt), to: Self.memberIDs(conversation, db), now: now, db)
+            let deliveries = try Self.memberIDs(conversation, db).map { try Self.appendEvent(.receipt(receipt), to: $0, now: now, db) }
             return ReceiptOutcome(receipt: receipt, deliveries: deliveries)
         }
     }
