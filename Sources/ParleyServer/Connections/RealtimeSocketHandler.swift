@@ -84,11 +84,6 @@ final class RealtimeSocketHandler: ChannelDuplexHandler {
         context.fireChannelInactive()
     }
 
-    func channelWritabilityChanged(context: ChannelHandlerContext) {
-        session.writabilityChanged(context.channel.isWritable)
-        context.fireChannelWritabilityChanged()
-    }
-
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         switch error {
         case NIOWebSocketFrameAggregator.Error.accumulatedFrameSizeIsTooLarge: fail(.messageTooLarge, context: context)

@@ -10,10 +10,10 @@ import Synchronization
 ///    the queue is full, or when the writer has not caught up with the queue for the lag limit (a
 ///    reader that keeps reading, only slower than its messages come). A slow reader costs a
 ///    reconnect, never unbounded memory or a connection held forever.
-/// 2. A socket that has not been writable for the write timeout (the client stopped reading: the
-///    kernel's buffers are full and more than the channel's high-water mark waits to be sent) is
-///    aborted: the TCP connection is dropped without a close handshake, which could not be written
-///    either. The socket's handler reports writability (``becameUnwritable(at:)``) so the hub can tell.
+/// 2. A socket write that has not completed within the write timeout (the client stopped reading,
+///    its buffers are full) is aborted: the TCP connection is dropped without a close handshake,
+///    which could not be written either. The writer marks each write (``writeStarted()``) so the
+///    hub can tell.
 /// 3. A revoked or expired session ends with an `unauthorized` error and close 1008; frames that
 ///    arrive after that are not handled.
 /// 4. Graceful shutdown first stops handling new frames, waits for the frames being handled
@@ -58,8 +58,8 @@ final class ClientConnection: Sendable {
     private let queue = Mutex(OutboundQueue())
     private let reason = Atomic<Int>(EndReason.none.rawValue)
     private let inFlight = Atomic<Int>(0)
-    /// Monotonic milliseconds since when the socket has not been writable; 0 when it is.
-    private let unwritableSince = Atomic<Int64>(0)
+    /// Monotonic milliseconds when the current socket write began; 0 when no write is under way.
+    private let writeBegan = Atomic<Int64>(0)
     /// Items queued and not yet written, and since when (monotonic ms; 0 = caught up).
     private let pending = Atomic<Int>(0)
     /// Monotonic ms of the last frame the client sent.
@@ -170,12 +170,12 @@ final class ClientConnection: Sendable {
 
     // MARK: Stalled writes (rule 2)
 
-    func becameUnwritable(at milliseconds: Int64) { unwritableSince.store(max(1, milliseconds), ordering: .relaxed) }
-    func becameWritable() { unwritableSince.store(0, ordering: .relaxed) }
+    func writeStarted(at milliseconds: Int64) { writeBegan.store(max(1, milliseconds), ordering: .relaxed) }
+    func writeFinished() { writeBegan.store(0, ordering: .relaxed) }
 
-    /// Whether the socket has not been writable since before `deadline` (monotonic milliseconds).
+    /// Whether a write has been under way since before `deadline` (monotonic milliseconds).
     func isWriteStalled(since deadline: Int64) -> Bool {
-        let began = unwritableSince.load(ordering: .relaxed)
+        let began = writeBegan.load(ordering: .relaxed)
         return began != 0 && began < deadline
     }
 

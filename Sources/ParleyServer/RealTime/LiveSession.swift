@@ -82,16 +82,6 @@ final class LiveSession: @unchecked Sendable {  // `phase` is only touched on th
         phase = .ended
     }
 
-    /// The socket stopped or started taking writes (``ClientConnection`` rule 2).
-    func writabilityChanged(_ writable: Bool) {
-        guard case .open(let open) = phase else { return }
-        if writable {
-            open.connection.becameWritable()
-        } else {
-            open.connection.becameUnwritable(at: MonotonicClock.milliseconds)
-        }
-    }
-
     /// The server is shutting down (rule 5).
     func quiesce() {
         switch phase {
@@ -106,7 +96,7 @@ final class LiveSession: @unchecked Sendable {  // `phase` is only touched on th
     }
 
     private func signIn(_ first: [UInt8]) async {
-        let socket = SocketWriter(channel: channel)
+        let socket = SocketWriter(channel: channel, connection: nil)
         do {
             switch try await shared.authenticate(first) {
             case .refused(let frame, let code):
@@ -146,7 +136,7 @@ final class LiveSession: @unchecked Sendable {  // `phase` is only touched on th
             throw error
         }
         let writer = ConnectionWriter(
-            connection: connection, socket: SocketWriter(channel: channel), store: shared.store, hub: shared.hub,
+            connection: connection, socket: SocketWriter(channel: channel, connection: connection), store: shared.store, hub: shared.hub,
             resumeAfter: hello.after, head: head, logger: logger)
         let open = Open(connection: connection, pipeline: pipeline, writer: writer, counted: counted)
         channel.eventLoop.execute { self.signedIn(open) }
