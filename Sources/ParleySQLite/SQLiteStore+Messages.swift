@@ -7,19 +7,20 @@ extension SQLiteStore: MessageStore {
         try await batchedWrite { db in try Self.send(new, now: now, db) }
     }
 
-    /// The whole batch is one job of the group commit; each message has its own savepoint, so one
-    /// refused message rolls back only itself.
+    /// The whole batch is one job of the group commit. A message that is refused has written nothing
+    /// (rule 7 of ``send(_:now:_:)``), so messages need no savepoint of their own: a failure while
+    /// writing (disk full, I/O) fails the whole job, whose savepoint the group commit rolls back.
     public func send(_ batch: [NewMessage], now: Timestamp) async -> [Result<SendOutcome, any Error>] {
         do {
             return try await batchedWrite { db in
-                batch.map { new in
-                    Result {
-                        do {
-                            return try db.inCachedSavepoint(named: "message") { try Self.send(new, now: now, db) }
-                        } catch {
-                            throw Self.classified(error)
-                        }
+                try batch.map { new -> Result<SendOutcome, any Error> in
+                    let checked: Checked
+                    do {
+                        checked = try Self.check(new, db)
+                    } catch {
+                        return .failure(Self.classified(error))
                     }
+                    return .success(try Self.write(new, checked, now: now, db))
                 }
             }
         } catch {
@@ -37,7 +38,21 @@ extension SQLiteStore: MessageStore {
     /// 5. Every member gets a `message` event in their stream.
     /// 6. The sender's first message is remembered (`first_sent_seq`); when every member has then
     ///    written, the outcome says contacts were formed (presence is shared from now on).
+    /// 7. Everything that can refuse a message is read before anything is written (``check(_:_:)``).
     static func send(_ new: NewMessage, now: Timestamp, _ db: Database) throws -> SendOutcome {
+        try write(new, try check(new, db), now: now, db)
+    }
+
+    /// What the reads of a send decided.
+    enum Checked {
+        /// Sent before (rule 1): this is the outcome, and nothing is to be written.
+        case stored(SendOutcome)
+        /// To be written to this conversation; `members` is nil when the direct conversation is new.
+        case accepted(ConversationID, members: [UserID]?)
+    }
+
+    /// Rules 1 and 2, by reading only (rule 7).
+    static func check(_ new: NewMessage, _ db: Database) throws -> Checked {
         let targetID: ConversationID = switch new.target {
         case .conversation(let id): id
         case .user(let user): .direct(new.sender, user)
@@ -47,22 +62,32 @@ extension SQLiteStore: MessageStore {
             arguments: [new.sender.rawValue, new.clientId.rawValue]
         ).map({ Message(row: $0) }) {
             guard existing.conversationId == targetID else { throw StoreError.clientIdConflict }
-            return SendOutcome(message: existing, duplicate: true, deliveries: [])
+            return .stored(SendOutcome(message: existing, duplicate: true, deliveries: []))
         }
-
-        var deliveries: [Delivery] = []
-        switch new.target {
-        case .user(let recipient):
+        if case .user(let recipient) = new.target {
             guard recipient != new.sender else { throw StoreError.invalidRecipient }
-            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM users WHERE id = ?", arguments: [recipient.rawValue]) == true
+            guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM users WHERE id = ?"), arguments: [recipient.rawValue]) == true
             else { throw StoreError.userNotFound }
-            deliveries += try ensureDirect(new.sender, recipient, now: now, db).1
-        case .conversation:
-            break
         }
         let members = try memberIDs(targetID, db)
+        if members.isEmpty, case .user = new.target { return .accepted(targetID, members: nil) }
         guard members.contains(new.sender) else { throw StoreError.conversationNotFound }
+        return .accepted(targetID, members: members)
+    }
 
+    /// Rules 2 to 6, once ``check(_:_:)`` accepted the message (a stored one is returned as it is).
+    static func write(_ new: NewMessage, _ checked: Checked, now: Timestamp, _ db: Database) throws -> SendOutcome {
+        let (targetID, known): (ConversationID, [UserID]?)
+        switch checked {
+        case .stored(let outcome): return outcome
+        case .accepted(let id, let members): (targetID, known) = (id, members)
+        }
+        var deliveries: [Delivery] = []
+        var members = known ?? []
+        if known == nil, case .user(let recipient) = new.target {
+            deliveries += try ensureDirect(new.sender, recipient, now: now, db).1
+            members = try memberIDs(targetID, db)
+        }
         guard let seq = try Int64.fetchOne(
             db.cachedStatement(sql: "UPDATE conversations SET last_seq = last_seq + 1, last_activity_at = ? WHERE id = ? RETURNING last_seq"),
             arguments: [now.milliseconds, targetID.rawValue])

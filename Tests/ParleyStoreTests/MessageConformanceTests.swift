@@ -70,6 +70,8 @@ import Testing
             if case .message(let message) = event.payload, message.conversationId == first.message.conversationId { message.text } else { nil }
         }
         #expect(bobsMessages == ["one", "two"])
+        #expect(try await store.streamHead(of: alice.id) == 3, "the conversation, one, two: the refused ones wrote nothing")
+        #expect(try await store.streamHead(of: carol.id) == 2, "bob and carol's conversation is untouched")
         #expect(await store.send([], now: .now()).isEmpty)
     }
 
