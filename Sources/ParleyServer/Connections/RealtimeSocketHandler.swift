@@ -46,8 +46,7 @@ final class RealtimeSocketHandler: ChannelDuplexHandler {
         switch frame.opcode {
         case .text, .binary:
             guard !closeSent, !closeReceived else { return }
-            let payload = frame.unmaskedData
-            let bytes = Array(payload.readableBytesView)
+            let bytes = Self.unmaskedBytes(of: frame)
             if frame.opcode == .text, !Self.isUTF8(bytes) {
                 fail(.dataInconsistentWithMessage, context: context)
                 return
@@ -167,6 +166,14 @@ final class RealtimeSocketHandler: ChannelDuplexHandler {
         context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data))).whenComplete { _ in
             loopBound.value.close(promise: nil)
         }
+    }
+
+    /// The payload, unmasked, copied once (`unmaskedData` would copy into a buffer first).
+    static func unmaskedBytes(of frame: WebSocketFrame) -> [UInt8] {
+        var bytes = Array(frame.data.readableBytesView)
+        guard let key = frame.maskKey else { return bytes }  // joined fragments come unmasked
+        for index in bytes.indices { bytes[index] ^= key[index % 4] }
+        return bytes
     }
 
     /// Whether `bytes` are valid UTF-8; ASCII, by far the most common, is checked without decoding.

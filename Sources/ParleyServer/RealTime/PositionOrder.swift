@@ -10,15 +10,7 @@ extension ClientConnection.Outbound {
     /// without a position. Rules: the items that carry a position (events, acks with a position)
     /// are written in position order, in the slots such items held; every other frame keeps its slot.
     static func inPositionOrder(_ items: [Self]) -> [Self] {
-        var last = Int64.min
-        var ordered = true
-        for item in items {
-            for position in item.positions {
-                if position < last { ordered = false }
-                last = position
-            }
-        }
-        if ordered { return items }
+        if isInPositionOrder(items) { return items }
         var slots: [Self?] = []
         var positioned: [(position: Int64, index: Int, item: Self)] = []
         for item in items {
@@ -40,11 +32,23 @@ extension ClientConnection.Outbound {
         return slots.map { $0 ?? next.next()!.item }
     }
 
-    private var positions: [Int64] {
-        switch self {
-        case .events(let events): events.map(\.position)
-        case .sent(_, _, _, let position?): [position]
-        default: []
+    /// The common case, checked without allocating: positions already ascend.
+    private static func isInPositionOrder(_ items: [Self]) -> Bool {
+        var last = Int64.min
+        for item in items {
+            switch item {
+            case .events(let events):
+                for event in events {
+                    if event.position < last { return false }
+                    last = event.position
+                }
+            case .sent(_, _, _, let position?):
+                if position < last { return false }
+                last = position
+            default:
+                continue
+            }
         }
+        return true
     }
 }
