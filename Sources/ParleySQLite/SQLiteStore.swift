@@ -46,7 +46,10 @@ public final class SQLiteStore: ParleyStore, Sendable {
         pool = try DatabasePool(path: path, configuration: configuration)
         // The pool turns WAL on after `prepareDatabase` and sets `synchronous = NORMAL` on its writer
         // as it does: said again here, or `full` would acknowledge commits not yet on disk.
-        try pool.writeWithoutTransaction { db in try db.execute(sql: synchronous) }
+        try pool.writeWithoutTransaction { db in
+            try db.execute(sql: synchronous)
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(WALCheckpointer.writerThreshold)")
+        }
         // SQLite creates the WAL and shared-memory files with the database file's mode; an older
         // database may have them already, so they are tightened too.
         for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
