@@ -4,7 +4,7 @@ import Synchronization
 /// One authenticated WebSocket connection, as the hub sees it: a user, the session it signed in
 /// with, and a bounded outbound queue.
 ///
-/// Everything written to the socket goes through ``enqueue(_:)`` so that one writer run at a time writes in
+/// Everything written to the socket goes through ``enqueue(_:)`` so that one writer task writes in
 /// order. The connection ends for one of the reasons in ``EndReason``. Rules:
 /// 1. A client that reads too slowly ends as a slow consumer (close 1008; it resumes later): when
 ///    the queue is full, or when the writer has not caught up with the queue for the lag limit (a
@@ -21,10 +21,10 @@ import Synchronization
 ///    everything and closes 1001.
 /// 5. A client that sends no frame at all (not even `ping`) for the idle limit is closed (1000,
 ///    "idle"): a dead peer holds no memory for long. Clients ping every ~20 s when idle.
-/// 6. No task waits on an empty queue: a writer run is started when something is queued (or the
+/// 6. No task waits on an empty queue: the writer is started when something is queued (or the
 ///    queue ends) and stops when it has written everything. A task keeps the memory of its deepest
 ///    stack until it ends, and socket writes and store reads are deep, so an idle connection holding
-///    a writer task cost ~13 KB more. Most runs need no task at all (``ConnectionWriter`` rule 2).
+///    a writer task cost ~13 KB more.
 final class ClientConnection: Sendable {
     enum Outbound: Sendable {
         case frame(ServerFrame)
