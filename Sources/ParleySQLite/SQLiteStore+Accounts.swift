@@ -27,7 +27,7 @@ extension SQLiteStore: AccountStore {
 
     public func users(_ ids: [UserID]) async throws -> [User] {
         guard !ids.isEmpty else { return [] }
-        return try await pool.read { db in try Self.users(ids, db) }
+        return try lookup { db in try Self.users(ids, db) }
     }
 
     static func users(_ ids: [UserID], _ db: Database) throws -> [User] {
@@ -39,7 +39,7 @@ extension SQLiteStore: AccountStore {
     }
 
     public func credentials(username: String) async throws -> Credentials? {
-        try await pool.read { db in
+        try lookup { db in
             try Row.fetchOne(
                 db, sql: "SELECT \(Columns.user), u.password_hash FROM users u WHERE u.username = ?",
                 arguments: [username]
@@ -79,7 +79,7 @@ extension SQLiteStore: AccountStore {
     }
 
     public func session(tokenHash: String, now: Timestamp) async throws -> SessionInfo? {
-        try await pool.read { db in
+        try lookup { db in
             try Row.fetchOne(
                 db.cachedStatement(sql: "SELECT user_id, expires_at FROM sessions WHERE token_hash = ? AND expires_at > ?"),
                 arguments: [tokenHash, now.milliseconds]
@@ -118,7 +118,7 @@ extension SQLiteStore: AccountStore {
 
     public func lastSeen(_ users: [UserID]) async throws -> [UserID: Timestamp] {
         guard !users.isEmpty else { return [:] }
-        return try await pool.read { db in
+        return try lookup { db in
             let rows = try Row.fetchAll(
                 db, sql: "SELECT id, last_seen_at FROM users WHERE id IN (\(databaseQuestionMarks(count: users.count))) AND last_seen_at IS NOT NULL",
                 arguments: StatementArguments(users.map(\.rawValue)))

@@ -51,14 +51,14 @@ extension SQLiteStore: ConversationStore {
     }
 
     public func conversation(_ id: ConversationID, as user: UserID) async throws -> ConversationSummary {
-        try await pool.read { db in
+        try lookup { db in
             guard let summary = try Self.summaries(of: user, ids: [id], db).first else { throw StoreError.conversationNotFound }
             return summary
         }
     }
 
     public func memberIDs(of conversation: ConversationID) async throws -> [UserID] {
-        try await pool.read { db in try Self.memberIDs(conversation, db) }
+        try lookup { db in try Self.memberIDs(conversation, db) }
     }
 
     static func memberIDs(_ conversation: ConversationID, _ db: Database) throws -> [UserID] {
@@ -69,12 +69,12 @@ extension SQLiteStore: ConversationStore {
     }
 
     public func contacts(of user: UserID) async throws -> [UserID] {
-        try await pool.read { db in try Self.contacts(of: user, db) }
+        try lookup { db in try Self.contacts(of: user, db) }
     }
 
     /// One read for both: a connect costs one trip to the database's queue, not two.
     public func liveStart(of user: UserID) async throws -> LiveStart {
-        try await pool.read { db in LiveStart(head: try Self.streamHead(of: user, db), contacts: try Self.contacts(of: user, db)) }
+        try lookup { db in LiveStart(head: try Self.streamHead(of: user, db), contacts: try Self.contacts(of: user, db)) }
     }
 
     static func contacts(of user: UserID, _ db: Database) throws -> [UserID] {

@@ -69,7 +69,7 @@ extension SQLiteStore: EventLog {
     }
 
     public func streamHead(of user: UserID) async throws -> Int64 {
-        try await pool.read { db in try Self.streamHead(of: user, db) }
+        try lookup { db in try Self.streamHead(of: user, db) }
     }
 
     static func streamHead(of user: UserID, _ db: Database) throws -> Int64 {

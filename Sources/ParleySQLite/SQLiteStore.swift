@@ -73,6 +73,14 @@ public final class SQLiteStore: ParleyStore, Sendable {
         try manager.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
     }
 
+    /// A read by key, on the caller's thread. GRDB's asynchronous read hops to a reader's queue and
+    /// back: two thread wake-ups, which cost more than a lookup in pages that are in memory. Scans
+    /// and pages (history, search, replay, the conversation list) stay asynchronous, so no caller
+    /// is held for long.
+    func lookup<T>(_ work: (Database) throws -> T) throws -> T {
+        try pool.read(work)
+    }
+
     /// A write transaction; storage failures become ``StoreError/storageUnavailable``.
     func write<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
         let value = try await Self.classifyingStorageFailures { try await pool.write(work) }
