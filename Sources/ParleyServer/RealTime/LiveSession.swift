@@ -9,8 +9,10 @@ import ParleyCore
 ///
 /// Rules:
 /// 1. The first message must arrive within the hello timeout; otherwise close 1008 "hello expected".
-/// 2. While `hello` is checked, reads pause; messages that had already arrived are handled in order
-///    once the connection is signed in.
+/// 2. Messages that arrive while `hello` is checked are kept and handled in order once the
+///    connection is signed in; from the first of them on, reads pause until then, so a client that
+///    floods before it is signed in is not buffered. A client that waits for `welcome`, as clients
+///    do, is never paused (a pause and resume cost two system calls per connect).
 /// 3. A signed-in connection's messages go to its ``FramePipeline``; while the pipeline is full,
 ///    reads pause, and its room resumes them.
 /// 4. When the socket closes, frames already read are still answered (their sends commit) before
@@ -59,12 +61,12 @@ final class LiveSession: @unchecked Sendable {  // `phase` is only touched on th
         case .awaitingHello(let timer):
             timer?.cancel()
             phase = .signingIn(waiting: [])
-            setReading(false)
             Task { await self.signIn(bytes) }
         case .signingIn(var waiting):
             phase = .ended  // not to copy `waiting` on append
             waiting.append(bytes)
             phase = .signingIn(waiting: waiting)
+            setReading(false)
         case .open(let open):
             if !handle(bytes, open) { setReading(false) }
         case .ended:
@@ -149,6 +151,7 @@ final class LiveSession: @unchecked Sendable {  // `phase` is only touched on th
         }
         phase = .open(open)
         open.writer.begin()
+        guard !waiting.isEmpty else { return }  // reads were not paused (rule 2)
         var room = true
         for bytes in waiting { room = handle(bytes, open) }
         if room { setReading(true) }
