@@ -51,7 +51,7 @@ extension SQLiteStore: ConversationStore {
     }
 
     public func conversation(_ id: ConversationID, as user: UserID) async throws -> ConversationSummary {
-        try lookup(isolated: true) { db in
+        try lookup { db in
             guard let summary = try Self.summaries(of: user, ids: [id], db).first else { throw StoreError.conversationNotFound }
             return summary
         }

@@ -76,11 +76,9 @@ public final class SQLiteStore: ParleyStore, Sendable {
     /// A read by key, on the caller's thread. GRDB's asynchronous read hops to a reader's queue and
     /// back: two thread wake-ups, which cost more than a lookup in pages that are in memory. Scans
     /// and pages (history, search, replay, the conversation list) stay asynchronous, so no caller
-    /// is held for long. Unless `isolated`, no transaction is begun and ended around the work (two
-    /// statements parsed on every read): each statement reads the latest commit on its own, which
-    /// suits one statement, or several that need not agree.
-    func lookup<T>(isolated: Bool = false, _ work: (Database) throws -> T) throws -> T {
-        isolated ? try pool.read(work) : try pool.unsafeRead(work)
+    /// is held for long.
+    func lookup<T>(_ work: (Database) throws -> T) throws -> T {
+        try pool.read(work)
     }
 
     /// A write transaction; storage failures become ``StoreError/storageUnavailable``.
