@@ -32,7 +32,7 @@ final class WALCheckpointer: Sendable {
     private let state = Mutex(State())
     private let interval: Duration
 
-    init(path: String, interval: Duration = .milliseconds(20)) throws {
+    init(path: String, interval: Duration = .milliseconds(50)) throws {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         connection = try DatabaseQueue(path: path, configuration: configuration)
