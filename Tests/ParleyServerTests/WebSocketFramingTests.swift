@@ -46,6 +46,27 @@ import Testing
         }
     }
 
+    /// ``LiveSession`` rule 2: messages sent right behind `hello`, before `welcome` (here in the same
+    /// TCP segment), wait for the sign-in and are then answered in order; the reads paused for them
+    /// resume, so what comes after is answered too.
+    @Test func messagesBehindHelloAreAnsweredInOrderAfterWelcome() async throws {
+        try await TestServer.run { api in
+            let alice = try await api.register("alice")
+            let socket = try await RawConnection.open(port: api.port)
+            try await socket.upgradeToWebSocket()
+            let hello = RawConnection.textFrame(#"{"type":"hello","token":"\#(alice.token)"}"#)
+            let pings = (1...20).flatMap { RawConnection.textFrame(#"{"type":"ping","ref":"early \#($0)"}"#) }
+            try await socket.send(hello + pings)
+            try await socket.wait("20 pongs") { text, _ in text.contains(#""early 20""#) }
+            try await socket.send(RawConnection.textFrame(#"{"type":"ping","ref":"later"}"#))
+            try await socket.wait("the later pong") { text, _ in text.contains(#""later""#) }
+            let text = socket.text
+            let order = (["welcome"] + (1...20).map { "\"early \($0)\"" } + ["\"later\""]).map { text.range(of: $0)?.lowerBound }
+            #expect(!order.contains(nil), "every answer came")
+            #expect(order.compactMap { $0 } == order.compactMap { $0 }.sorted(), "welcome first, then the pongs in order")
+        }
+    }
+
     /// An upgrade anywhere but `GET /v1/ws` is refused with 400.
     @Test func anUpgradeElsewhereIsRefused() async throws {
         try await TestServer.run { api in

@@ -17,4 +17,14 @@ import Testing
         #expect(direct == level, "the store's other writes")
         try await store.close()
     }
+
+    /// ``WALCheckpointer`` rule 2: the writer's own checkpoint waits for `writerThreshold` pages
+    /// (SQLite's default of 1,000 made the commit path do the copying at thousands of sends a second),
+    /// and GRDB's setup of the pool does not put the default back.
+    @Test func theWriterLeavesCheckpointsToTheCheckpointerUpToTheThreshold() async throws {
+        let store = try SQLiteStore(path: WALCheckpointerTests.temporaryPath())
+        let pages = try await store.batchedWrite { db in try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") }
+        #expect(pages == WALCheckpointer.writerThreshold)
+        try await store.close()
+    }
 }
