@@ -72,7 +72,7 @@ extension SQLiteStore: ConversationStore {
         try lookup { db in try Self.contacts(of: user, db) }
     }
 
-    /// One read for both: a connect costs one trip to the database's queue, not two.
+    /// One read for both: a connect begins and ends one read transaction, not two.
     public func liveStart(of user: UserID) async throws -> LiveStart {
         try lookup { db in LiveStart(head: try Self.streamHead(of: user, db), contacts: try Self.contacts(of: user, db)) }
     }
