@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import ParleyCore
 import ParleyStore
+import Synchronization
 
 /// The embedded default backend: one SQLite file in WAL mode, one writer, concurrent readers.
 ///
@@ -22,6 +23,13 @@ public final class SQLiteStore: ParleyStore, Sendable {
     let batcher: GroupCommitWriter
     /// Copies the WAL into the database file, off the commit path.
     let checkpointer: WALCheckpointer
+    /// Lookups under way, and whether the store is closed (``lookup(_:)``).
+    private let lookups = Mutex(LookupGate())
+
+    private struct LookupGate {
+        var closed = false
+        var inFlight = 0
+    }
 
     /// Opens (creating if needed) and migrates the database at `path`.
     public init(path: String, durability: Durability = .full) throws {
@@ -77,8 +85,17 @@ public final class SQLiteStore: ParleyStore, Sendable {
     /// back: two thread wake-ups, which cost more than a lookup in pages that are in memory. Scans
     /// and pages (history, search, replay, the conversation list) stay asynchronous, so no caller
     /// is held for long.
+    ///
+    /// A lookup after ``close()`` throws, and `close()` waits for the lookups under way: GRDB's
+    /// synchronous read on a pool closed meanwhile uses a closed connection and crashes (a
+    /// connection's last presence update can still run while the server shuts down).
     func lookup<T>(_ work: (Database) throws -> T) throws -> T {
-        try pool.read(work)
+        try lookups.withLock { gate in
+            guard !gate.closed else { throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "Connection is closed") }
+            gate.inFlight += 1
+        }
+        defer { lookups.withLock { $0.inFlight -= 1 } }
+        return try pool.read(work)
     }
 
     /// A write transaction; storage failures become ``StoreError/storageUnavailable``.
@@ -132,6 +149,8 @@ public final class SQLiteStore: ParleyStore, Sendable {
     }
 
     public func close() async throws {
+        lookups.withLock { $0.closed = true }
+        while lookups.withLock({ $0.inFlight > 0 }) { try? await Task.sleep(for: .milliseconds(1)) }
         try checkpointer.close()
         try pool.close()
     }
