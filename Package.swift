@@ -110,7 +110,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Test helpers shared by the test targets: a real PostgreSQL server for the tests.
-        .target(name: "ParleyTestSupport", path: "Tests/ParleyTestSupport", swiftSettings: swiftSettings),
+        .target(name: "ParleyTestSupport", dependencies: ["ParleyBench"], path: "Tests/ParleyTestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "ParleyCoreTests", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ParleySDKTests",

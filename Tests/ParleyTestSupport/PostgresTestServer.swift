@@ -1,4 +1,5 @@
 import Foundation
+import ParleyBench
 
 /// A real PostgreSQL server for the tests: started once per test process with `scripts/postgres`
 /// (Debian's package, a temp directory, a non-root user) unless `PARLEY_TEST_POSTGRES_URL` names
@@ -21,7 +22,15 @@ public enum PostgresTestServer {
         if let url = ProcessInfo.processInfo.environment["PARLEY_TEST_POSTGRES_URL"], !url.isEmpty { return url }
         let directory = "/tmp/parley-test-pg-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         startedDirectory = strdup(directory)
-        let url = try run(script, ["start", directory, String(try freePort())]).trimmingCharacters(in: .whitespacesAndNewlines)
+        // A port below the ephemeral range: one the kernel picks for `bind(0)` can be taken as a
+        // client's source port before the server binds it (seen under load: "address in use").
+        let url: String
+        do {
+            url = try run(script, ["start", directory, String(try LoopbackPort.reservable())]).trimmingCharacters(in: .whitespacesAndNewlines)
+        } catch {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw error
+        }
         atexit {
             guard let pointer = PostgresTestServer.startedDirectory else { return }
             let directory = String(cString: pointer)
