@@ -42,7 +42,9 @@ let package = Package(
         // Embedded default backend.
         .target(
             name: "ParleySQLite",
-            dependencies: ["ParleyStore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "ParleyStore", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Scale-out backend: storage, cross-node fan-out (LISTEN/NOTIFY) and cluster presence.

@@ -26,3 +26,13 @@ extension Message {
             createdAt: Timestamp(milliseconds: row[offset + 6]))
     }
 }
+
+extension Message {
+    /// Reads ``Columns/message`` from a row of a ``RawStatement``.
+    init(row: RawRow) {
+        self.init(
+            id: MessageID(rawValue: row.text(0)), conversationId: ConversationID(rawValue: row.text(1)), seq: row.int64(2),
+            senderId: UserID(rawValue: row.text(3)), clientId: ClientMessageID(rawValue: row.text(4)), text: row.text(5),
+            createdAt: Timestamp(milliseconds: row.int64(6)))
+    }
+}

@@ -4,8 +4,9 @@ import ParleyStore
 
 extension SQLiteStore: ConversationStore {
     public func createDirectConversation(between user: UserID, and other: UserID, now: Timestamp) async throws -> ConversationOutcome {
-        try await batchedWrite { db in
-            let (id, deliveries) = try Self.ensureDirect(user, other, now: now, db)
+        let statements = writerStatements
+        return try await batchedWrite { db in
+            let (id, deliveries) = try Self.ensureDirect(user, other, now: now, statements.on(db), db)
             guard let summary = try Self.summaries(of: user, ids: [id], db).first else { throw StoreError.conversationNotFound }
             return ConversationOutcome(conversation: summary, created: !deliveries.isEmpty, deliveries: deliveries)
         }
@@ -13,7 +14,9 @@ extension SQLiteStore: ConversationStore {
 
     /// Finds or creates the direct conversation of two users inside the caller's transaction.
     /// Creation adds both members and a `conversation` event to each one's stream.
-    static func ensureDirect(_ user: UserID, _ other: UserID, now: Timestamp, _ db: Database) throws -> (ConversationID, [Delivery]) {
+    static func ensureDirect(
+        _ user: UserID, _ other: UserID, now: Timestamp, _ statements: WriterStatements, _ db: Database
+    ) throws -> (ConversationID, [Delivery]) {
         guard user != other else { throw StoreError.invalidRecipient }
         let id = ConversationID.direct(user, other)
         try db.cachedStatement(
@@ -28,7 +31,7 @@ extension SQLiteStore: ConversationStore {
                 arguments: [id.rawValue, member.id.rawValue, now.milliseconds])
         }
         let info = ConversationInfo(id: id, kind: .direct, createdAt: now, members: members)
-        let deliveries = try members.map { try appendEvent(.conversation(info), to: $0.id, now: now, db) }
+        let deliveries = try members.map { try appendEvent(.conversation(info), to: $0.id, now: now, statements) }
         return (id, deliveries)
     }
 

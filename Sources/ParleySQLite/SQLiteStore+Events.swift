@@ -7,26 +7,23 @@ extension SQLiteStore: EventLog {
     ///
     /// The position comes from the user's row (`stream_head + 1`), so it is gapless, and because the
     /// row is written in the same transaction, positions are committed in the order they are assigned.
-    static func appendEvent(_ payload: StreamEvent.Payload, to user: UserID, now: Timestamp, _ db: Database) throws -> Delivery {
-        guard let position = try Int64.fetchOne(
-            db.cachedStatement(sql: "UPDATE users SET stream_head = stream_head + 1 WHERE id = ? RETURNING stream_head"),
-            arguments: [user.rawValue])
+    static func appendEvent(
+        _ payload: StreamEvent.Payload, to user: UserID, now: Timestamp, _ statements: WriterStatements
+    ) throws -> Delivery {
+        guard let position = try statements.nextPosition.firstRow(.text(user.rawValue), read: { $0.int64(0) })
         else { throw StoreError.userNotFound }
-        let sql = """
-            INSERT INTO events (user_id, pos, kind, conversation_id, seq, subject_id, delivered_seq, read_seq, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """
-        let statement = try db.cachedStatement(sql: sql)
+        let insert = statements.insertEvent
+        let at = RawValue.int(now.milliseconds)
         switch payload {
         case .message(let message):
-            try statement.execute(arguments: [user.rawValue, position, EventKind.message.rawValue, message.conversationId.rawValue,
-                                              message.seq, nil, nil, nil, now.milliseconds])
+            try insert.execute(.text(user.rawValue), .int(position), .int(EventKind.message.rawValue), .text(message.conversationId.rawValue),
+                               .int(message.seq), .null, .null, .null, at)
         case .receipt(let receipt):
-            try statement.execute(arguments: [user.rawValue, position, EventKind.receipt.rawValue, receipt.conversationId.rawValue,
-                                              nil, receipt.userId.rawValue, receipt.deliveredSeq, receipt.readSeq, now.milliseconds])
+            try insert.execute(.text(user.rawValue), .int(position), .int(EventKind.receipt.rawValue), .text(receipt.conversationId.rawValue),
+                               .null, .text(receipt.userId.rawValue), .int(receipt.deliveredSeq), .int(receipt.readSeq), at)
         case .conversation(let info):
-            try statement.execute(arguments: [user.rawValue, position, EventKind.conversation.rawValue, info.id.rawValue,
-                                              nil, nil, nil, nil, now.milliseconds])
+            try insert.execute(.text(user.rawValue), .int(position), .int(EventKind.conversation.rawValue), .text(info.id.rawValue),
+                               .null, .null, .null, .null, at)
         }
         return Delivery(recipient: user, event: StreamEvent(position: position, payload: payload))
     }

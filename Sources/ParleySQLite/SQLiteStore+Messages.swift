@@ -4,23 +4,26 @@ import ParleyStore
 
 extension SQLiteStore: MessageStore {
     public func send(_ new: NewMessage, now: Timestamp) async throws -> SendOutcome {
-        try await batchedWrite { db in try Self.send(new, now: now, db) }
+        let statements = writerStatements
+        return try await batchedWrite { db in try Self.send(new, now: now, statements.on(db), db) }
     }
 
     /// The whole batch is one job of the group commit. A message that is refused has written nothing
     /// (rule 7 of ``send(_:now:_:)``), so messages need no savepoint of their own: a failure while
     /// writing (disk full, I/O) fails the whole job, whose savepoint the group commit rolls back.
     public func send(_ batch: [NewMessage], now: Timestamp) async -> [Result<SendOutcome, any Error>] {
+        let statements = writerStatements
         do {
             return try await batchedWrite { db in
-                try batch.map { new -> Result<SendOutcome, any Error> in
+                let statements = try statements.on(db)
+                return try batch.map { new -> Result<SendOutcome, any Error> in
                     let checked: Checked
                     do {
-                        checked = try Self.check(new, db)
+                        checked = try Self.check(new, statements)
                     } catch {
                         return .failure(Self.classified(error))
                     }
-                    return .success(try Self.write(new, checked, now: now, db))
+                    return .success(try Self.write(new, checked, now: now, statements, db))
                 }
             }
         } catch {
@@ -39,8 +42,8 @@ extension SQLiteStore: MessageStore {
     /// 6. The sender's first message is remembered (`first_sent_seq`); when every member has then
     ///    written, the outcome says contacts were formed (presence is shared from now on).
     /// 7. Everything that can refuse a message is read before anything is written (``check(_:_:)``).
-    static func send(_ new: NewMessage, now: Timestamp, _ db: Database) throws -> SendOutcome {
-        try write(new, try check(new, db), now: now, db)
+    static func send(_ new: NewMessage, now: Timestamp, _ statements: WriterStatements, _ db: Database) throws -> SendOutcome {
+        try write(new, try check(new, statements), now: now, statements, db)
     }
 
     /// What the reads of a send decided.
@@ -52,31 +55,29 @@ extension SQLiteStore: MessageStore {
     }
 
     /// Rules 1 and 2, by reading only (rule 7).
-    static func check(_ new: NewMessage, _ db: Database) throws -> Checked {
+    static func check(_ new: NewMessage, _ statements: WriterStatements) throws -> Checked {
         let targetID: ConversationID = switch new.target {
         case .conversation(let id): id
         case .user(let user): .direct(new.sender, user)
         }
-        if let existing = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT \(Columns.message) FROM messages m WHERE m.sender_id = ? AND m.client_id = ?"),
-            arguments: [new.sender.rawValue, new.clientId.rawValue]
-        ).map({ Message(row: $0) }) {
+        if let existing = try statements.sentBefore.firstRow(.text(new.sender.rawValue), .text(new.clientId.rawValue), read: Message.init(row:)) {
             guard existing.conversationId == targetID else { throw StoreError.clientIdConflict }
             return .stored(SendOutcome(message: existing, duplicate: true, deliveries: []))
         }
         if case .user(let recipient) = new.target {
             guard recipient != new.sender else { throw StoreError.invalidRecipient }
-            guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM users WHERE id = ?"), arguments: [recipient.rawValue]) == true
-            else { throw StoreError.userNotFound }
+            guard try statements.userExists.firstRow(.text(recipient.rawValue), read: { _ in true }) == true else { throw StoreError.userNotFound }
         }
-        let members = try memberIDs(targetID, db)
+        let members = try memberIDs(targetID, statements)
         if members.isEmpty, case .user = new.target { return .accepted(targetID, members: nil) }
         guard members.contains(new.sender) else { throw StoreError.conversationNotFound }
         return .accepted(targetID, members: members)
     }
 
     /// Rules 2 to 6, once ``check(_:_:)`` accepted the message (a stored one is returned as it is).
-    static func write(_ new: NewMessage, _ checked: Checked, now: Timestamp, _ db: Database) throws -> SendOutcome {
+    static func write(
+        _ new: NewMessage, _ checked: Checked, now: Timestamp, _ statements: WriterStatements, _ db: Database
+    ) throws -> SendOutcome {
         let (targetID, known): (ConversationID, [UserID]?)
         switch checked {
         case .stored(let outcome): return outcome
@@ -85,34 +86,32 @@ extension SQLiteStore: MessageStore {
         var deliveries: [Delivery] = []
         var members = known ?? []
         if known == nil, case .user(let recipient) = new.target {
-            deliveries += try ensureDirect(new.sender, recipient, now: now, db).1
-            members = try memberIDs(targetID, db)
+            deliveries += try ensureDirect(new.sender, recipient, now: now, statements, db).1
+            members = try memberIDs(targetID, statements)
         }
-        guard let seq = try Int64.fetchOne(
-            db.cachedStatement(sql: "UPDATE conversations SET last_seq = last_seq + 1, last_activity_at = ? WHERE id = ? RETURNING last_seq"),
-            arguments: [now.milliseconds, targetID.rawValue])
+        guard let seq = try statements.nextSeq.firstRow(.int(now.milliseconds), .text(targetID.rawValue), read: { $0.int64(0) })
         else { throw StoreError.conversationNotFound }
         let message = Message(
             id: .random(), conversationId: targetID, seq: seq, senderId: new.sender, clientId: new.clientId,
             text: new.text, createdAt: now)
-        try db.cachedStatement(sql: """
-            INSERT INTO messages (id, conversation_id, seq, sender_id, client_id, text, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-            """).execute(arguments: [message.id.rawValue, targetID.rawValue, seq, new.sender.rawValue, new.clientId.rawValue,
-                                     message.text, now.milliseconds])
-        let firstSent = try Int64.fetchOne(
-            db.cachedStatement(sql: """
-                UPDATE conversation_members SET delivered_seq = ?, read_seq = ?, first_sent_seq = COALESCE(first_sent_seq, ?)
-                WHERE conversation_id = ? AND user_id = ? RETURNING first_sent_seq
-                """),
-            arguments: [seq, seq, seq, targetID.rawValue, new.sender.rawValue])
+        try statements.insertMessage.execute(
+            .text(message.id.rawValue), .text(targetID.rawValue), .int(seq), .text(new.sender.rawValue),
+            .text(new.clientId.rawValue), .text(message.text), .int(now.milliseconds))
+        let firstSent = try statements.markSenderSeen.firstRow(
+            .int(seq), .text(targetID.rawValue), .text(new.sender.rawValue), read: { $0.int64(0) })
         // Rule 6: the sender's first message where everyone else has written forms contacts.
         let contactsFormed = try firstSent == seq && Int.fetchOne(
             db.cachedStatement(sql: "SELECT COUNT(*) FROM conversation_members WHERE conversation_id = ? AND first_sent_seq IS NULL"),
             arguments: [targetID.rawValue]) == 0
         for member in members {
-            deliveries.append(try appendEvent(.message(message), to: member, now: now, db))
+            deliveries.append(try appendEvent(.message(message), to: member, now: now, statements))
         }
         return SendOutcome(message: message, duplicate: false, deliveries: deliveries, contactsFormed: contactsFormed)
+    }
+
+    /// The members of a conversation, inside a write.
+    static func memberIDs(_ conversation: ConversationID, _ statements: WriterStatements) throws -> [UserID] {
+        try statements.members.rows(.text(conversation.rawValue)) { UserID(rawValue: $0.text(0)) }
     }
 
     public func messages(in conversation: ConversationID, as user: UserID, query: HistoryQuery) async throws -> MessagePage {
@@ -143,7 +142,8 @@ extension SQLiteStore: MessageStore {
     public func updateReceipt(
         in conversation: ConversationID, member: UserID, deliveredSeq: Int64?, readSeq: Int64?, now: Timestamp
     ) async throws -> ReceiptOutcome {
-        try await batchedWrite { db in
+        let statements = writerStatements
+        return try await batchedWrite { db in
             guard let row = try Row.fetchOne(
                 db.cachedStatement(sql: """
                     SELECT m.delivered_seq, m.read_seq, c.last_seq FROM conversation_members m
@@ -158,7 +158,10 @@ extension SQLiteStore: MessageStore {
             guard moved else { return ReceiptOutcome(receipt: receipt, deliveries: []) }
             try db.cachedStatement(sql: "UPDATE conversation_members SET delivered_seq = ?, read_seq = ? WHERE conversation_id = ? AND user_id = ?")
                 .execute(arguments: [receipt.deliveredSeq, receipt.readSeq, conversation.rawValue, member.rawValue])
-            let deliveries = try Self.memberIDs(conversation, db).map { try Self.appendEvent(.receipt(receipt), to: $0, now: now, db) }
+            let statements = try statements.on(db)
+            let deliveries = try Self.memberIDs(conversation, statements).map {
+                try Self.appendEvent(.receipt(receipt), to: $0, now: now, statements)
+            }
             return ReceiptOutcome(receipt: receipt, deliveries: deliveries)
         }
     }

@@ -23,6 +23,8 @@ public final class SQLiteStore: ParleyStore, Sendable {
     let batcher: GroupCommitWriter
     /// Copies the WAL into the database file, off the commit path.
     let checkpointer: WALCheckpointer
+    /// The send path's statements, prepared on the writer connection.
+    let writerStatements: WriterStatements
     /// Lookups under way, and whether the store is closed (``lookup(_:)``).
     private let lookups = Mutex(LookupGate())
 
@@ -64,6 +66,7 @@ public final class SQLiteStore: ParleyStore, Sendable {
             try Self.restrictToOwner(path + suffix)
         }
         try SQLiteSchema.migrator.migrate(pool)
+        writerStatements = try pool.writeWithoutTransaction { db in try WriterStatements(db) }
         let checkpointer = try WALCheckpointer(path: path)
         self.checkpointer = checkpointer
         batcher = GroupCommitWriter(pool: pool, afterCommit: checkpointer.committed)
@@ -152,6 +155,7 @@ public final class SQLiteStore: ParleyStore, Sendable {
         lookups.withLock { $0.closed = true }
         while lookups.withLock({ $0.inFlight > 0 }) { try? await Task.sleep(for: .milliseconds(1)) }
         try checkpointer.close()
+        try await pool.writeWithoutTransaction { _ in writerStatements.finalize() }
         try pool.close()
     }
 }
