@@ -14,6 +14,8 @@ import Synchronization
 ///    job of the batch gets that error (nothing of it was written).
 /// 4. A batch is whatever is waiting when the writer becomes free (at most `maxBatch` jobs): under
 ///    light load a batch is a single job, so latency is one transaction, not a timer.
+/// 5. If no transaction can begin (the pool is closed), every waiting job gets that error: no
+///    caller waits for ever.
 final class GroupCommitWriter: Sendable {
     private struct State {
         var pending: [Job] = []
@@ -54,14 +56,18 @@ final class GroupCommitWriter: Sendable {
         while true {
             // The batch is taken once the writer is free, so whatever queued while waiting joins it.
             var jobs: [Job] = []
+            var taken = false
             do {
                 try pool.write { db in
                     jobs = takeBatch()
+                    taken = true
                     for job in jobs { job.execute(db) }
                 }
                 if !jobs.isEmpty { afterCommit() }
                 for job in jobs { job.complete(commitError: nil) }
             } catch {
+                // Rule 5: no transaction began (the pool is closed), so the waiting jobs fail with it.
+                if !taken { jobs = takeBatch() }
                 for job in jobs { job.complete(commitError: error) }
             }
             if jobs.isEmpty { return }

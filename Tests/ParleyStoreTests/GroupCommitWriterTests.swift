@@ -103,5 +103,27 @@ import Testing
         // The writer keeps working after a failed batch.
         #expect(try await writer.write { db in try Int.fetchOne(db, sql: "SELECT 7") } == 7)
     }
-}
 
+    /// Rule 5: once the pool is closed, waiting and later jobs get the error; none waits for ever.
+    @Test(.timeLimit(.minutes(1))) func jobsAfterThePoolClosedFailInsteadOfWaiting() async throws {
+        let pool = try Self.makePool()
+        let writer = GroupCommitWriter(pool: pool)
+        try await writer.write { db in try db.execute(sql: "INSERT INTO item (n) VALUES (1)") }
+        try pool.close()
+        let failures = await withTaskGroup(of: Bool.self) { group in
+            for n in 0..<20 {
+                group.addTask {
+                    do {
+                        try await writer.write { db in try db.execute(sql: "INSERT INTO item (n) VALUES (?)", arguments: [n]) }
+                        return false
+                    } catch {
+                        return true
+                    }
+                }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(failures == 20)
+        await #expect(throws: (any Error).self) { try await writer.write { _ in } }
+    }
+}

@@ -127,3 +127,25 @@ import Testing
         #expect(try await store.conversation(conversation, as: bob.id).unreadCount == 0)
     }
 }
+
+extension MessageConformanceTests {
+    /// A message's text comes back byte for byte however it is read: the send's outcome, the
+    /// duplicate a retry returns, history and the event stream.
+    @Test(arguments: StoreBackend.all)
+    func textRoundTripsByteForByteThroughEveryRead(backend: StoreBackend) async throws {
+        let store = try await backend.make()
+        let alice = try await store.makeUser("alice"), bob = try await store.makeUser("bob")
+        let texts = ["👩‍👩‍👧‍👦 e\u{301} 中文 العربية\n\ttab", String(repeating: "ß", count: Validation.maxMessageCharacters)]
+        for text in texts {
+            let clientId = ClientMessageID.random()
+            let sent = try await store.send(text, from: alice.id, to: .user(bob.id), clientId: clientId)
+            let retry = try await store.send(text, from: alice.id, to: .user(bob.id), clientId: clientId)
+            let history = try await store.messages(in: sent.message.conversationId, as: bob.id, query: HistoryQuery(limit: 1))
+            let streamed = try await store.allEvents(of: bob.id).compactMap { event -> Message? in
+                if case .message(let message) = event.payload { message } else { nil }
+            }.last
+            #expect(sent.message.text == text && retry.duplicate && retry.message == sent.message)
+            #expect(history.messages == [sent.message] && streamed == sent.message)
+        }
+    }
+}
