@@ -39,11 +39,14 @@ let package = Package(
         .target(name: "ParleyCore", swiftSettings: swiftSettings),
         // Storage protocols: what the server needs from a database.
         .target(name: "ParleyStore", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
+        // SQLite's process-wide options, set as the binary loads (before SQLite's first use).
+        .target(name: "SQLiteProcessSetup", linkerSettings: [.linkedLibrary("sqlite3")]),
         // Embedded default backend.
         .target(
             name: "ParleySQLite",
             dependencies: [
-                "ParleyStore", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                "ParleyStore", "SQLiteProcessSetup",
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import ParleyCore
 import ParleyStore
+import SQLiteProcessSetup
 import Synchronization
 
 /// The embedded default backend: one SQLite file in WAL mode, one writer, concurrent readers.
@@ -71,6 +72,10 @@ public final class SQLiteStore: ParleyStore, Sendable {
         self.checkpointer = checkpointer
         batcher = GroupCommitWriter(pool: pool, afterCommit: checkpointer.committed)
     }
+
+    /// Whether SQLite's process-wide set-up ran before its first use (`SQLiteProcessSetup`: memory
+    /// statistics off, which took a process-wide mutex on every allocation inside SQLite).
+    static var processSetupApplied: Bool { parley_sqlite_process_setup_applied() == 1 }
 
     /// Creates `path` readable and writable by its owner only (0600), or tightens an existing file:
     /// messages and password hashes are nobody else's business on a shared machine.
