@@ -66,7 +66,7 @@ extension SQLiteStore: ConversationStore {
 
     static func memberIDs(_ conversation: ConversationID, _ db: Database) throws -> [UserID] {
         try String.fetchAll(
-            db.cachedStatement(sql: "SELECT user_id FROM conversation_members WHERE conversation_id = ? ORDER BY user_id"),
+            db.cachedStatement(sql: WriterStatements.membersSQL),
             arguments: [conversation.rawValue]
         ).map(UserID.init(rawValue:))
     }

@@ -27,8 +27,7 @@ final class WriterStatements: @unchecked Sendable {
         sentBefore = try RawStatement(
             "SELECT \(Columns.message) FROM messages m WHERE m.sender_id = ? AND m.client_id = ?", on: connection)
         userExists = try RawStatement("SELECT 1 FROM users WHERE id = ?", on: connection)
-        members = try RawStatement(
-            "SELECT user_id FROM conversation_members WHERE conversation_id = ? ORDER BY user_id", on: connection)
+        members = try RawStatement(Self.membersSQL, on: connection)
         nextSeq = try RawStatement(
             "UPDATE conversations SET last_seq = last_seq + 1, last_activity_at = ? WHERE id = ? RETURNING last_seq", on: connection)
         insertMessage = try RawStatement(
@@ -45,6 +44,9 @@ final class WriterStatements: @unchecked Sendable {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, on: connection)
     }
+
+    /// A conversation's members, in user id order; lookups outside writes run it through GRDB.
+    static let membersSQL = "SELECT user_id FROM conversation_members WHERE conversation_id = ? ORDER BY user_id"
 
     /// These statements, for a write on `db`.
     func on(_ db: Database) throws -> WriterStatements {
