@@ -58,4 +58,31 @@ import Testing
         #expect(stored.count >= 100)
         #expect(unanswered.isEmpty, "\(unanswered.count) of \(stored.count) committed sends got no answer")
     }
+
+    /// Shutdown waits for closed connections to finish, so each user's last seen is recorded before
+    /// the database closes.
+    @Test func shutdownRecordsLastSeenOfEveryConnectedUser() async throws {
+        let database = TestServer.temporaryDatabase()
+        let store = try SQLiteStore(path: database, durability: .normal)
+        var accounts: [Account] = []
+        for index in 0..<20 { accounts.append(try await Self.account("user\(index)", in: store)) }
+        var configuration = TestServer.configuration()
+        let (ready, signal) = AsyncStream.makeStream(of: Int.self)
+        configuration.onServerRunning = { signal.yield($0) }
+        let app = try await buildApplication(configuration, store: store)
+        let group = makeServiceGroup(app, configuration: configuration, signals: [], logger: Logger(label: "drain"))
+        let running = Task { try await group.run() }
+        var iterator = ready.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        var sockets: [TestSocket] = []
+        for account in accounts { sockets.append(try await TestSocket.connect(port: port, hello: .hello(token: account.token, after: nil))) }
+
+        await group.triggerGracefulShutdown()
+        try await running.value
+
+        let reopened = try SQLiteStore(path: database)
+        let seen = try await reopened.lastSeen(accounts.map(\.user.id))
+        #expect(seen.count == accounts.count, "last seen recorded for \(seen.count) of \(accounts.count) users")
+        for socket in sockets { #expect(try await socket.closed()?.closeCode == .goingAway) }
+    }
 }

@@ -15,6 +15,8 @@ final class ConnectionHub: Service, Sendable {
         var connections: [UserID: [Int: ClientConnection]] = [:]
         var typing = TypingTracker()
         var closed = false
+        /// Closed connections still finishing (last seen, presence): ``drain(timeout:)`` waits for them.
+        var finishing = 0
     }
 
     private let state = Mutex(State())
@@ -271,20 +273,30 @@ final class ConnectionHub: Service, Sendable {
     /// its queue and closes 1001. New connections are refused from now on. Waits at most `timeout`.
     func drain(timeout: Duration) async {
         let deadline = clock.now.advanced(by: timeout)
-        let all = state.withLock { state in
+        let (all, finishing) = state.withLock { state in
             state.closed = true
-            return state.connections.values.flatMap(\.values)
+            return (state.connections.values.flatMap(\.values), state.finishing)
         }
-        guard !all.isEmpty else { return }
+        guard !all.isEmpty || finishing > 0 else { return }
         logger.info("Draining live connections", metadata: ["count": "\(all.count)"])
         for connection in all { connection.end(.shutdown) }
         while all.contains(where: { $0.framesInFlight > 0 }), clock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
         }
         for connection in all { connection.finish() }
-        while state.withLock({ !$0.connections.isEmpty }), clock.now < deadline {
+        // A connection leaves the hub before its user's last seen is recorded: the store must
+        // stay open until that is done too.
+        while state.withLock({ !$0.connections.isEmpty || $0.finishing > 0 }), clock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
         }
+    }
+
+    /// Runs the end of a closed connection (which detaches it, then records last seen and tells
+    /// contacts); ``drain(timeout:)`` waits for it. Call while the connection is still attached.
+    func finishing(_ body: () async -> Void) async {
+        state.withLock { $0.finishing += 1 }
+        defer { state.withLock { $0.finishing -= 1 } }
+        await body()
     }
 }
 

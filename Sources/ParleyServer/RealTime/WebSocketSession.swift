@@ -88,15 +88,19 @@ final class WebSocketSession: Sendable {
     /// After the socket closed: answers to frames read before are committed and queued, the writer
     /// stops, the hub lets go, and the user's contacts learn they went offline if this was their last
     /// connection anywhere.
+    /// Graceful shutdown waits for all of it (``ConnectionHub/finishing(_:)``), so the store is still
+    /// open when last seen is recorded.
     func finish(_ connection: ClientConnection, pipeline: FramePipeline, writer: ConnectionWriter?, counted: CountedAnywhere) async {
-        await pipeline.drain()
-        await writer?.stop()
-        connection.finish()
-        let user = connection.userId
-        let lastHere = hub.detach(connection)
-        let lastAnywhere = if let bus = hub.bus { counted.value ? (try? await bus.connectionClosed(user)) ?? false : false } else { lastHere }
-        if lastAnywhere {
-            try? await PresenceAnnouncer(store: store, hub: hub).announceOffline(user)
+        await hub.finishing {
+            await pipeline.drain()
+            await writer?.stop()
+            connection.finish()
+            let user = connection.userId
+            let lastHere = hub.detach(connection)
+            let lastAnywhere = if let bus = hub.bus { counted.value ? (try? await bus.connectionClosed(user)) ?? false : false } else { lastHere }
+            if lastAnywhere {
+                try? await PresenceAnnouncer(store: store, hub: hub).announceOffline(user)
+            }
         }
     }
 }
