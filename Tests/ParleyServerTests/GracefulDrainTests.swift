@@ -17,10 +17,8 @@ import Testing
         return Account(user: user, token: token)
     }
 
-    @Test func committedSendsAreAnsweredAndSocketsCloseWith1001() async throws {
-        let database = TestServer.temporaryDatabase()
-        let store = try SQLiteStore(path: database, durability: .normal)
-        let alice = try await Self.account("alice", in: store), bob = try await Self.account("bob", in: store)
+    /// A server on `store`, run by its service group as `parley serve` runs it; returns once it listens.
+    static func serve(_ store: SQLiteStore) async throws -> (port: Int, group: ServiceGroup, running: Task<Void, any Error>) {
         var configuration = TestServer.configuration()
         let (ready, signal) = AsyncStream.makeStream(of: Int.self)
         configuration.onServerRunning = { signal.yield($0) }
@@ -28,7 +26,14 @@ import Testing
         let group = makeServiceGroup(app, configuration: configuration, signals: [], logger: Logger(label: "drain"))
         let running = Task { try await group.run() }
         var iterator = ready.makeAsyncIterator()
-        let port = try #require(await iterator.next())
+        return (try #require(await iterator.next()), group, running)
+    }
+
+    @Test func committedSendsAreAnsweredAndSocketsCloseWith1001() async throws {
+        let database = TestServer.temporaryDatabase()
+        let store = try SQLiteStore(path: database, durability: .normal)
+        let alice = try await Self.account("alice", in: store), bob = try await Self.account("bob", in: store)
+        let (port, group, running) = try await Self.serve(store)
 
         let a = try await TestSocket.connect(port: port, hello: .hello(token: alice.token, after: nil))
         let b = try await TestSocket.connect(port: port, hello: .hello(token: bob.token, after: nil))
@@ -66,14 +71,7 @@ import Testing
         let store = try SQLiteStore(path: database, durability: .normal)
         var accounts: [Account] = []
         for index in 0..<20 { accounts.append(try await Self.account("user\(index)", in: store)) }
-        var configuration = TestServer.configuration()
-        let (ready, signal) = AsyncStream.makeStream(of: Int.self)
-        configuration.onServerRunning = { signal.yield($0) }
-        let app = try await buildApplication(configuration, store: store)
-        let group = makeServiceGroup(app, configuration: configuration, signals: [], logger: Logger(label: "drain"))
-        let running = Task { try await group.run() }
-        var iterator = ready.makeAsyncIterator()
-        let port = try #require(await iterator.next())
+        let (port, group, running) = try await Self.serve(store)
         var sockets: [TestSocket] = []
         for account in accounts { sockets.append(try await TestSocket.connect(port: port, hello: .hello(token: account.token, after: nil))) }
 
