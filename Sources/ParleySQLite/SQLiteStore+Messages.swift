@@ -87,7 +87,8 @@ extension SQLiteStore: MessageStore {
         var members = known ?? []
         if known == nil, case .user(let recipient) = new.target {
             deliveries += try ensureDirect(new.sender, recipient, now: now, statements, db).1
-            members = try memberIDs(targetID, statements)
+            // The two users just added, in the order the members query gives (user id).
+            members = [new.sender, recipient].sorted { $0.rawValue < $1.rawValue }
         }
         guard let seq = try statements.nextSeq.firstRow(.int(now.milliseconds), .text(targetID.rawValue), read: { $0.int64(0) })
         else { throw StoreError.conversationNotFound }
@@ -144,6 +145,7 @@ extension SQLiteStore: MessageStore {
     ) async throws -> ReceiptOutcome {
         let statements = writerStatements
         return try await batchedWrite { db in
+            let statements = try statements.on(db)
             guard let row = try Row.fetchOne(
                 db.cachedStatement(sql: """
                     SELECT m.delivered_seq, m.read_seq, c.last_seq FROM conversation_members m
@@ -158,7 +160,6 @@ extension SQLiteStore: MessageStore {
             guard moved else { return ReceiptOutcome(receipt: receipt, deliveries: []) }
             try db.cachedStatement(sql: "UPDATE conversation_members SET delivered_seq = ?, read_seq = ? WHERE conversation_id = ? AND user_id = ?")
                 .execute(arguments: [receipt.deliveredSeq, receipt.readSeq, conversation.rawValue, member.rawValue])
-            let statements = try statements.on(db)
             let deliveries = try Self.memberIDs(conversation, statements).map {
                 try Self.appendEvent(.receipt(receipt), to: $0, now: now, statements)
             }
