@@ -1,67 +1,127 @@
 import Foundation
-import HummingbirdWSClient
-import Logging
 import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOWebSocket
 import ParleyCore
 
-/// One bench WebSocket: sends frames from a queue, hands every received text frame to `onText`.
+/// One bench WebSocket: writes frames straight to its channel and hands every received text frame
+/// to `onText` on the channel's event loop.
 ///
-/// Frames are not decoded here: workloads decode only what they need (a sender skips the echo of
-/// its own messages by their first bytes), so the client spends as little CPU as it can on a box it
-/// shares with the server.
+/// The load generator shares the machine's cores with the server, so it spends as little CPU as it
+/// can: frames are not decoded here (workloads look only at what they need, by their first bytes),
+/// and nothing hops to a task per frame; `onText` runs on the event loop and must be quick.
 public final class BenchSocket: Sendable {
-    private let outgoing: AsyncStream<String>.Continuation
-    private let connection: Task<Void, any Error>
-    private let welcomed: AsyncStream<Bool>
+    private let channel: any Channel
 
+    /// Connects, upgrades, says `hello` and returns once `welcome` came back.
     public static func connect(url: String, token: String, after: Int64? = nil, onText: @escaping @Sendable (String) -> Void) async throws -> BenchSocket {
-        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
-        let (welcome, welcomeContinuation) = AsyncStream.makeStream(of: Bool.self)
-        let hello = String(decoding: try WireFormat.encoder().encode(ClientFrame.hello(token: token, after: after)), as: UTF8.self)
-        let connection = Task {
-            defer { welcomeContinuation.finish() }
-            try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 20), logger: Logger(label: "bench")) { inbound, outbound, _ in
-                try await outbound.writeTextMessage(hello)
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        for await text in stream { try await outbound.writeTextMessage(text) }
-                        try await outbound.close(.normalClosure, reason: nil)
-                    }
-                    var first = true
-                    for try await message in inbound.messages(maxSize: 1 << 20) {
-                        guard case .text(let text) = message else { continue }
-                        if first {
-                            first = false
-                            welcomeContinuation.yield(text.contains(#""type":"welcome""#))
-                            welcomeContinuation.finish()
+        guard let parsed = URL(string: url), let host = parsed.host, let port = parsed.port else {
+            throw BenchAPI.Failure(description: "not a WebSocket URL with a host and a port: \(url)")
+        }
+        let hello = try WireFormat.encoder().encode(ClientFrame.hello(token: token, after: after))
+        let welcome = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: Bool.self)
+        let upgraded: EventLoopFuture<(any Channel)?> = try await ClientBootstrap(group: .singletonMultiThreadedEventLoopGroup)
+            .channelOption(.tcpOption(.tcp_nodelay), value: ProcessInfo.processInfo.environment["XP_NODELAY"] == "0" ? 0 : 1)
+            .connect(host: host, port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let upgrader = NIOTypedWebSocketClientUpgrader<(any Channel)?>(maxFrameSize: 1 << 20) { channel, _ in
+                        channel.eventLoop.makeCompletedFuture {
+                            try channel.pipeline.syncOperations.addHandlers(
+                                NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 10, maxAccumulatedFrameSize: 1 << 20),
+                                BenchFrameHandler(welcome: welcome, onText: onText))
+                            return channel
                         }
-                        onText(text)
                     }
-                    group.cancelAll()
+                    var headers = HTTPHeaders()
+                    headers.add(name: "Host", value: "\(host):\(port)")
+                    headers.add(name: "Content-Length", value: "0")
+                    let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: parsed.path.isEmpty ? "/" : parsed.path, headers: headers)
+                    return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
+                        configuration: .init(upgradeConfiguration: .init(
+                            upgradeRequestHead: head, upgraders: [upgrader],
+                            notUpgradingCompletionHandler: { channel in channel.eventLoop.makeCompletedFuture { nil } })))
                 }
             }
+        guard let channel = try await upgraded.get() else {
+            welcome.succeed(false)
+            throw BenchAPI.Failure(description: "the server refused the WebSocket upgrade")
         }
-        let socket = BenchSocket(outgoing: continuation, connection: connection, welcomed: welcome)
-        var iterator = welcome.makeAsyncIterator()
-        guard await iterator.next() == true else {
+        let socket = BenchSocket(channel: channel)
+        socket.write(ByteBuffer(bytes: hello))
+        guard try await welcome.futureResult.get() else {
             socket.close()
             throw BenchAPI.Failure(description: "WebSocket hello was refused or the connection failed")
         }
         return socket
     }
 
-    private init(outgoing: AsyncStream<String>.Continuation, connection: Task<Void, any Error>, welcomed: AsyncStream<Bool>) {
-        self.outgoing = outgoing
-        self.connection = connection
-        self.welcomed = welcomed
-    }
+    private init(channel: any Channel) { self.channel = channel }
 
     public func send(_ frame: ClientFrame) {
-        if let data = try? WireFormat.encoder().encode(frame) { outgoing.yield(String(decoding: data, as: UTF8.self)) }
+        if let data = try? WireFormat.encoder().encode(frame) { write(ByteBuffer(bytes: data)) }
     }
 
-    public func close() { outgoing.finish() }
+    /// Sends a frame already encoded as JSON text.
+    public func send(text json: String) { write(ByteBuffer(string: json)) }
 
-    /// Waits until the connection has ended.
-    public func closed() async { _ = try? await connection.value }
+    /// Says goodbye with a close frame; the server answers and the connection ends.
+    public func close() {
+        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(),
+                                             data: ByteBuffer(integer: UInt16(1000))), promise: nil)
+    }
+
+    /// Waits until the connection has ended (at most 5 s after `close()`; then it is cut).
+    public func closed() async {
+        let cut = channel.eventLoop.scheduleTask(in: .seconds(5)) { self.channel.close(promise: nil) }
+        try? await channel.closeFuture.get()
+        cut.cancel()
+    }
+
+    private func write(_ json: ByteBuffer) {
+        let frame = WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: json)
+        channel.writeAndFlush(frame, promise: nil)
+    }
+}
+
+/// Text frames to `onText`; the first one answers whether the server said `welcome`. Pings are
+/// answered, and a close frame is answered and ends the connection.
+private final class BenchFrameHandler: ChannelInboundHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+
+    private let welcome: EventLoopPromise<Bool>
+    private let onText: @Sendable (String) -> Void
+    private var welcomed = false
+
+    init(welcome: EventLoopPromise<Bool>, onText: @escaping @Sendable (String) -> Void) {
+        self.welcome = welcome
+        self.onText = onText
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        switch frame.opcode {
+        case .text:
+            let text = String(buffer: frame.unmaskedData)
+            if !welcomed {
+                welcomed = true
+                welcome.succeed(text.contains(#""type":"welcome""#))
+            }
+            onText(text)
+        case .ping:
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData)), promise: nil)
+        case .connectionClose:
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: frame.unmaskedData)))
+                .whenComplete { _ in channel.close(promise: nil) }
+        default:
+            break
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        welcome.succeed(false)
+        context.fireChannelInactive()
+    }
 }

@@ -98,6 +98,7 @@ struct Bench: AsyncParsableCommand {
                 "delivery \(report.delivery?.summary ?? "-")",
                 "ack      \(report.ack?.summary ?? "-")",
                 "server CPU per delivered message: \(report.serverCPUMicrosPerMessage.map { String(format: "%.1f µs", $0) } ?? "- (needs the server's pid)")",
+                "bench (load generator) CPU per delivered message: \(report.benchCPUMicrosPerMessage.map { String(format: "%.1f µs", $0) } ?? "-")",
                 "server RSS \(report.serverRSSBeforeKiB.map { "\($0 / 1024) MiB" } ?? "?") → \(report.serverRSSAfterKiB.map { "\($0 / 1024) MiB" } ?? "?")",
             ], report)
             if report.lost + report.duplicated + report.outOfOrder > 0 { throw ExitCode(2) }

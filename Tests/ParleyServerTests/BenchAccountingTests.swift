@@ -21,6 +21,24 @@ import Testing
         for other in ["hello", "bench x 1 2", "bench 1 2", "bench 1 2 3 4"] { #expect(BenchPayload(text: other) == nil) }
     }
 
+    @Test func sendFrameIsWhatWireFormatEncodes() throws {
+        let payload = BenchPayload(sender: 7, number: 300, sentAtMicros: 9_876_543_210)
+        let clientId = ClientMessageID.random()
+        let conversation = ConversationID.direct(UserID(rawValue: "u_b"), UserID(rawValue: "u_a"))
+        let encoded = try WireFormat.encoder().encode(ClientFrame.send(SendRequest(clientId: clientId, conversationId: conversation, text: payload.text)))
+        #expect(MessageBench.sendFrame(clientId: clientId, conversation: conversation, payload: payload) == String(decoding: encoded, as: UTF8.self))
+    }
+
+    @Test func payloadIsReadFromAFrameAndAnythingElseIsRefused() {
+        let frame = #"{"message":{"conversationId":"c","seq":4,"text":"bench 12 345 6789012"},"pos":9,"type":"message"}"#
+        #expect(MessageBench.payload(in: frame) == BenchPayload(sender: 12, number: 345, sentAtMicros: 6_789_012))
+        for other in [#"{"type":"pong"}"#, #"{"text":"bench 1 2"}"#, #"{"text":"bench 1 2 3 4"}"#, #"{"text":"bench 1 x 3"}"#,
+                      #"{"text":"bench 1  3"}"#, #"{"text":"bench 1 2 3"#, #"{"text":"hello bench 1 2 3"}"#,
+                      #"{"text":"bench 1 2 99999999999999999999"}"#] {
+            #expect(MessageBench.payload(in: other) == nil, "\(other)")
+        }
+    }
+
     @Test func aSmallRunAgainstARealServerAccountsForEveryMessage() async throws {
         try await TestServer.run { api in
             let bench = MessageBench(BenchTarget(api: BenchAPI(baseURL: "http://localhost:\(api.port)"), webSocketURL: "ws://localhost:\(api.port)/v1/ws", serverPID: nil))
@@ -33,6 +51,21 @@ import Testing
             #expect(report.sent == 120 && report.acknowledged == 120 && report.delivered == 120)
             #expect(report.lost == 0 && report.duplicated == 0 && report.outOfOrder == 0 && report.errors == 0)
             #expect(report.delivery?.count == 120)
+        }
+    }
+
+    @Test func pacedRunSpreadsTheSendsOverTheirScheduleAndAccountsForEveryMessage() async throws {
+        try await TestServer.run { api in
+            let bench = MessageBench(BenchTarget(api: BenchAPI(baseURL: "http://localhost:\(api.port)"), webSocketURL: "ws://localhost:\(api.port)/v1/ws", serverPID: nil))
+            var options = MessageBench.Options()
+            options.pairs = 4
+            options.messagesPerSender = 25
+            options.rate = 400  // the last message is due 4 / 400 × (24 + 3/4) s = 0.2475 s after the start
+            let report = try await bench.run(options)
+            #expect(report.sent == 100 && report.acknowledged == 100 && report.delivered == 100)
+            #expect(report.lost == 0 && report.duplicated == 0 && report.outOfOrder == 0 && report.errors == 0)
+            #expect(report.seconds >= 0.2475, "sent ahead of the schedule: \(report.seconds) s")
+            #expect((report.benchCPUMicrosPerMessage ?? 0) > 0)
         }
     }
 
