@@ -21,8 +21,36 @@ public final class BenchSocket: Sendable {
         }
         let hello = try WireFormat.encoder().encode(ClientFrame.hello(token: token, after: after))
         let welcome = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: Bool.self)
-        let upgraded: EventLoopFuture<(any Channel)?> = try await ClientBootstrap(group: .singletonMultiThreadedEventLoopGroup)
-            .channelOption(.tcpOption(.tcp_nodelay), value: ProcessInfo.processInfo.environment["XP_NODELAY"] == "0" ? 0 : 1)
+        // Every path answers `welcome` (a promise left unanswered is a bug NIO reports): the frame
+        // handler with the first text frame or when the connection ends, the lines below otherwise.
+        let upgraded: EventLoopFuture<(any Channel)?>
+        do {
+            upgraded = try await Self.upgrade(host: host, port: port, path: parsed.path, welcome: welcome, onText: onText)
+        } catch {
+            welcome.succeed(false)
+            throw error
+        }
+        let channel: any Channel
+        do {
+            guard let upgradedChannel = try await upgraded.get() else { throw BenchAPI.Failure(description: "the server refused the WebSocket upgrade") }
+            channel = upgradedChannel
+        } catch {
+            welcome.succeed(false)
+            throw error
+        }
+        let socket = BenchSocket(channel: channel)
+        socket.write(ByteBuffer(bytes: hello))
+        guard try await welcome.futureResult.get() else {
+            socket.close()
+            throw BenchAPI.Failure(description: "WebSocket hello was refused or the connection failed")
+        }
+        return socket
+    }
+
+    private static func upgrade(host: String, port: Int, path: String, welcome: EventLoopPromise<Bool>,
+                                onText: @escaping @Sendable (String) -> Void) async throws -> EventLoopFuture<(any Channel)?> {
+        try await ClientBootstrap(group: .singletonMultiThreadedEventLoopGroup)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .connect(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let upgrader = NIOTypedWebSocketClientUpgrader<(any Channel)?>(maxFrameSize: 1 << 20) { channel, _ in
@@ -36,24 +64,13 @@ public final class BenchSocket: Sendable {
                     var headers = HTTPHeaders()
                     headers.add(name: "Host", value: "\(host):\(port)")
                     headers.add(name: "Content-Length", value: "0")
-                    let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: parsed.path.isEmpty ? "/" : parsed.path, headers: headers)
+                    let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: path.isEmpty ? "/" : path, headers: headers)
                     return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
                         configuration: .init(upgradeConfiguration: .init(
                             upgradeRequestHead: head, upgraders: [upgrader],
-                            notUpgradingCompletionHandler: { channel in channel.eventLoop.makeCompletedFuture { nil } })))
+                            notUpgradingCompletionHandler: { channel in channel.close().map { nil } })))
                 }
             }
-        guard let channel = try await upgraded.get() else {
-            welcome.succeed(false)
-            throw BenchAPI.Failure(description: "the server refused the WebSocket upgrade")
-        }
-        let socket = BenchSocket(channel: channel)
-        socket.write(ByteBuffer(bytes: hello))
-        guard try await welcome.futureResult.get() else {
-            socket.close()
-            throw BenchAPI.Failure(description: "WebSocket hello was refused or the connection failed")
-        }
-        return socket
     }
 
     private init(channel: any Channel) { self.channel = channel }

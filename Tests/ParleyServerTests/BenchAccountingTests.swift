@@ -26,16 +26,16 @@ import Testing
         let clientId = ClientMessageID.random()
         let conversation = ConversationID.direct(UserID(rawValue: "u_b"), UserID(rawValue: "u_a"))
         let encoded = try WireFormat.encoder().encode(ClientFrame.send(SendRequest(clientId: clientId, conversationId: conversation, text: payload.text)))
-        #expect(MessageBench.sendFrame(clientId: clientId, conversation: conversation, payload: payload) == String(decoding: encoded, as: UTF8.self))
+        #expect(BenchFrames.sendFrame(clientId: clientId, conversation: conversation, payload: payload) == String(decoding: encoded, as: UTF8.self))
     }
 
     @Test func payloadIsReadFromAFrameAndAnythingElseIsRefused() {
         let frame = #"{"message":{"conversationId":"c","seq":4,"text":"bench 12 345 6789012"},"pos":9,"type":"message"}"#
-        #expect(MessageBench.payload(in: frame) == BenchPayload(sender: 12, number: 345, sentAtMicros: 6_789_012))
+        #expect(BenchFrames.payload(in: frame) == BenchPayload(sender: 12, number: 345, sentAtMicros: 6_789_012))
         for other in [#"{"type":"pong"}"#, #"{"text":"bench 1 2"}"#, #"{"text":"bench 1 2 3 4"}"#, #"{"text":"bench 1 x 3"}"#,
                       #"{"text":"bench 1  3"}"#, #"{"text":"bench 1 2 3"#, #"{"text":"hello bench 1 2 3"}"#,
                       #"{"text":"bench 1 2 99999999999999999999"}"#] {
-            #expect(MessageBench.payload(in: other) == nil, "\(other)")
+            #expect(BenchFrames.payload(in: other) == nil, "\(other)")
         }
     }
 
@@ -66,6 +66,17 @@ import Testing
             #expect(report.lost == 0 && report.duplicated == 0 && report.outOfOrder == 0 && report.errors == 0)
             #expect(report.seconds >= 0.2475, "sent ahead of the schedule: \(report.seconds) s")
             #expect((report.benchCPUMicrosPerMessage ?? 0) > 0)
+        }
+    }
+
+    /// Every failed connect answers the socket's `welcome` promise: NIO stops a debug build that
+    /// leaves one unanswered, so these fail by crashing if a path forgets it.
+    @Test func aSocketThatCannotConnectOrUpgradeFailsWithAnError() async throws {
+        let nothing = try LoopbackPort.reservable()
+        await #expect(throws: (any Error).self) { _ = try await BenchSocket.connect(url: "ws://127.0.0.1:\(nothing)/v1/ws", token: "t") { _ in } }
+        try await TestServer.run { api in
+            await #expect(throws: (any Error).self) { _ = try await BenchSocket.connect(url: "ws://localhost:\(api.port)/v1/nowhere", token: "t") { _ in } }
+            await #expect(throws: (any Error).self) { _ = try await BenchSocket.connect(url: "ws://localhost:\(api.port)/v1/ws", token: "not a session") { _ in } }
         }
     }
 
