@@ -41,13 +41,12 @@ import Testing
 
     @Test func aSmallRunAgainstARealServerAccountsForEveryMessage() async throws {
         try await TestServer.run { api in
-            let bench = MessageBench(BenchTarget(api: BenchAPI(baseURL: "http://localhost:\(api.port)"), webSocketURL: "ws://localhost:\(api.port)/v1/ws", serverPID: nil))
-            var options = MessageBench.Options()
-            options.pairs = 3
-            options.messagesPerSender = 40
-            options.rate = nil
-            options.window = 4
-            let report = try await bench.run(options)
+            let report = try await Self.bench(port: api.port) { options in
+                options.pairs = 3
+                options.messagesPerSender = 40
+                options.rate = nil
+                options.window = 4
+            }
             #expect(report.sent == 120 && report.acknowledged == 120 && report.delivered == 120)
             #expect(report.lost == 0 && report.duplicated == 0 && report.outOfOrder == 0 && report.errors == 0)
             #expect(report.delivery?.count == 120)
@@ -56,12 +55,11 @@ import Testing
 
     @Test func pacedRunSpreadsTheSendsOverTheirScheduleAndAccountsForEveryMessage() async throws {
         try await TestServer.run { api in
-            let bench = MessageBench(BenchTarget(api: BenchAPI(baseURL: "http://localhost:\(api.port)"), webSocketURL: "ws://localhost:\(api.port)/v1/ws", serverPID: nil))
-            var options = MessageBench.Options()
-            options.pairs = 4
-            options.messagesPerSender = 25
-            options.rate = 400  // the last message is due 4 / 400 × (24 + 3/4) s = 0.2475 s after the start
-            let report = try await bench.run(options)
+            let report = try await Self.bench(port: api.port) { options in
+                options.pairs = 4
+                options.messagesPerSender = 25
+                options.rate = 400  // the last message is due 4 / 400 × (24 + 3/4) s = 0.2475 s after the start
+            }
             #expect(report.sent == 100 && report.acknowledged == 100 && report.delivered == 100)
             #expect(report.lost == 0 && report.duplicated == 0 && report.outOfOrder == 0 && report.errors == 0)
             #expect(report.seconds >= 0.2475, "sent ahead of the schedule: \(report.seconds) s")
@@ -83,15 +81,22 @@ import Testing
     @Test func refusedSendsAreCountedAsErrorsNotDeliveries() async throws {
         // A rate limit of 10 messages makes the server refuse the rest: the bench must report them.
         try await TestServer.run(configure: { $0.sendBurst = 10; $0.sendsPerSecond = 0.01 }) { api in
-            let bench = MessageBench(BenchTarget(api: BenchAPI(baseURL: "http://localhost:\(api.port)"), webSocketURL: "ws://localhost:\(api.port)/v1/ws", serverPID: nil))
-            var options = MessageBench.Options()
-            options.pairs = 1
-            options.messagesPerSender = 25
-            options.rate = nil
-            options.window = 5
-            options.drainSeconds = 2
-            let report = try await bench.run(options)
+            let report = try await Self.bench(port: api.port) { options in
+                options.pairs = 1
+                options.messagesPerSender = 25
+                options.rate = nil
+                options.window = 5
+                options.drainSeconds = 2
+            }
             #expect(report.acknowledged == 10 && report.errors == 15 && report.delivered == 10 && report.lost == 0)
         }
+    }
+
+    /// One delivery run against the test server on `port`, with the options `configure` sets.
+    private static func bench(port: Int, _ configure: (inout MessageBench.Options) -> Void) async throws -> MessageBench.Report {
+        var options = MessageBench.Options()
+        configure(&options)
+        return try await MessageBench(BenchTarget(api: BenchAPI(baseURL: "http://localhost:\(port)"),
+                                                  webSocketURL: "ws://localhost:\(port)/v1/ws", serverPID: nil)).run(options)
     }
 }
