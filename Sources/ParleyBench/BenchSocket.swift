@@ -84,8 +84,7 @@ public final class BenchSocket: Sendable {
 
     /// Says goodbye with a close frame; the server answers and the connection ends.
     public func close() {
-        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(),
-                                             data: ByteBuffer(integer: UInt16(1000))), promise: nil)
+        channel.triggerUserOutboundEvent(BenchFrameHandler.Goodbye(), promise: nil)
     }
 
     /// Waits until the connection has ended (at most 5 s after `close()`; then it is cut).
@@ -102,14 +101,20 @@ public final class BenchSocket: Sendable {
 }
 
 /// Text frames to `onText`; the first one answers whether the server said `welcome`. Pings are
-/// answered, and a close frame is answered and ends the connection.
-private final class BenchFrameHandler: ChannelInboundHandler {
+/// answered. A close frame ends the connection, answered with one unless this side said goodbye
+/// first (``Goodbye``: a close frame is sent once per connection).
+private final class BenchFrameHandler: ChannelDuplexHandler {
     typealias InboundIn = WebSocketFrame
+    typealias OutboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
+
+    /// Asks the handler to send the close frame.
+    struct Goodbye: Sendable {}
 
     private let welcome: EventLoopPromise<Bool>
     private let onText: @Sendable (String) -> Void
     private var welcomed = false
+    private var saidGoodbye = false
 
     init(welcome: EventLoopPromise<Bool>, onText: @escaping @Sendable (String) -> Void) {
         self.welcome = welcome
@@ -130,11 +135,24 @@ private final class BenchFrameHandler: ChannelInboundHandler {
             context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData)), promise: nil)
         case .connectionClose:
             let channel = context.channel
+            guard !saidGoodbye else { return context.close(promise: nil) }
+            saidGoodbye = true
             context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: frame.unmaskedData)))
                 .whenComplete { _ in channel.close(promise: nil) }
         default:
             break
         }
+    }
+
+    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        guard event is Goodbye else { return context.triggerUserOutboundEvent(event, promise: promise) }
+        guard !saidGoodbye else {
+            promise?.succeed()
+            return
+        }
+        saidGoodbye = true
+        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(),
+                                                             data: ByteBuffer(integer: UInt16(1000)))), promise: promise)
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -78,6 +78,20 @@ import Testing
         }
     }
 
+    /// Saying goodbye sends the close frame and the server's answer ends the connection: it does
+    /// not wait for the socket's 5 s cut.
+    @Test func aSocketThatSaysGoodbyeIsClosedByTheHandshake() async throws {
+        try await TestServer.run { api in
+            let session = try await BenchAPI(baseURL: "http://localhost:\(api.port)").register("goodbye")
+            let socket = try await BenchSocket.connect(url: "ws://localhost:\(api.port)/v1/ws", token: session.token) { _ in }
+            let start = ContinuousClock.now
+            socket.close()
+            socket.close()  // a second goodbye sends nothing more
+            await socket.closed()
+            #expect(ContinuousClock.now - start < .seconds(4), "the close handshake did not end the connection")
+        }
+    }
+
     @Test func refusedSendsAreCountedAsErrorsNotDeliveries() async throws {
         // A rate limit of 10 messages makes the server refuse the rest: the bench must report them.
         try await TestServer.run(configure: { $0.sendBurst = 10; $0.sendsPerSecond = 0.01 }) { api in
