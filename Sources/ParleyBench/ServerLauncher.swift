@@ -58,30 +58,57 @@ public final class ServerLauncher: Sendable {
     }
 
     private let exited: DispatchSemaphore
-    private let reaped = Mutex(false)
+    /// The exit status once the process has exited (`nil` before).
+    private let exitStatus = Mutex<Int32?>(nil)
 
-    /// Waits (once; later calls return at once) until the process has exited.
-    private func waitForExit() {
-        let first = reaped.withLock { done in defer { done = true }; return !done }
-        if first { exited.wait() }
+    /// Waits until the process has exited and returns its status (its exit code, or 128 + the
+    /// signal that ended it); later calls return at once.
+    ///
+    /// Foundation hears of a child's exit through SIGCHLD, and a thread that does not block the
+    /// signal can take it instead: then the termination handler never runs, the child stays a
+    /// zombie and a wait on the handler alone waits for ever (a full test run hung on it). So the
+    /// exit is also polled with `waitid(WNOWAIT)`, which reads the status and leaves the reaping to
+    /// Foundation.
+    @discardableResult
+    private func waitForExit() -> Int32 {
+        if let status = exitStatus.withLock({ $0 }) { return status }
+        var status: Int32?
+        while status == nil {
+            if exited.wait(timeout: .now() + .milliseconds(50)) == .success {
+                exited.signal()  // for any other waiter
+                let code = process.value.terminationStatus
+                status = process.value.terminationReason == .uncaughtSignal ? 128 + code : code
+            } else {
+                status = Self.exitedStatus(of: pid)
+            }
+        }
+        exitStatus.withLock { $0 = $0 ?? status }
+        return status ?? -1
+    }
+
+    /// The status of `pid` if it has exited (its zombie is left in place), else `nil`.
+    static func exitedStatus(of pid: Int32) -> Int32? {
+        var info = siginfo_t()
+        guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0, info._sifields._sigchld.si_pid == pid else { return nil }
+        let value = info._sifields._sigchld.si_status
+        return info.si_code == CLD_EXITED ? value : 128 + value
     }
 
     /// Everything the server logged so far.
     public var output: String { log.text }
 
-    public var isRunning: Bool { process.value.isRunning }
+    public var isRunning: Bool { exitStatus.withLock { $0 } == nil && process.value.isRunning && Self.exitedStatus(of: pid) == nil }
 
     /// SIGTERM and wait (graceful shutdown); returns the exit status.
     @discardableResult
     public func stop() -> Int32 {
-        process.value.terminate()
-        waitForExit()
-        return process.value.terminationStatus
+        if isRunning { kill(pid, SIGTERM) }
+        return waitForExit()
     }
 
     /// SIGKILL: no graceful shutdown, no flush — a crash.
     public func crash() {
-        kill(pid, SIGKILL)
+        if isRunning { kill(pid, SIGKILL) }
         waitForExit()
     }
 
