@@ -11,11 +11,13 @@ public enum BenchFrames {
             + #"","text":""# + payload.text + #"","type":"send"}"#
     }
 
-    /// The bench payload of a `message` or `sent` frame, read from its bytes without decoding the
-    /// frame; `nil` unless the text is `bench` and three numbers.
+    /// The bench payload of a `message` or `sent` frame, found in its bytes without decoding the
+    /// frame and parsed by ``BenchPayload/init(text:)``; `nil` unless it is one.
     public static func payload(in frame: String) -> BenchPayload? {
         var frame = frame
         return frame.withUTF8 { bytes -> BenchPayload? in
+            // A plain byte loop: the standard library's generic `firstRange(of:)` took the generator
+            // from ~54 to ~92 µs of CPU per message at the 5k rung.
             let marker = payloadMarker
             guard bytes.count > marker.count else { return nil }
             var start = 0
@@ -24,27 +26,9 @@ public enum BenchFrames {
                     start += 1
                     continue search
                 }
-                break
-            }
-            guard start <= bytes.count - marker.count else { return nil }
-            // Three decimal numbers separated by single spaces, ended by the closing quote.
-            var numbers: [UInt64] = [], current: UInt64 = 0, digits = 0
-            for byte in bytes[(start + marker.count)...] {
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9") where digits < 19:
-                    current = current * 10 + UInt64(byte - UInt8(ascii: "0"))
-                    digits += 1
-                case UInt8(ascii: " "), UInt8(ascii: "\""):
-                    guard digits > 0 else { return nil }
-                    numbers.append(current)
-                    (current, digits) = (0, 0)
-                    if byte == UInt8(ascii: "\"") {
-                        guard numbers.count == 3, numbers[0] <= UInt64(Int.max), numbers[1] <= UInt64(Int.max) else { return nil }
-                        return BenchPayload(sender: Int(numbers[0]), number: Int(numbers[1]), sentAtMicros: numbers[2])
-                    }
-                default:
-                    return nil
-                }
+                let numbers = start + marker.count
+                guard let close = bytes[numbers...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+                return BenchPayload(text: "bench " + String(decoding: bytes[numbers..<close], as: UTF8.self))
             }
             return nil
         }

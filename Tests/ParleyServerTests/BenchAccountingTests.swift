@@ -63,7 +63,7 @@ import Testing
             #expect(report.sent == 100 && report.acknowledged == 100 && report.delivered == 100)
             #expect(report.lost == 0 && report.duplicated == 0 && report.outOfOrder == 0 && report.errors == 0)
             #expect(report.seconds >= 0.2475, "sent ahead of the schedule: \(report.seconds) s")
-            #expect((report.benchCPUMicrosPerMessage ?? 0) > 0)
+            #expect(report.benchCPUMicrosPerMessage != nil)  // /proc counts in 10 ms ticks: a small run may read 0
         }
     }
 
@@ -86,7 +86,7 @@ import Testing
             let socket = try await BenchSocket.connect(url: "ws://localhost:\(api.port)/v1/ws", token: session.token) { _ in }
             let start = ContinuousClock.now
             socket.close()
-            socket.close()  // a second goodbye sends nothing more
+            socket.close()  // a second goodbye must not break the handshake
             await socket.closed()
             #expect(ContinuousClock.now - start < .seconds(4), "the close handshake did not end the connection")
         }
