@@ -10,8 +10,7 @@ extension SQLiteStore: EventLog {
     static func appendEvent(
         _ payload: StreamEvent.Payload, to user: UserID, now: Timestamp, _ statements: WriterStatements
     ) throws -> Delivery {
-        guard let position = try statements.nextPosition.firstRow(.text(user.rawValue), read: { $0.int64(0) })
-        else { throw StoreError.userNotFound }
+        guard let position = try statements.nextPosition(of: user.rawValue) else { throw StoreError.userNotFound }
         let insert = statements.insertEvent
         let at = RawValue.int(now.milliseconds)
         switch payload {

@@ -90,16 +90,14 @@ extension SQLiteStore: MessageStore {
             // The two users just added, in the order the members query gives (user id).
             members = [new.sender, recipient].sorted { $0.rawValue < $1.rawValue }
         }
-        guard let seq = try statements.nextSeq.firstRow(.int(now.milliseconds), .text(targetID.rawValue), read: { $0.int64(0) })
-        else { throw StoreError.conversationNotFound }
+        guard let seq = try statements.nextSeq(in: targetID.rawValue, at: now.milliseconds) else { throw StoreError.conversationNotFound }
         let message = Message(
             id: .random(), conversationId: targetID, seq: seq, senderId: new.sender, clientId: new.clientId,
             text: new.text, createdAt: now)
         try statements.insertMessage.execute(
             .text(message.id.rawValue), .text(targetID.rawValue), .int(seq), .text(new.sender.rawValue),
             .text(new.clientId.rawValue), .text(message.text), .int(now.milliseconds))
-        let firstSent = try statements.markSenderSeen.firstRow(
-            .int(seq), .text(targetID.rawValue), .text(new.sender.rawValue), read: { $0.int64(0) })
+        let firstSent = try statements.markSenderSeen(seq, in: targetID.rawValue, sender: new.sender.rawValue)
         // Rule 6: the sender's first message where everyone else has written forms contacts.
         let contactsFormed = try firstSent == seq && Int.fetchOne(
             db.cachedStatement(sql: "SELECT COUNT(*) FROM conversation_members WHERE conversation_id = ? AND first_sent_seq IS NULL"),
