@@ -23,30 +23,38 @@ extension StringIdentifier {
 enum UUIDText {
     private static let dashes = [4, 6, 8, 10]
 
-    /// The lowercase form of `8-4-4-4-12` hex digits (either case), or nil.
+    /// The lowercase form of `8-4-4-4-12` hex digits (either case), or nil. An id already in
+    /// lowercase, as clients send them, is returned as it is.
     static func normalized(_ string: String) -> String? {
-        let utf8 = string.utf8
-        guard utf8.count == 36 else { return nil }
-        var valid = true
-        let text = String(unsafeUninitializedCapacity: 36) { buffer in
-            for (index, byte) in utf8.enumerated() {
-                switch (index, byte) {
-                case (8, UInt8(ascii: "-")), (13, UInt8(ascii: "-")), (18, UInt8(ascii: "-")), (23, UInt8(ascii: "-")):
-                    buffer[index] = byte
-                case (8, _), (13, _), (18, _), (23, _):
-                    valid = false
-                case (_, UInt8(ascii: "0")...UInt8(ascii: "9")), (_, UInt8(ascii: "a")...UInt8(ascii: "f")):
-                    buffer[index] = byte
-                case (_, UInt8(ascii: "A")...UInt8(ascii: "F")):
-                    buffer[index] = byte + 32
-                default:
-                    valid = false
-                }
-                if !valid { return 0 }
-            }
-            return 36
+        switch withBytes(string, { $0.count == 36 ? scan($0, at: 0) : nil }) {
+        case nil: return nil
+        case let uppercase?: return uppercase ? string.lowercased() : string
         }
-        return valid ? text : nil
+    }
+
+    /// nil unless the 36 bytes from `start` are `8-4-4-4-12` hex digits; otherwise whether any
+    /// digit is uppercase.
+    static func scan(_ bytes: UnsafeBufferPointer<UInt8>, at start: Int) -> Bool? {
+        guard bytes.count >= start + 36 else { return nil }
+        var uppercase = false
+        for offset in 0..<36 {
+            let byte = bytes[start + offset]
+            switch (offset, byte) {
+            case (8, UInt8(ascii: "-")), (13, UInt8(ascii: "-")), (18, UInt8(ascii: "-")), (23, UInt8(ascii: "-")): continue
+            case (8, _), (13, _), (18, _), (23, _): return nil
+            case (_, UInt8(ascii: "0")...UInt8(ascii: "9")), (_, UInt8(ascii: "a")...UInt8(ascii: "f")): continue
+            case (_, UInt8(ascii: "A")...UInt8(ascii: "F")): uppercase = true
+            default: return nil
+            }
+        }
+        return uppercase
+    }
+
+    /// Runs `body` on the string's UTF-8 bytes, without a copy when they are stored contiguously
+    /// (as in every native string).
+    static func withBytes<R>(_ string: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let result = string.utf8.withContiguousStorageIfAvailable(body) { return result }
+        return Array(string.utf8).withUnsafeBufferPointer(body)
     }
 
     /// A random (version 4) UUID in lowercase.
@@ -93,11 +101,25 @@ public struct ConversationID: StringIdentifier {
 
     /// Parses a client-supplied id; `nil` when it cannot be a conversation id (wrong shape or order).
     public init?(validating string: String) {
-        let parts = string.split(separator: "_", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == "dm",
-            let a = UserID(validating: String(parts[1])), let b = UserID(validating: String(parts[2])), a < b
-        else { return nil }
-        self = .direct(a, b)
+        // Ids as the server makes them (lowercase, as clients send them back) are checked in place.
+        enum Shape { case invalid, lowercase, uppercase }
+        let shape = UUIDText.withBytes(string) { bytes -> Shape in
+            guard bytes.count == 76, bytes[0] == UInt8(ascii: "d"), bytes[1] == UInt8(ascii: "m"), bytes[2] == UInt8(ascii: "_"),
+                bytes[39] == UInt8(ascii: "_"), let upperA = UUIDText.scan(bytes, at: 3), let upperB = UUIDText.scan(bytes, at: 40)
+            else { return .invalid }
+            if upperA || upperB { return .uppercase }
+            return bytes[3..<39].lexicographicallyPrecedes(bytes[40..<76]) ? .lowercase : .invalid
+        }
+        switch shape {
+        case .invalid: return nil
+        case .lowercase: self.init(rawValue: string)
+        case .uppercase:
+            let parts = string.split(separator: "_", omittingEmptySubsequences: false)
+            guard parts.count == 3, parts[0] == "dm",
+                let a = UserID(validating: String(parts[1])), let b = UserID(validating: String(parts[2])), a < b
+            else { return nil }
+            self = .direct(a, b)
+        }
     }
 }
 

@@ -5,6 +5,9 @@ public enum LowercaseHex {
     public static let digits = Array("0123456789abcdef".utf8)
 
     /// Two digits per byte; a `-` before each byte whose index is in `dashesBefore` (the UUID form).
+    /// Inlinable, so callers in other modules get it specialized for their collection (generic, it
+    /// looked up type metadata for every byte).
+    @inlinable
     public static func string(_ bytes: some Collection<UInt8>, dashesBefore: [Int] = []) -> String {
         String(unsafeUninitializedCapacity: bytes.count * 2 + dashesBefore.count) { buffer in
             var index = 0

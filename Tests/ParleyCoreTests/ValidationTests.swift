@@ -95,6 +95,36 @@ import Testing
         }
     }
 
+    /// The in-place check of ``ConversationID/init(validating:)`` agrees with the rule as written:
+    /// `dm_`, two user ids (either case, normalized to lowercase), the lower one first.
+    @Test func conversationIdsAreCheckedAsTheirRuleSays() {
+        func byTheRule(_ string: String) -> String? {
+            let parts = string.split(separator: "_", omittingEmptySubsequences: false)
+            guard parts.count == 3, parts[0] == "dm", let a = UserID(validating: String(parts[1])),
+                let b = UserID(validating: String(parts[2])), a < b
+            else { return nil }
+            return "dm_\(a.rawValue)_\(b.rawValue)"
+        }
+        let (a, b) = { let x = UserID.random(), y = UserID.random(); return x < y ? (x, y) : (y, x) }()
+        let id = ConversationID.direct(a, b).rawValue
+        var inputs = [id, id.uppercased(), "dm_\(a.rawValue.uppercased())_\(b.rawValue)", "dm_\(a.rawValue)_\(b.rawValue.uppercased())",
+                      "dm_\(b.rawValue)_\(a.rawValue)", "dm_\(a.rawValue)_\(a.rawValue)", String(id.dropLast()), id + "0", "x" + id]
+        for index in 0..<id.count {
+            for replacement in ["0", "f", "F", "g", "-", "_", " ", "é"] {
+                var characters = Array(id)
+                characters[index] = Character(replacement)
+                inputs.append(String(characters))
+            }
+        }
+        var accepted = 0
+        for input in inputs {
+            let expected = byTheRule(input)
+            #expect(ConversationID(validating: input)?.rawValue == expected, "\(input)")
+            if expected != nil { accepted += 1 }
+        }
+        #expect(accepted > 100, "the id, its uppercase forms and most hex digits replaced by hex digits")
+    }
+
     @Test func clientIdsMustBeUUIDsAndAreNormalized() {
         #expect(ClientMessageID(validating: "not-a-uuid") == nil)
         #expect(ClientMessageID(validating: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")?.rawValue == "e621e1f8-c36c-495a-93fc-0c247a3e6e5f")

@@ -47,7 +47,7 @@ final class RealtimeSocketHandler: ChannelDuplexHandler {
         case .text, .binary:
             guard !closeSent, !closeReceived else { return }
             let bytes = Self.unmaskedBytes(of: frame)
-            if frame.opcode == .text, !Self.isUTF8(bytes) {
+            if frame.opcode == .text, !WireCoding.isUTF8(bytes) {
                 fail(.dataInconsistentWithMessage, context: context)
                 return
             }
@@ -174,11 +174,5 @@ final class RealtimeSocketHandler: ChannelDuplexHandler {
         guard let key = frame.maskKey else { return bytes }  // joined fragments come unmasked
         for index in bytes.indices { bytes[index] ^= key[index % 4] }
         return bytes
-    }
-
-    /// Whether `bytes` are valid UTF-8; ASCII, by far the most common, is checked without decoding.
-    static func isUTF8(_ bytes: [UInt8]) -> Bool {
-        if !bytes.contains(where: { $0 >= 0x80 }) { return true }
-        return String(validating: bytes, as: UTF8.self) != nil
     }
 }

@@ -9,9 +9,10 @@ enum WireCoding {
 
     /// Parses a frame's bytes. Invalid UTF-8, bad JSON, unknown types and missing fields each get their own code.
     static func decodeFrame(_ bytes: [UInt8]) -> Result<ClientFrame, ParleyError> {
-        guard String(validating: bytes, as: UTF8.self) != nil else {
+        guard isUTF8(bytes) else {
             return .failure(ParleyError(.invalidUTF8, "Frames must be valid UTF-8."))
         }
+        if let send = PlainSendFrame.read(bytes) { return .success(.send(send)) }
         let data = Data(bytes)
         do {
             return .success(try JSONDecoder().decode(ClientFrame.self, from: data))
@@ -22,6 +23,12 @@ enum WireCoding {
         } catch {
             return .failure(ParleyError(.invalidFrame, "The frame is missing fields or has fields of the wrong type."))
         }
+    }
+
+    /// Whether `bytes` are valid UTF-8; ASCII, by far the most common, is checked without decoding.
+    static func isUTF8(_ bytes: [UInt8]) -> Bool {
+        if !bytes.contains(where: { $0 >= 0x80 }) { return true }
+        return String(validating: bytes, as: UTF8.self) != nil
     }
 
     /// The `ref` of a frame that failed to decode, when it has a readable one, so the error can be matched.
