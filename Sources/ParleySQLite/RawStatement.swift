@@ -6,8 +6,10 @@ import GRDBSQLite
 /// before and after each run) cost more CPU than SQLite's own work, for ~8 statements per message.
 ///
 /// Rules:
-/// 1. Only inside a transaction GRDB opened on the connection that prepared it: GRDB then still
-///    owns the transaction and its savepoints, and these statements only read and write rows.
+/// 1. Only on the connection that prepared it, by one thread at a time: on the pool's writer only
+///    inside a transaction GRDB opened (GRDB then still owns the transaction and its savepoints, and
+///    these statements only read and write rows); on a lookup connection as ``LookupConnections``
+///    says.
 /// 2. Each run binds every parameter, and ends with the statement reset and its bindings cleared,
 ///    whether it succeeded or threw: no read lock or stale argument outlives a run.
 /// 3. A failing step throws GRDB's `DatabaseError` with SQLite's extended code, so callers classify

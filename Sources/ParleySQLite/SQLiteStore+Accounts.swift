@@ -79,11 +79,10 @@ extension SQLiteStore: AccountStore {
     }
 
     public func session(tokenHash: String, now: Timestamp) async throws -> SessionInfo? {
-        try lookup { db in
-            try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT user_id, expires_at FROM sessions WHERE token_hash = ? AND expires_at > ?"),
-                arguments: [tokenHash, now.milliseconds]
-            ).map { SessionInfo(user: UserID(rawValue: $0[0]), expiresAt: Timestamp(milliseconds: $0[1])) }
+        try rawLookup { statements in
+            try statements.session.firstRow(.text(tokenHash), .int(now.milliseconds)) {
+                SessionInfo(user: UserID(rawValue: $0.text(0)), expiresAt: Timestamp(milliseconds: $0.int64(1)))
+            }
         }
     }
 

@@ -72,23 +72,18 @@ extension SQLiteStore: ConversationStore {
     }
 
     public func contacts(of user: UserID) async throws -> [UserID] {
-        try lookup { db in try Self.contacts(of: user, db) }
+        try rawLookup { statements in try Self.contacts(of: user, statements) }
     }
 
     /// One read for both: a connect begins and ends one read transaction, not two.
     public func liveStart(of user: UserID) async throws -> LiveStart {
-        try lookup { db in LiveStart(head: try Self.streamHead(of: user, db), contacts: try Self.contacts(of: user, db)) }
+        try rawLookup { statements in
+            try statements.snapshot { LiveStart(head: try Self.streamHead(of: user, statements), contacts: try Self.contacts(of: user, statements)) }
+        }
     }
 
-    static func contacts(of user: UserID, _ db: Database) throws -> [UserID] {
-        try String.fetchAll(
-            db.cachedStatement(sql: """
-                SELECT DISTINCT other.user_id FROM conversation_members me
-                JOIN conversation_members other ON other.conversation_id = me.conversation_id AND other.user_id != me.user_id
-                WHERE me.user_id = ? AND me.first_sent_seq IS NOT NULL AND other.first_sent_seq IS NOT NULL
-                """),
-            arguments: [user.rawValue]
-        ).map(UserID.init(rawValue:))
+    static func contacts(of user: UserID, _ statements: LookupStatements) throws -> [UserID] {
+        try statements.contacts.rows(.text(user.rawValue)) { UserID(rawValue: $0.text(0)) }
     }
 
     /// Summaries of the given conversations as `user` sees them, in the order of `ids`;

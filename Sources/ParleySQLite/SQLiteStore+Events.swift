@@ -65,11 +65,11 @@ extension SQLiteStore: EventLog {
     }
 
     public func streamHead(of user: UserID) async throws -> Int64 {
-        try lookup { db in try Self.streamHead(of: user, db) }
+        try rawLookup { statements in try Self.streamHead(of: user, statements) }
     }
 
-    static func streamHead(of user: UserID, _ db: Database) throws -> Int64 {
-        try Int64.fetchOne(db.cachedStatement(sql: "SELECT stream_head FROM users WHERE id = ?"), arguments: [user.rawValue]) ?? 0
+    static func streamHead(of user: UserID, _ statements: LookupStatements) throws -> Int64 {
+        try statements.streamHead.firstRow(.text(user.rawValue)) { $0.int64(0) } ?? 0
     }
 
     public func pruneEvents(keepPerUser: Int) async throws -> Int {

@@ -26,6 +26,8 @@ public final class SQLiteStore: ParleyStore, Sendable {
     let checkpointer: WALCheckpointer
     /// The send path's statements, prepared on the writer connection.
     let writerStatements: WriterStatements
+    /// The connections of the reads every connect makes (``rawLookup(_:)``).
+    let lookupConnections: LookupConnections
     /// Lookups under way, and whether the store is closed (``lookup(_:)``).
     private let lookups = Mutex(LookupGate())
 
@@ -68,6 +70,7 @@ public final class SQLiteStore: ParleyStore, Sendable {
         }
         try SQLiteSchema.migrator.migrate(pool)
         writerStatements = try pool.writeWithoutTransaction { db in try WriterStatements(db) }
+        lookupConnections = try LookupConnections(path: path)
         let checkpointer = try WALCheckpointer(path: path)
         self.checkpointer = checkpointer
         batcher = GroupCommitWriter(pool: pool, afterCommit: checkpointer.committed)
@@ -98,12 +101,22 @@ public final class SQLiteStore: ParleyStore, Sendable {
     /// synchronous read on a pool closed meanwhile uses a closed connection and crashes (a
     /// connection's last presence update can still run while the server shuts down).
     func lookup<T>(_ work: (Database) throws -> T) throws -> T {
+        try gated { try pool.read(work) }
+    }
+
+    /// A lookup on ``LookupConnections``, for the reads every connect makes; the same gate as
+    /// ``lookup(_:)``.
+    func rawLookup<T>(_ work: (LookupStatements) throws -> T) throws -> T {
+        try gated { try lookupConnections.run(work) }
+    }
+
+    private func gated<T>(_ work: () throws -> T) throws -> T {
         try lookups.withLock { gate in
             guard !gate.closed else { throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "Connection is closed") }
             gate.inFlight += 1
         }
         defer { lookups.withLock { $0.inFlight -= 1 } }
-        return try pool.read(work)
+        return try work()
     }
 
     /// A write transaction; storage failures become ``StoreError/storageUnavailable``.
@@ -159,6 +172,7 @@ public final class SQLiteStore: ParleyStore, Sendable {
     public func close() async throws {
         lookups.withLock { $0.closed = true }
         while lookups.withLock({ $0.inFlight > 0 }) { try? await Task.sleep(for: .milliseconds(1)) }
+        lookupConnections.close()
         try checkpointer.close()
         try await pool.writeWithoutTransaction { _ in writerStatements.finalize() }
         try pool.close()
