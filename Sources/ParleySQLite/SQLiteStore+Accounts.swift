@@ -27,7 +27,7 @@ extension SQLiteStore: AccountStore {
 
     public func users(_ ids: [UserID]) async throws -> [User] {
         guard !ids.isEmpty else { return [] }
-        return try lookup { db in try Self.users(ids, db) }
+        return try await lookup { db in try Self.users(ids, db) }
     }
 
     static func users(_ ids: [UserID], _ db: Database) throws -> [User] {
@@ -39,7 +39,7 @@ extension SQLiteStore: AccountStore {
     }
 
     public func credentials(username: String) async throws -> Credentials? {
-        try lookup { db in
+        try await lookup { db in
             try Row.fetchOne(
                 db, sql: "SELECT \(Columns.user), u.password_hash FROM users u WHERE u.username = ?",
                 arguments: [username]
@@ -117,7 +117,7 @@ extension SQLiteStore: AccountStore {
 
     public func lastSeen(_ users: [UserID]) async throws -> [UserID: Timestamp] {
         guard !users.isEmpty else { return [:] }
-        return try lookup { db in
+        return try await lookup { db in
             let rows = try Row.fetchAll(
                 db, sql: "SELECT id, last_seen_at FROM users WHERE id IN (\(databaseQuestionMarks(count: users.count))) AND last_seen_at IS NOT NULL",
                 arguments: StatementArguments(users.map(\.rawValue)))

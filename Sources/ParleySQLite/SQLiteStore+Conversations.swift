@@ -54,14 +54,14 @@ extension SQLiteStore: ConversationStore {
     }
 
     public func conversation(_ id: ConversationID, as user: UserID) async throws -> ConversationSummary {
-        try lookup { db in
+        try await lookup { db in
             guard let summary = try Self.summaries(of: user, ids: [id], db).first else { throw StoreError.conversationNotFound }
             return summary
         }
     }
 
     public func memberIDs(of conversation: ConversationID) async throws -> [UserID] {
-        try lookup { db in try Self.memberIDs(conversation, db) }
+        try await lookup { db in try Self.memberIDs(conversation, db) }
     }
 
     static func memberIDs(_ conversation: ConversationID, _ db: Database) throws -> [UserID] {

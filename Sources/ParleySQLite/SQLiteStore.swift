@@ -92,16 +92,19 @@ public final class SQLiteStore: ParleyStore, Sendable {
         try manager.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
     }
 
-    /// A read by key, on the caller's thread. GRDB's asynchronous read hops to a reader's queue and
-    /// back: two thread wake-ups, which cost more than a lookup in pages that are in memory. Scans
-    /// and pages (history, search, replay, the conversation list) stay asynchronous, so no caller
-    /// is held for long.
+    /// A read by key through GRDB's pool. The reads every connect makes take ``rawLookup(_:)``
+    /// instead, on the caller's thread.
     ///
-    /// A lookup after ``close()`` throws, and `close()` waits for the lookups under way: GRDB's
-    /// synchronous read on a pool closed meanwhile uses a closed connection and crashes (a
+    /// It awaits the pool: a read on the caller's thread once blocked the Swift concurrency pool's
+    /// threads waiting for a reader, while the readers were only given back by tasks that needed
+    /// one of those threads, and the server stopped (all of its threads in GRDB's `Pool.get`).
+    ///
+    /// A lookup after ``close()`` throws, and `close()` waits for the lookups under way (a
     /// connection's last presence update can still run while the server shuts down).
-    func lookup<T>(_ work: (Database) throws -> T) throws -> T {
-        try gated { try pool.read(work) }
+    func lookup<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try enter()
+        defer { leave() }
+        return try await pool.read(work)
     }
 
     /// A lookup on ``LookupConnections``, for the reads every connect makes; the same gate as
@@ -111,13 +114,19 @@ public final class SQLiteStore: ParleyStore, Sendable {
     }
 
     private func gated<T>(_ work: () throws -> T) throws -> T {
+        try enter()
+        defer { leave() }
+        return try work()
+    }
+
+    private func enter() throws {
         try lookups.withLock { gate in
             guard !gate.closed else { throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "Connection is closed") }
             gate.inFlight += 1
         }
-        defer { lookups.withLock { $0.inFlight -= 1 } }
-        return try work()
     }
+
+    private func leave() { lookups.withLock { $0.inFlight -= 1 } }
 
     /// A write transaction; storage failures become ``StoreError/storageUnavailable``.
     func write<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T) async throws -> T {
