@@ -73,7 +73,7 @@ final class LookupStatements: @unchecked Sendable {
                 guard code == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: pragma) }
             }
             session = try prepare("SELECT user_id, expires_at FROM sessions WHERE token_hash = ? AND expires_at > ?")
-            streamHead = try prepare("SELECT stream_head FROM users WHERE id = ?")
+            streamHead = try prepare(WriterStatements.streamHeadSQL)
             contacts = try prepare("""
                 SELECT DISTINCT other.user_id FROM conversation_members me
                 JOIN conversation_members other ON other.conversation_id = me.conversation_id AND other.user_id != me.user_id

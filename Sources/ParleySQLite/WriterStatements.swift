@@ -45,7 +45,7 @@ final class WriterStatements: @unchecked Sendable {
         firstSentSeq = try RawStatement(
             "SELECT first_sent_seq FROM conversation_members WHERE conversation_id = ? AND user_id = ?", on: connection)
         bumpStreamHead = try RawStatement("UPDATE users SET stream_head = stream_head + 1 WHERE id = ?", on: connection)
-        streamHead = try RawStatement("SELECT stream_head FROM users WHERE id = ?", on: connection)
+        streamHead = try RawStatement(Self.streamHeadSQL, on: connection)
         insertEvent = try RawStatement("""
             INSERT INTO events (user_id, pos, kind, conversation_id, seq, subject_id, delivered_seq, read_seq, created_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -74,6 +74,9 @@ final class WriterStatements: @unchecked Sendable {
 
     /// A conversation's members, in user id order; lookups outside writes run it through GRDB.
     static let membersSQL = "SELECT user_id FROM conversation_members WHERE conversation_id = ? ORDER BY user_id"
+
+    /// A user's stream head; lookups outside writes run it on ``LookupConnections``.
+    static let streamHeadSQL = "SELECT stream_head FROM users WHERE id = ?"
 
     /// These statements, for a write on `db`.
     func on(_ db: Database) throws -> WriterStatements {
