@@ -71,7 +71,12 @@ public final class SQLiteStore: ParleyStore, Sendable {
         try SQLiteSchema.migrator.migrate(pool)
         writerStatements = try pool.writeWithoutTransaction { db in try WriterStatements(db) }
         lookupConnections = try LookupConnections(path: path)
-        let checkpointer = try WALCheckpointer(path: path)
+        let pool = pool
+        // Rule 2 of the checkpointer: its last pass runs on the writer's connection, between two
+        // transactions, so that the next write can start the WAL over.
+        let checkpointer = try WALCheckpointer(path: path) {
+            try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
+        }
         self.checkpointer = checkpointer
         batcher = GroupCommitWriter(pool: pool, afterCommit: checkpointer.committed)
     }

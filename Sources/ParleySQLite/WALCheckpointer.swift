@@ -4,18 +4,24 @@ import GRDB
 import Synchronization
 
 /// Copies the write-ahead log back into the database file on a connection and a thread of its own,
-/// so that commits find it mostly done.
+/// so that commits find it mostly done, and starts the WAL over with a short pause of the writer.
 ///
-/// SQLite's automatic checkpoint runs inside the commit that takes the WAL past 1,000 pages: that
-/// commit, and every send queued behind it, waited while ~1,000 pages were written to the database
-/// file and synced (the p99 at 1,000 msgs/s). Rules:
+/// SQLite's automatic checkpoint runs inside the commit that takes the WAL past its threshold: that
+/// commit, and every send queued behind it, waited while the pages not yet copied were written to
+/// the database file and synced (at 5,000 sends/s, ~10 ms every ~85 ms: the delivery p90 and p99).
+/// Only a checkpoint that finds every frame copied lets the next write start the WAL over, and with
+/// commits running during the copy, only one that no commit can overtake finds that. Rules:
 /// 1. After each commit the writer calls ``committed()``; a PASSIVE checkpoint then runs within
 ///    `interval`, on this object's queue, never on the writer's. It never blocks a writer or a reader.
-/// 2. The writer's own automatic checkpoint still runs, at ``writerThreshold`` WAL pages, which keeps
-///    the WAL bounded (only a checkpoint in the writer can start the WAL over); it finds all but the
-///    last `interval` of the WAL copied already. The threshold is high enough that, at thousands of
-///    sends a second (several new pages each), it is this object that copies, not the commit path.
-/// 3. ``close()`` waits for a checkpoint under way, then closes the connection; after it, nothing runs.
+/// 2. When a checkpoint finds the WAL at `restartThreshold` pages or more, more passes follow at
+///    once, each copying what was committed during the one before, until one takes under
+///    ``shortPass`` (or after ``maximumPasses``). Then a last one runs through `betweenCommits`: on
+///    the writer's connection, between two transactions, so no commit overtakes it, and the next
+///    write starts the WAL over. The commit path waits for that short copy and its syncs only
+///    (~5 ms), once per ``defaultRestartThreshold`` pages (~1.5 s at 5,000 sends/s).
+/// 3. The writer's own automatic checkpoint stays at ``writerThreshold`` pages, above rule 2's: it
+///    only runs if this object falls behind (or is not there).
+/// 4. ``close()`` waits for a checkpoint under way, then closes the connection; after it, nothing runs.
 final class WALCheckpointer: Sendable {
     private struct State {
         var scheduled = false
@@ -23,20 +29,36 @@ final class WALCheckpointer: Sendable {
         var lastRun = ContinuousClock.now - .seconds(3600)
     }
 
-    /// The writer's automatic checkpoint, in WAL pages (16 MiB of 4 KiB pages); SQLite's default of
-    /// 1,000 filled in ~30 ms at 5,000 sends/s, so the writer did most of the copying itself.
-    static let writerThreshold = 4000
+    /// Rule 2's threshold, in WAL pages (160 MiB of 4 KiB pages). The pause it brings hits the sends
+    /// queued behind it: at 4,000 pages (every ~150 ms at 5,000 sends/s) that was the delivery p99.
+    static let defaultRestartThreshold = 40000
+    /// Rule 2: a pass this short leaves little for the writer's pass; after `maximumPasses` the
+    /// writer's pass runs anyway, so the WAL stays bounded while commits outrun the copying.
+    static let shortPass = Duration.milliseconds(2)
+    static let maximumPasses = 8
+
+    /// Rule 3: the writer's automatic checkpoint, in WAL pages (400 MiB); SQLite's default of 1,000
+    /// filled in ~40 ms at 5,000 sends/s.
+    static let writerThreshold = 100_000
 
     private let connection: DatabaseQueue
     private let queue = DispatchQueue(label: "parley.wal-checkpoint")
     private let state = Mutex(State())
     private let interval: Duration
+    private let restartThreshold: Int
+    /// Runs a checkpoint on the writer's connection between two of its transactions (rule 2).
+    private let betweenCommits: (@Sendable () throws -> Void)?
 
-    init(path: String, interval: Duration = .milliseconds(50)) throws {
+    init(
+        path: String, interval: Duration = .milliseconds(50), restartThreshold: Int = defaultRestartThreshold,
+        betweenCommits: (@Sendable () throws -> Void)? = nil
+    ) throws {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         connection = try DatabaseQueue(path: path, configuration: configuration)
         self.interval = interval
+        self.restartThreshold = restartThreshold
+        self.betweenCommits = betweenCommits
     }
 
     /// Rule 1: asks for a checkpoint, due `interval` after the last one.
@@ -51,7 +73,7 @@ final class WALCheckpointer: Sendable {
         queue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { self.run() }
     }
 
-    /// Rule 3.
+    /// Rule 4.
     func close() throws {
         queue.sync { state.withLock { $0.closed = true } }
         try connection.close()
@@ -74,7 +96,17 @@ final class WALCheckpointer: Sendable {
         }
         guard go else { return }
         // A failed checkpoint costs nothing but WAL length; the next commit asks for another.
-        _ = try? checkpoint()
+        for pass in 1... {
+            let start = ContinuousClock.now
+            guard let (walFrames, _) = try? checkpoint() else { return }
+            guard walFrames >= restartThreshold, let betweenCommits else { return }
+            // Rule 2: what a pass copies was committed during the one before, so passes shorten;
+            // the writer waits once one is short enough.
+            if ContinuousClock.now - start < Self.shortPass || pass == Self.maximumPasses {
+                try? betweenCommits()
+                return
+            }
+        }
     }
 
     private func checkpoint() throws -> (walFrameCount: Int, checkpointedFrameCount: Int) {

@@ -18,7 +18,7 @@ import Testing
         try await store.close()
     }
 
-    /// ``WALCheckpointer`` rule 2: the writer's own checkpoint waits for `writerThreshold` pages
+    /// ``WALCheckpointer`` rule 3: the writer's own checkpoint waits for `writerThreshold` pages
     /// (SQLite's default of 1,000 made the commit path do the copying at thousands of sends a second),
     /// and GRDB's setup of the pool does not put the default back.
     @Test func theWriterLeavesCheckpointsToTheCheckpointerUpToTheThreshold() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 @testable import ParleySQLite
+import Synchronization
 import Testing
 
 /// ``WALCheckpointer``'s rules: after commits, the WAL is copied into the database file off the
@@ -61,7 +62,40 @@ import Testing
         #expect(Self.fileBytes(path) < before + (1 << 20))
     }
 
-    /// Rule 3.
+    /// Rule 2: past the restart threshold the last pass runs on the writer's connection, and the WAL
+    /// starts over instead of growing with every commit; no row is lost on the way.
+    @Test func pastTheThresholdTheWriterPassStartsTheWALOver() async throws {
+        let path = Self.temporaryPath()
+        let pool = try Self.makePool(path)
+        let writerPasses = Mutex(0)
+        let checkpointer = try WALCheckpointer(path: path, interval: .milliseconds(5), restartThreshold: 100) {
+            writerPasses.withLock { $0 += 1 }
+            try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
+        }
+        try await Self.fill(GroupCommitWriter(pool: pool, afterCommit: checkpointer.committed), rows: 3000)
+        try checkpointer.close()
+        #expect(writerPasses.withLock { $0 } >= 1)
+        // 3,000 commits of a ~1 KB row each wrote more than 3,000 pages (12 MB) to the WAL.
+        #expect(Self.fileBytes(path + "-wal") < 4 << 20, "the WAL started over")
+        let rows = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item") }
+        #expect(rows == 3000)
+    }
+
+    /// The counter-test: below the threshold the writer is never paused.
+    @Test func belowTheThresholdTheWriterIsNeverPaused() async throws {
+        let path = Self.temporaryPath()
+        let pool = try Self.makePool(path)
+        let writerPasses = Mutex(0)
+        let checkpointer = try WALCheckpointer(path: path, interval: .milliseconds(5), restartThreshold: 1_000_000) {
+            writerPasses.withLock { $0 += 1 }
+        }
+        try await Self.fill(GroupCommitWriter(pool: pool, afterCommit: checkpointer.committed), rows: 500)
+        try await Task.sleep(for: .milliseconds(50))
+        try checkpointer.close()
+        #expect(writerPasses.withLock { $0 } == 0)
+    }
+
+    /// Rule 4.
     @Test func afterCloseNothingRuns() async throws {
         let path = Self.temporaryPath()
         _ = try Self.makePool(path)
