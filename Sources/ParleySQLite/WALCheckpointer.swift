@@ -18,7 +18,7 @@ import Synchronization
 ///    ``shortPass`` (or after ``maximumPasses``). Then a last one runs through `betweenCommits`: on
 ///    the writer's connection, between two transactions, so no commit overtakes it, and the next
 ///    write starts the WAL over. The commit path waits for that short copy and its syncs only
-///    (~5 ms), once per ``defaultRestartThreshold`` pages (~1.5 s at 5,000 sends/s).
+///    (~5 ms), once per ``defaultRestartThreshold`` pages (~1 s at 5,000 sends/s).
 /// 3. The writer's own automatic checkpoint stays at ``writerThreshold`` pages, above rule 2's: it
 ///    only runs if this object falls behind (or is not there).
 /// 4. ``close()`` waits for a checkpoint under way, then closes the connection; after it, nothing runs.
@@ -30,7 +30,7 @@ final class WALCheckpointer: Sendable {
     }
 
     /// Rule 2's threshold, in WAL pages (160 MiB of 4 KiB pages). The pause it brings hits the sends
-    /// queued behind it: at 4,000 pages (every ~150 ms at 5,000 sends/s) that was the delivery p99.
+    /// queued behind it: at 4,000 pages (every ~85 ms at 5,000 sends/s) that was the delivery p99.
     static let defaultRestartThreshold = 40000
     /// Rule 2: a pass this short leaves little for the writer's pass; after `maximumPasses` the
     /// writer's pass runs anyway, so the WAL stays bounded while commits outrun the copying.

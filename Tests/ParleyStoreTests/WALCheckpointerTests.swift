@@ -62,19 +62,30 @@ import Testing
         #expect(Self.fileBytes(path) < before + (1 << 20))
     }
 
+    /// How often the checkpointer's last pass ran on the writer's connection (rule 2).
+    final class WriterPasses: Sendable {
+        let count = Mutex(0)
+    }
+
+    /// A checkpointer with rule 2 at `restartThreshold` pages, its writer's passes counted.
+    static func countingCheckpointer(_ path: String, _ pool: DatabasePool, restartThreshold: Int) throws -> (WALCheckpointer, WriterPasses) {
+        let passes = WriterPasses()
+        let checkpointer = try WALCheckpointer(path: path, interval: .milliseconds(5), restartThreshold: restartThreshold) {
+            passes.count.withLock { $0 += 1 }
+            try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
+        }
+        return (checkpointer, passes)
+    }
+
     /// Rule 2: past the restart threshold the last pass runs on the writer's connection, and the WAL
     /// starts over instead of growing with every commit; no row is lost on the way.
     @Test func pastTheThresholdTheWriterPassStartsTheWALOver() async throws {
         let path = Self.temporaryPath()
         let pool = try Self.makePool(path)
-        let writerPasses = Mutex(0)
-        let checkpointer = try WALCheckpointer(path: path, interval: .milliseconds(5), restartThreshold: 100) {
-            writerPasses.withLock { $0 += 1 }
-            try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
-        }
+        let (checkpointer, passes) = try Self.countingCheckpointer(path, pool, restartThreshold: 100)
         try await Self.fill(GroupCommitWriter(pool: pool, afterCommit: checkpointer.committed), rows: 3000)
         try checkpointer.close()
-        #expect(writerPasses.withLock { $0 } >= 1)
+        #expect(passes.count.withLock { $0 } >= 1)
         // 3,000 commits of a ~1 KB row each wrote more than 3,000 pages (12 MB) to the WAL.
         #expect(Self.fileBytes(path + "-wal") < 4 << 20, "the WAL started over")
         let rows = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item") }
@@ -85,14 +96,11 @@ import Testing
     @Test func belowTheThresholdTheWriterIsNeverPaused() async throws {
         let path = Self.temporaryPath()
         let pool = try Self.makePool(path)
-        let writerPasses = Mutex(0)
-        let checkpointer = try WALCheckpointer(path: path, interval: .milliseconds(5), restartThreshold: 1_000_000) {
-            writerPasses.withLock { $0 += 1 }
-        }
+        let (checkpointer, passes) = try Self.countingCheckpointer(path, pool, restartThreshold: 1_000_000)
         try await Self.fill(GroupCommitWriter(pool: pool, afterCommit: checkpointer.committed), rows: 500)
         try await Task.sleep(for: .milliseconds(50))
         try checkpointer.close()
-        #expect(writerPasses.withLock { $0 } == 0)
+        #expect(passes.count.withLock { $0 } == 0)
     }
 
     /// Rule 4.
