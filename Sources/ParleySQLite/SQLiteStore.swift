@@ -37,7 +37,12 @@ public final class SQLiteStore: ParleyStore, Sendable {
     }
 
     /// Opens (creating if needed) and migrates the database at `path`.
-    public init(path: String, durability: Durability = .full) throws {
+    public convenience init(path: String, durability: Durability = .full) throws {
+        try self.init(path: path, durability: durability, walRestartThreshold: WALCheckpointer.defaultRestartThreshold)
+    }
+
+    /// `walRestartThreshold`: ``WALCheckpointer`` rule 2's, in WAL pages (tests take a small one).
+    init(path: String, durability: Durability, walRestartThreshold: Int) throws {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         let synchronous = "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")"
@@ -71,12 +76,8 @@ public final class SQLiteStore: ParleyStore, Sendable {
         try SQLiteSchema.migrator.migrate(pool)
         writerStatements = try pool.writeWithoutTransaction { db in try WriterStatements(db) }
         lookupConnections = try LookupConnections(path: path)
-        let pool = pool
-        // Rule 2 of the checkpointer: its last pass runs on the writer's connection, between two
-        // transactions, so that the next write can start the WAL over.
-        let checkpointer = try WALCheckpointer(path: path) {
-            try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
-        }
+        let checkpointer = try WALCheckpointer(
+            path: path, restartThreshold: walRestartThreshold, betweenCommits: WALCheckpointer.writerPass(pool))
         self.checkpointer = checkpointer
         batcher = GroupCommitWriter(pool: pool, afterCommit: checkpointer.committed)
     }

@@ -73,6 +73,12 @@ final class WALCheckpointer: Sendable {
         queue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { self.run() }
     }
 
+    /// Rule 2's last pass: a checkpoint on `pool`'s writer connection, which waits for the write
+    /// under way and holds off the next one.
+    static func writerPass(_ pool: DatabasePool) -> @Sendable () throws -> Void {
+        { try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) } }
+    }
+
     /// Rule 4.
     func close() throws {
         queue.sync { state.withLock { $0.closed = true } }

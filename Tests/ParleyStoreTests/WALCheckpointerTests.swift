@@ -70,9 +70,10 @@ import Testing
     /// A checkpointer with rule 2 at `restartThreshold` pages, its writer's passes counted.
     static func countingCheckpointer(_ path: String, _ pool: DatabasePool, restartThreshold: Int) throws -> (WALCheckpointer, WriterPasses) {
         let passes = WriterPasses()
+        let writerPass = WALCheckpointer.writerPass(pool)
         let checkpointer = try WALCheckpointer(path: path, interval: .milliseconds(5), restartThreshold: restartThreshold) {
             passes.count.withLock { $0 += 1 }
-            try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
+            try writerPass()
         }
         return (checkpointer, passes)
     }
@@ -101,6 +102,23 @@ import Testing
         try await Task.sleep(for: .milliseconds(50))
         try checkpointer.close()
         #expect(passes.count.withLock { $0 } == 0)
+    }
+
+    /// The store starts its WAL over by rule 2: with a small threshold, its WAL stays small while
+    /// commits that would fill 12 MB of it go through the group commit.
+    @Test func theStoreStartsItsWALOver() async throws {
+        let path = Self.temporaryPath()
+        let store = try SQLiteStore(path: path, durability: .normal, walRestartThreshold: 100)
+        try await store.batchedWrite { db in try db.execute(sql: "CREATE TABLE item (n INTEGER, payload TEXT)") }
+        for n in 0..<3000 {
+            try await store.batchedWrite { db in
+                try db.execute(sql: "INSERT INTO item (n, payload) VALUES (?, ?)", arguments: [n, String(repeating: "x", count: 1000)])
+            }
+        }
+        // Read before closing: SQLite removes the WAL file when its last connection closes.
+        let walBytes = Self.fileBytes(path + "-wal")
+        try await store.close()
+        #expect(walBytes > 0 && walBytes < 4 << 20, "the WAL started over")
     }
 
     /// Rule 4.
