@@ -67,6 +67,7 @@ public final class SQLiteStore: ParleyStore, Sendable {
         try pool.writeWithoutTransaction { db in
             try db.execute(sql: synchronous)
             try db.execute(sql: "PRAGMA wal_autocheckpoint = \(WALCheckpointer.writerThreshold)")
+            if durability == .full { try db.execute(sql: "PRAGMA parley_gather_wal = ON") }
         }
         // SQLite creates the WAL and shared-memory files with the database file's mode; an older
         // database may have them already, so they are tightened too.
@@ -85,6 +86,10 @@ public final class SQLiteStore: ParleyStore, Sendable {
     /// Whether SQLite's process-wide set-up ran before its first use (`SQLiteProcessSetup`: memory
     /// statistics off, which took a process-wide mutex on every allocation inside SQLite).
     static var processSetupApplied: Bool { parley_sqlite_process_setup_applied() == 1 }
+
+    /// Whether the VFS that gathers a commit's WAL frames into one write is the process's default
+    /// (`SQLiteProcessSetup`); the writer asks for it with durability `full`.
+    static var walGatheringRegistered: Bool { parley_gathered_wal_writes_registered() == 1 }
 
     /// Creates `path` readable and writable by its owner only (0600), or tightens an existing file:
     /// messages and password hashes are nobody else's business on a shared machine.
