@@ -18,6 +18,16 @@ import Testing
         try await store.close()
     }
 
+    /// The store's writer gathers each commit's WAL frames into one write (`GatheredWALWrites.c`)
+    /// with durability `full`, whose commits sync; with `normal` it cannot, and does not.
+    @Test(arguments: [(SQLiteStore.Durability.full, "1"), (.normal, "0")])
+    func theWriterGathersItsWALWritesWhenItsCommitsSync(durability: SQLiteStore.Durability, gathering: String) async throws {
+        let store = try SQLiteStore(path: WALCheckpointerTests.temporaryPath(), durability: durability)
+        let writers = try await store.batchedWrite { db in try String.fetchOne(db, sql: "PRAGMA parley_gather_wal") }
+        #expect(writers == gathering)
+        try await store.close()
+    }
+
     /// ``WALCheckpointer`` rule 3: the writer's own checkpoint waits for `writerThreshold` pages
     /// (SQLite's default of 1,000 made the commit path do the copying at thousands of sends a second),
     /// and GRDB's setup of the pool does not put the default back.
