@@ -92,11 +92,17 @@ final class ServerHarness {
         }
         let timeout = Task {
             try await Task.sleep(for: .seconds(20))
-            signal.finish()
+            signal.yield(-1)  // no answer: the server may still be starting
         }
         defer { timeout.cancel() }
         var iterator = ready.makeAsyncIterator()
-        guard let bound = await iterator.next() else { throw ClientTestFailure("server did not start listening on port \(nodes[index].port)") }
+        let answer = await iterator.next()
+        guard let bound = answer, bound > 0 else {
+            // Why it did not start (a port taken, a service that failed), rather than only that.
+            var reason = "no answer in 20 s"
+            if answer == nil, case .failure(let error) = await nodes[index].running?.result { reason = "\(error)" }
+            throw ClientTestFailure("server did not start listening on port \(nodes[index].port): \(reason)")
+        }
         nodes[index].port = bound
     }
 
