@@ -100,7 +100,10 @@ final class ServerHarness {
         guard let bound = answer, bound > 0 else {
             // Why it did not start (a port taken, a service that failed), rather than only that.
             var reason = "no answer in 20 s"
-            if answer == nil, case .failure(let error) = await nodes[index].running?.result { reason = "\(error)" }
+            if answer == nil {
+                reason = "it stopped"
+                if case .failure(let error) = await nodes[index].running?.result { reason = "\(error)" }
+            }
             throw ClientTestFailure("server did not start listening on port \(nodes[index].port): \(reason)")
         }
         nodes[index].port = bound
