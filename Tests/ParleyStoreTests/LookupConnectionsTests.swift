@@ -29,19 +29,28 @@ import Testing
         try await withStore { store, user in
             let seen = Mutex<Set<ObjectIdentifier>>([])
             let inside = Atomic<Int>(0), most = Atomic<Int>(0)
-            DispatchQueue.concurrentPerform(iterations: 6) { _ in
-                let head = try? store.lookupConnections.run { statements in
-                    let now = inside.add(1, ordering: .sequentiallyConsistent).newValue
-                    most.max(now, ordering: .sequentiallyConsistent)
-                    defer { inside.subtract(1, ordering: .sequentiallyConsistent) }
-                    seen.withLock { _ = $0.insert(ObjectIdentifier(statements)) }
-                    Thread.sleep(forTimeInterval: 0.05)
-                    return try SQLiteStore.streamHead(of: user, statements)
-                }
-                #expect(head == 0)
+            // Threads of their own (a busy machine can leave `concurrentPerform` one thread), each
+            // waiting inside until all six are in: only callers that share a connection never get there.
+            let callers = DispatchGroup()
+            for _ in 0..<6 {
+                callers.enter()
+                Thread {
+                    defer { callers.leave() }
+                    let head = try? store.lookupConnections.run { statements in
+                        let now = inside.add(1, ordering: .sequentiallyConsistent).newValue
+                        most.max(now, ordering: .sequentiallyConsistent)
+                        defer { inside.subtract(1, ordering: .sequentiallyConsistent) }
+                        seen.withLock { _ = $0.insert(ObjectIdentifier(statements)) }
+                        let deadline = Date().addingTimeInterval(5)
+                        while most.load(ordering: .sequentiallyConsistent) < 6, Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
+                        return try SQLiteStore.streamHead(of: user, statements)
+                    }
+                    #expect(head == 0)
+                }.start()
             }
+            callers.wait()
             #expect(seen.withLock(\.count) == most.load(ordering: .sequentiallyConsistent), "one connection per caller at once")
-            #expect(most.load(ordering: .sequentiallyConsistent) > 1)
+            #expect(most.load(ordering: .sequentiallyConsistent) == 6)
         }
     }
 
