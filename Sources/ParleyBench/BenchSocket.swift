@@ -4,6 +4,7 @@ import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
 import ParleyCore
+import Synchronization
 
 /// One bench WebSocket: writes frames straight to its channel and hands every received text frame
 /// to `onText` on the channel's event loop.
@@ -15,24 +16,39 @@ public final class BenchSocket: Sendable {
     private let channel: any Channel
 
     /// Connects, upgrades, says `hello` and returns once `welcome` came back.
-    public static func connect(url: String, token: String, after: Int64? = nil, onText: @escaping @Sendable (String) -> Void) async throws -> BenchSocket {
+    public static func connect(
+        url: String, token: String, after: Int64? = nil, handshakeLimit: TimeAmount = handshakeLimit,
+        onText: @escaping @Sendable (String) -> Void
+    ) async throws -> BenchSocket {
         guard let parsed = URL(string: url), let host = parsed.host, let port = parsed.port else {
             throw BenchAPI.Failure(description: "not a WebSocket URL with a host and a port: \(url)")
         }
         let hello = try WireFormat.encoder().encode(ClientFrame.hello(token: token, after: after))
         let welcome = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: Bool.self)
         // Every path answers `welcome` (a promise left unanswered is a bug NIO reports): the frame
-        // handler with the first text frame or when the connection ends, the lines below otherwise.
-        let upgraded: EventLoopFuture<(any Channel)?>
+        // handler with the first text frame or when the connection ends, the lines below otherwise,
+        // and at the latest `handshakeLimit` after the start (a promise answers once; later answers
+        // are ignored), so no connect waits for ever.
+        // At the limit the connection is closed too: a server that never answers the upgrade would
+        // otherwise hold it, and this call, open.
+        let opened = OpenedChannel(), upgradedInTime = welcome.futureResult.eventLoop.makePromise(of: (any Channel)?.self)
+        let limit = welcome.futureResult.eventLoop.scheduleTask(in: handshakeLimit) {
+            welcome.succeed(false)
+            upgradedInTime.fail(BenchAPI.Failure(description: "no WebSocket handshake within \(handshakeLimit.nanoseconds / 1_000_000) ms"))
+            opened.close()
+        }
+        welcome.futureResult.whenComplete { _ in limit.cancel() }
         do {
-            upgraded = try await Self.upgrade(host: host, port: port, path: parsed.path, welcome: welcome, onText: onText)
+            let upgraded = try await Self.upgrade(host: host, port: port, path: parsed.path, welcome: welcome, opened: opened, onText: onText)
+            upgraded.cascade(to: upgradedInTime)
         } catch {
             welcome.succeed(false)
+            upgradedInTime.fail(error)
             throw error
         }
         let channel: any Channel
         do {
-            guard let upgradedChannel = try await upgraded.get() else { throw BenchAPI.Failure(description: "the server refused the WebSocket upgrade") }
+            guard let upgradedChannel = try await upgradedInTime.futureResult.get() else { throw BenchAPI.Failure(description: "the server refused the WebSocket upgrade") }
             channel = upgradedChannel
         } catch {
             welcome.succeed(false)
@@ -42,17 +58,22 @@ public final class BenchSocket: Sendable {
         socket.write(ByteBuffer(bytes: hello))
         guard try await welcome.futureResult.get() else {
             socket.close()
+            _ = channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }  // a server that never answers
             throw BenchAPI.Failure(description: "WebSocket hello was refused or the connection failed")
         }
         return socket
     }
 
-    private static func upgrade(host: String, port: Int, path: String, welcome: EventLoopPromise<Bool>,
+    /// How long a connect may take, from its start to `welcome`.
+    public static let handshakeLimit = TimeAmount.seconds(10)
+
+    private static func upgrade(host: String, port: Int, path: String, welcome: EventLoopPromise<Bool>, opened: OpenedChannel,
                                 onText: @escaping @Sendable (String) -> Void) async throws -> EventLoopFuture<(any Channel)?> {
         try await ClientBootstrap(group: .singletonMultiThreadedEventLoopGroup)
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .connect(host: host, port: port) { channel in
-                channel.eventLoop.makeCompletedFuture {
+                opened.set(channel)
+                return channel.eventLoop.makeCompletedFuture {
                     let upgrader = NIOTypedWebSocketClientUpgrader<(any Channel)?>(maxFrameSize: 1 << 20) { channel, _ in
                         channel.eventLoop.makeCompletedFuture {
                             try channel.pipeline.syncOperations.addHandlers(
@@ -98,6 +119,13 @@ public final class BenchSocket: Sendable {
         let frame = WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: json)
         channel.writeAndFlush(frame, promise: nil)
     }
+}
+
+/// The connection a connect opened, for its handshake limit to close.
+private final class OpenedChannel: Sendable {
+    private let channel = Mutex<(any Channel)?>(nil)
+    func set(_ opened: any Channel) { channel.withLock { $0 = opened } }
+    func close() { channel.withLock { $0 }?.close(promise: nil) }
 }
 
 /// Text frames to `onText`; the first one answers whether the server said `welcome`. Pings are
@@ -158,5 +186,11 @@ private final class BenchFrameHandler: ChannelDuplexHandler {
     func channelInactive(context: ChannelHandlerContext) {
         welcome.succeed(false)
         context.fireChannelInactive()
+    }
+
+    /// A server killed while it answered the upgrade can close the connection before this handler
+    /// is in place: it then never sees `channelInactive`, and `welcome` must be answered here.
+    func handlerAdded(context: ChannelHandlerContext) {
+        if !context.channel.isActive { welcome.succeed(false) }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import ParleyBench
 import ParleyCore
+import Synchronization
 import Testing
 
 /// The bench's own accounting must catch what it exists to catch: lost, duplicated and reordered messages.
@@ -80,6 +81,35 @@ import Testing
 
     /// Saying goodbye sends the close frame and the server's answer ends the connection: it does
     /// not wait for the socket's 5 s cut.
+    /// A server that takes the connection and never answers the upgrade: the connect fails at its
+    /// handshake limit instead of waiting for ever (a crash check once hung that way on a killed server).
+    @Test func aConnectToAServerThatNeverAnswersEndsAtItsLimit() async throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && listen(listener, 8) == 0 && getsockname(listener, $0, &length) == 0 }
+        }
+        try #require(bound)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let outcome = Mutex<String?>(nil)
+        Task {  // never accepted: the kernel completes the TCP handshake alone
+            do {
+                _ = try await BenchSocket.connect(url: "ws://127.0.0.1:\(port)/v1/ws", token: "t", handshakeLimit: .milliseconds(300)) { _ in }
+                outcome.withLock { $0 = "connected" }
+            } catch {
+                outcome.withLock { $0 = "failed" }
+            }
+        }
+        // Polled, not awaited: a connect that waits for ever must fail this test, not hang the suite.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while outcome.withLock({ $0 }) == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(outcome.withLock { $0 } == "failed")
+    }
+
     @Test func aSocketThatSaysGoodbyeIsClosedByTheHandshake() async throws {
         try await TestServer.run { api in
             let session = try await BenchAPI(baseURL: "http://localhost:\(api.port)").register("goodbye")
