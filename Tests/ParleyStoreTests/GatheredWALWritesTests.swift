@@ -86,6 +86,7 @@ import Testing
         try writer!.write { db in try db.execute(sql: "CREATE TABLE item (n INTEGER, payload TEXT)") }
         #expect(try Self.gathering(writer!))
         var total = 0
+        var framesBeforeRestart = 0
         for commit in 0..<120 {
             let rows = commit == 60 ? 3000 : commit % 7 + 1  // commit 60 is ~6 MB of frames
             try writer!.write { db in try Self.insert(db, rows: total..<(total + rows), size: commit == 60 ? 2000 : 700) }
@@ -93,7 +94,11 @@ import Testing
             #expect(try Self.count(reader!) == total, "after commit \(commit)")
             if commit == 80 {
                 // Everything copied: the writer's next commit starts the WAL over, from its header.
-                _ = try reader!.writeWithoutTransaction { db in try db.checkpoint(.restart) }
+                framesBeforeRestart = try reader!.writeWithoutTransaction { db in try db.checkpoint(.restart) }.walFrameCount
+            }
+            if commit == 81 {
+                let frames = try reader!.writeWithoutTransaction { db in try db.checkpoint(.passive) }.walFrameCount
+                #expect(frames < framesBeforeRestart / 10, "the WAL started over: \(frames) frames after \(framesBeforeRestart)")
             }
         }
         let sum = try reader!.read { db in try Int.fetchOne(db, sql: "SELECT sum(n) FROM item") }
