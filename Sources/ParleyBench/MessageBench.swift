@@ -14,6 +14,8 @@ public struct MessageBench: Sendable {
         public var window = 16
         public var maxSeconds: Double = 60
         public var drainSeconds: Double = 10
+        /// Where to write every delivery's send time and latency (``LatencyLog``); nil keeps none.
+        public var latencyLog: String?
         public init() {}
     }
 
@@ -46,6 +48,7 @@ public struct MessageBench: Sendable {
             var acknowledged: Set<Int> = []
             var errors = 0
             var ackLatency = Histogram<UInt64>(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
+            var timeline = LatencyLog()
         }
         let values = Mutex(Values())
         /// One element per answered send (ack or error): the sender's window.
@@ -70,12 +73,16 @@ public struct MessageBench: Sendable {
         log("connecting \(options.pairs * 2) WebSockets")
         let connectStart = ContinuousClock.now
         var sockets: [BenchSocket] = []
+        let keepTimeline = options.latencyLog != nil
         for (index, receiver) in receivers.enumerated() {
             let pair = pairs[index]
             sockets.append(try await BenchSocket.connect(url: target.receiverWebSocketURL ?? webSocketURL, token: receiver.token) { text in
                 guard text.hasPrefix(#"{"message":"#), let payload = BenchFrames.payload(in: text) else { return }
                 let micros = BenchClock.nowMicros() &- payload.sentAtMicros
-                pair.values.withLock { $0.ledger.deliver(payload.number, micros: micros) }
+                pair.values.withLock {
+                    $0.ledger.deliver(payload.number, micros: micros)
+                    if keepTimeline { $0.timeline.record(sentAtMicros: payload.sentAtMicros, latencyMicros: micros) }
+                }
             })
         }
         var senderSocketList: [BenchSocket] = []
@@ -100,7 +107,7 @@ public struct MessageBench: Sendable {
         log("sending")
         let cpuBefore = serverPID.flatMap(ProcessCPU.microseconds)
         let benchCPUBefore = ProcessCPU.microseconds(pid: getpid())
-        let start = ContinuousClock.now
+        let start = ContinuousClock.now, startMicros = BenchClock.nowMicros()
         let deadline = start.advanced(by: .seconds(options.maxSeconds))
         let sending = (0..<options.pairs).map { index in
             Sender(index: index, socket: senderSocketList[index], conversation: conversations[index], pair: pairs[index])
@@ -153,6 +160,10 @@ public struct MessageBench: Sendable {
                 delivery.add(values.ledger.latency)
                 ack.add(values.ackLatency)
             }
+        }
+        if let path = options.latencyLog {
+            let timeline = pairs.reduce(into: LatencyLog()) { all, pair in all.append(pair.values.withLock { $0.timeline }) }
+            try timeline.write(to: path, since: startMicros)
         }
         report.unanswered = report.sent - report.acknowledged - report.errors
         if let before = benchCPUBefore, let after = ProcessCPU.microseconds(pid: getpid()), report.delivered > 0 {

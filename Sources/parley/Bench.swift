@@ -68,6 +68,8 @@ struct Bench: AsyncParsableCommand {
         @Option(help: "Stop sending after this many seconds.") var duration = 60.0
         @Option(help: "Connect the receivers to this server instead (another node of a cluster, loopback only), to measure cross-node delivery.")
         var receiverUrl: String?
+        @Option(help: "Write each delivery's send time and latency (µs since sending began, a line each) to this file: when the slow ones happened.")
+        var latencyLog: String?
 
         func validate() throws {
             guard (1...5000).contains(pairs), (1...1_000_000).contains(messages), rate >= 0, (1...1024).contains(window),
@@ -82,6 +84,13 @@ struct Bench: AsyncParsableCommand {
             options.rate = rate > 0 ? rate : nil
             options.window = window
             options.maxSeconds = duration
+            if let latencyLog {
+                // Refused before the run, not after it: a run can take minutes.
+                guard FileManager.default.createFile(atPath: latencyLog, contents: nil) else {
+                    throw ValidationError("--latency-log: cannot write \(latencyLog).")
+                }
+                options.latencyLog = latencyLog
+            }
             if let receiverUrl {
                 guard let host = URL(string: receiverUrl)?.host, host == "localhost" || host == "::1" || host.hasPrefix("127.") else {
                     throw ValidationError("--receiver-url must be a loopback address (127.0.0.0/8, ::1 or localhost).")

@@ -68,6 +68,60 @@ import Testing
         }
     }
 
+    /// `--latency-log`: samples by send time, counted from when sending began.
+    @Test func theLatencyLogListsSamplesBySendTimeFromTheStart() {
+        var first = LatencyLog(), second = LatencyLog()
+        first.record(sentAtMicros: 5_300, latencyMicros: 40)
+        first.record(sentAtMicros: 5_100, latencyMicros: 900)
+        second.record(sentAtMicros: 5_200, latencyMicros: 7)
+        first.append(second)
+        let lines = first.text(since: 5_000).split(separator: "\n")
+        #expect(lines.first?.hasPrefix("#") == true)
+        #expect(Array(lines.dropFirst()) == ["100 900", "200 7", "300 40"])
+    }
+
+    /// A paced run's log has every delivery once, its send times spread over the schedule, and
+    /// the slowest latency the report's maximum.
+    @Test func aRunWritesEveryDeliveryToTheLatencyLog() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("parley-latency-\(UUID().uuidString).txt").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try await TestServer.run { api in
+            let report = try await Self.bench(port: api.port) { options in
+                options.pairs = 4
+                options.messagesPerSender = 25
+                options.rate = 400  // the last message is due 0.2475 s after the start
+                options.latencyLog = path
+            }
+            let samples = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").dropFirst().map { line in
+                line.split(separator: " ").compactMap { UInt64($0) }
+            }
+            #expect(samples.count == report.delivered && report.delivered == 100)
+            #expect(samples.allSatisfy { $0.count == 2 })
+            let sentTimes = samples.map { $0.first ?? 0 }
+            #expect(sentTimes == sentTimes.sorted())
+            #expect((sentTimes.last ?? 0) >= 247_500, "the log's send times follow the schedule")
+            let slowest = samples.map { $0.last ?? 0 }.max() ?? 0
+            let reported = report.delivery?.max ?? 0
+            #expect(reported > 0 && slowest.distance(to: reported).magnitude <= reported / 100 + 1, "\(slowest) against \(reported)")
+        }
+    }
+
+    /// The command refuses a log it cannot write before it runs (a run can take minutes).
+    @Test func theCommandRefusesALatencyLogItCannotWrite() throws {
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("parley").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["bench", "messages", "--latency-log", "/nonexistent-parley-dir/latency.txt", "--url", "http://127.0.0.1:9"]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus != 0)
+        #expect(text.contains("--latency-log: cannot write"), "\(text)")
+    }
+
     /// Every failed connect answers the socket's `welcome` promise: NIO stops a debug build that
     /// leaves one unanswered, so these fail by crashing if a path forgets it.
     @Test func aSocketThatCannotConnectOrUpgradeFailsWithAnError() async throws {
