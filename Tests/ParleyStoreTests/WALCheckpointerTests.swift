@@ -48,6 +48,8 @@ import Testing
         #expect(Self.fileBytes(path) >= before + (3 << 19), "the rows (about 2 MB) reached the database file")
         let state = try checkpointer.checkpointNow()
         #expect(state.checkpointedFrameCount == state.walFrameCount, "nothing left to copy")
+        let paced = try checkpointer.pacedWrites()
+        #expect(paced.inEffect && paced.writeOuts > 0, "the copies went to the disk a few pages at a time")
         try checkpointer.close()
     }
 
