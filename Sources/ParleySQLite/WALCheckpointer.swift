@@ -100,8 +100,13 @@ final class WALCheckpointer: Sendable {
     /// Whether this object's copies are paced (rule 5 of `SQLiteProcessSetup`'s VFS), and the
     /// write-outs made so far.
     func pacedWrites() throws -> (inEffect: Bool, writeOuts: Int) {
-        let text = try queue.sync { try connection.read { db in try String.fetchOne(db, sql: "PRAGMA parley_paced_writes") } } ?? ""
-        let numbers = text.split(separator: " ").compactMap { Int($0) }
+        try queue.sync { try connection.read(Self.pacedWrites) }
+    }
+
+    /// `PRAGMA parley_paced_writes` of `db`'s connection: whether pacing is in effect, and the
+    /// write-outs made so far.
+    static func pacedWrites(_ db: Database) throws -> (inEffect: Bool, writeOuts: Int) {
+        let numbers = (try String.fetchOne(db, sql: "PRAGMA parley_paced_writes") ?? "").split(separator: " ").compactMap { Int($0) }
         return (numbers.first == 1, numbers.count == 2 ? numbers[1] : -1)
     }
 

@@ -25,11 +25,8 @@ import Testing
         return try DatabaseQueue(path: path, configuration: configuration)
     }
 
-    /// `PRAGMA parley_paced_writes`: whether pacing is in effect, and the write-outs made.
     static func paced(_ db: DatabaseQueue) throws -> (inEffect: Bool, writeOuts: Int) {
-        let text = try db.read { db in try String.fetchOne(db, sql: "PRAGMA parley_paced_writes") } ?? ""
-        let numbers = text.split(separator: " ").compactMap { Int($0) }
-        return (numbers.first == 1, numbers.count == 2 ? numbers[1] : -1)
+        try db.read(WALCheckpointer.pacedWrites)
     }
 
     @Test func aCheckpointThatAskedWritesItsPagesOutSixteenAtATime() throws {
