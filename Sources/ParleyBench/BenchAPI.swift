@@ -42,6 +42,17 @@ public struct BenchAPI: Sendable {
         return try JSONDecoder().decode(Response.self, from: Data(bytes.readableBytesView))
     }
 
+    /// Fails within `limit` unless a Parley server answers `/healthz` at ``baseURL``: the client
+    /// otherwise retries a refused connection until a request's own 60 s deadline.
+    public func checkReachable(within limit: TimeAmount = .seconds(5)) async throws {
+        do {
+            let response = try await client.execute(HTTPClientRequest(url: baseURL + "/healthz"), timeout: limit)
+            guard response.status == .ok else { throw Failure(description: "/healthz answered \(response.status.code)") }
+        } catch {
+            throw Failure(description: "no Parley server answers at \(baseURL) (\(error))")
+        }
+    }
+
     public func register(_ username: String, password: String = "bench-password") async throws -> Session {
         let response = try await call(
             .POST, "/v1/auth/register", body: API.RegisterRequest(username: username, displayName: username, password: password),

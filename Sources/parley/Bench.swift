@@ -30,7 +30,9 @@ struct Bench: AsyncParsableCommand {
                     throw ValidationError("--url must be a loopback address (127.0.0.0/8, ::1 or localhost).")
                 }
                 let ws = url.replacingOccurrences(of: "http", with: "ws", options: .anchored) + "/v1/ws"
-                return try await body(BenchAPI(baseURL: url), ws, serverPid)
+                let api = BenchAPI(baseURL: url)
+                try await api.checkReachable()
+                return try await body(api, ws, serverPid)
             }
             FileLimits.raise()
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-\(UUID().uuidString)")

@@ -122,6 +122,20 @@ import Testing
         #expect(text.contains("--latency-log: cannot write"), "\(text)")
     }
 
+    /// `--url` of an address nobody answers fails at the reachability limit, not after the HTTP
+    /// client's 60 s of retrying the refused connection; a real server passes.
+    @Test func aBenchAgainstAnAddressNobodyAnswersFailsAtItsLimit() async throws {
+        let nothing = try LoopbackPort.reservable()
+        let start = ContinuousClock.now
+        await #expect(throws: BenchAPI.Failure.self) {
+            try await BenchAPI(baseURL: "http://127.0.0.1:\(nothing)").checkReachable(within: .milliseconds(300))
+        }
+        #expect(ContinuousClock.now - start < .seconds(5))
+        try await TestServer.run { api in
+            try await BenchAPI(baseURL: "http://localhost:\(api.port)").checkReachable()
+        }
+    }
+
     /// Every failed connect answers the socket's `welcome` promise: NIO stops a debug build that
     /// leaves one unanswered, so these fail by crashing if a path forgets it.
     @Test func aSocketThatCannotConnectOrUpgradeFailsWithAnError() async throws {
