@@ -50,7 +50,7 @@ struct GatherFile {
     int synchronousFull;   // rule 1, on a database file
     int descriptor;        // a database file's descriptor, or -1 (rule 5)
     int paced;             // rule 5, on a database file
-    int pendingPages;      // rule 5: writes since the last write-out
+    int writesSinceWriteOut;  // rule 5
     sqlite3_int64 writeOuts;  // rule 5: `PRAGMA parley_paced_writes`
     sqlite3_int64 walWritesAsked, walWritesMade;  // on a database file: `PRAGMA parley_wal_writes`
     unsigned char *buffer;
@@ -103,8 +103,8 @@ static int reserve(GatherFile *p, int needed) {
 static int pacedWrite(GatherFile *p, const void *data, int amount, sqlite3_int64 offset) {
     int rc = REAL(p)->pMethods->xWrite(REAL(p), data, amount, offset);
 #ifdef __linux__
-    if (rc == SQLITE_OK && ++p->pendingPages >= PACE_PAGES) {
-        p->pendingPages = 0;
+    if (rc == SQLITE_OK && ++p->writesSinceWriteOut >= PACE_PAGES) {
+        p->writesSinceWriteOut = 0;
         p->writeOuts++;
         // An error here is the write's: the kernel reports a write-back error once per descriptor,
         // so the checkpoint's later sync on this descriptor would not see it.
