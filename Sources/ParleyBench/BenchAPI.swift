@@ -45,11 +45,14 @@ public struct BenchAPI: Sendable {
     /// Fails within `limit` unless a Parley server answers `/healthz` at ``baseURL``: the client
     /// otherwise retries a refused connection until a request's own 60 s deadline.
     public func checkReachable(within limit: TimeAmount = .seconds(5)) async throws {
+        let response: HTTPClientResponse
         do {
-            let response = try await client.execute(HTTPClientRequest(url: baseURL + "/healthz"), timeout: limit)
-            guard response.status == .ok else { throw Failure(description: "/healthz answered \(response.status.code)") }
+            response = try await client.execute(HTTPClientRequest(url: baseURL + "/healthz"), timeout: limit)
         } catch {
             throw Failure(description: "no Parley server answers at \(baseURL) (\(error))")
+        }
+        guard response.status == .ok else {
+            throw Failure(description: "the server at \(baseURL) is not ready: /healthz answered \(response.status.code)")
         }
     }
 

@@ -147,8 +147,6 @@ import Testing
         }
     }
 
-    /// Saying goodbye sends the close frame and the server's answer ends the connection: it does
-    /// not wait for the socket's 5 s cut.
     /// A server that takes the connection and never answers the upgrade: the connect fails at its
     /// handshake limit instead of waiting for ever (a crash check once hung that way on a killed server).
     @Test func aConnectToAServerThatNeverAnswersEndsAtItsLimit() async throws {
@@ -178,6 +176,8 @@ import Testing
         #expect(outcome.withLock { $0 } == "failed")
     }
 
+    /// Saying goodbye sends the close frame and the server's answer ends the connection: it does
+    /// not wait for the socket's 5 s cut.
     @Test func aSocketThatSaysGoodbyeIsClosedByTheHandshake() async throws {
         try await TestServer.run { api in
             let session = try await BenchAPI(baseURL: "http://localhost:\(api.port)").register("goodbye")
