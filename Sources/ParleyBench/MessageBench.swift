@@ -32,6 +32,10 @@ public struct MessageBench: Sendable {
         /// The bench's own CPU over the same window, per delivered message, in µs: the load
         /// generator shares the machine's cores with the server, so what it takes the server lacks.
         public var benchCPUMicrosPerMessage: Double?
+        /// How late the sends left against their schedule, in µs (paced runs only): the load
+        /// generator's own delays. A slow delivery sent on time was held up after its send (in the
+        /// server, or on its way back), not by a load generator that was itself not running.
+        public var sendLateness: Percentiles?
     }
 
     let target: BenchTarget
@@ -113,7 +117,11 @@ public struct MessageBench: Sendable {
             Sender(index: index, socket: senderSocketList[index], conversation: conversations[index], pair: pairs[index])
         }
         if let rate = options.rate {
-            report.sent = await Self.paced(sending, rate: rate, messagesPerSender: options.messagesPerSender, start: start, deadline: deadline)
+            let run = await Self.paced(
+                senders: sending.count, rate: rate, messagesPerSender: options.messagesPerSender, start: start, deadline: deadline
+            ) { index, number in sending[index].send(number) }
+            report.sent = run.sent
+            report.sendLateness = Percentiles(run.lateness)
         } else {
             report.sent = await withTaskGroup(of: Int.self) { group in
                 for sender in sending {
@@ -191,29 +199,39 @@ public struct MessageBench: Sendable {
         }
     }
 
-    /// Paced mode: sender i's message n is due at `start + interval × (n − 1 + i / pairs)`, so the
+    /// What a paced run sent, and how late each send left against its schedule (µs).
+    struct PacedRun {
+        var sent = 0
+        var lateness = Histogram<UInt64>(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .two)
+    }
+
+    /// Paced mode: sender i's message n is due at `start + interval × (n − 1 + i / senders)`, so the
     /// aggregate rate is smooth. One task sends for every sender and wakes at most once per
     /// `tick`, sending whatever is due: a sleeping task per sender cost the load generator a
     /// timer and a thread wake-up per message, CPU the server then lacked. A message goes out at
-    /// most a tick late; its send time is stamped as it goes, so latencies are unaffected.
-    static func paced(_ senders: [Sender], rate: Double, messagesPerSender: Int,
+    /// most a tick late unless the generator itself is held up, which the lateness records; its
+    /// send time is stamped as it goes, so latencies are unaffected.
+    static func paced(senders: Int, rate: Double, messagesPerSender: Int,
                       start: ContinuousClock.Instant, deadline: ContinuousClock.Instant,
-                      tick: Duration = .milliseconds(1)) async -> Int {
-        let interval = Duration.seconds(Double(senders.count) / rate)
-        var sent = 0, lastWake = start
+                      tick: Duration = .milliseconds(1), send: (_ sender: Int, _ number: Int) -> Void) async -> PacedRun {
+        let interval = Duration.seconds(Double(senders) / rate)
+        var run = PacedRun(), lastWake = start
         for number in 1...messagesPerSender {
-            for sender in senders {
-                let due = start.advanced(by: interval * (number - 1) + interval * (Double(sender.index) / Double(senders.count)))
-                guard due < deadline else { return sent }
-                if due > ContinuousClock.now {
+            for sender in 0..<senders {
+                let due = start.advanced(by: interval * (number - 1) + interval * (Double(sender) / Double(senders)))
+                guard due < deadline else { return run }
+                var now = ContinuousClock.now
+                if due > now {
                     lastWake = max(due, lastWake.advanced(by: tick))
                     try? await Task.sleep(until: lastWake, clock: .continuous)
+                    now = ContinuousClock.now
                 }
-                sender.send(number)
-                sent += 1
+                _ = run.lateness.record(UInt64(max(0, (now - due).seconds * 1_000_000)))
+                send(sender, number)
+                run.sent += 1
             }
         }
-        return sent
+        return run
     }
 
     /// As-fast-as-possible mode: each sender keeps `window` sends in flight.

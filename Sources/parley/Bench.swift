@@ -110,6 +110,7 @@ struct Bench: AsyncParsableCommand {
                 "ack      \(report.ack?.summary ?? "-")",
                 "server CPU per delivered message: \(report.serverCPUMicrosPerMessage.map { String(format: "%.1f µs", $0) } ?? "- (needs the server's pid)")",
                 "bench (load generator) CPU per delivered message: \(report.benchCPUMicrosPerMessage.map { String(format: "%.1f µs", $0) } ?? "-")",
+                "sends left late (the load generator's own delays) \(report.sendLateness?.summary ?? "- (paced runs only)")",
                 "server RSS \(report.serverRSSBeforeKiB.map { "\($0 / 1024) MiB" } ?? "?") → \(report.serverRSSAfterKiB.map { "\($0 / 1024) MiB" } ?? "?")",
             ], report)
             if report.lost + report.duplicated + report.outOfOrder > 0 { throw ExitCode(2) }
