@@ -26,6 +26,14 @@ public struct Percentiles: Codable, Sendable {
     }
 }
 
+extension Histogram where Count == UInt64 {
+    /// The bench's histograms: durations in µs, up to 2 minutes, to three significant digits.
+    static func microseconds() -> Self { Self(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three) }
+
+    /// Records `micros`, a longer one as 2 minutes: every sample counts (a dropped one would not).
+    mutating func record(clamping micros: UInt64) { _ = record(Swift.min(micros, 120_000_000)) }
+}
+
 /// Resident memory of a process from /proc (Linux), in KiB; nil where unavailable.
 public enum ProcessMemory {
     public static func residentKiB(pid: Int32) -> Int? {

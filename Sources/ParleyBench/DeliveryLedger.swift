@@ -9,7 +9,7 @@ public struct DeliveryLedger: Sendable {
     private(set) var highest = 0
     public private(set) var duplicated = 0
     public private(set) var outOfOrder = 0
-    public private(set) var latency = Histogram<UInt64>(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
+    public private(set) var latency = Histogram<UInt64>.microseconds()
 
     public init() {}
 
@@ -21,7 +21,7 @@ public struct DeliveryLedger: Sendable {
         }
         if number < highest { outOfOrder += 1 }
         highest = max(highest, number)
-        _ = latency.record(min(micros, 120_000_000))
+        latency.record(clamping: micros)
     }
 
     /// How many of the acknowledged numbers never arrived.

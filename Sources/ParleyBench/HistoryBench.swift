@@ -37,23 +37,23 @@ public struct HistoryBench: Sendable {
         report.fillSeconds = (ContinuousClock.now - fillStart).seconds
 
         log("fetching \(options.pages) pages of 50")
-        var pages = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+        var pages = Histogram<UInt64>.microseconds()
         for _ in 0..<options.pages {
             let before = Int64.random(in: 51...Int64(options.messages + 1))
             let start = BenchClock.nowMicros()
             let page = try await api.history(bob, conversation, before: before)
-            _ = pages.record(BenchClock.nowMicros() - start)
+            pages.record(clamping: BenchClock.nowMicros() - start)
             guard page.messages.count == 50 else { throw BenchAPI.Failure(description: "short page before \(before)") }
         }
         report.page = Percentiles(pages)
 
         log("cold opens")
-        var opens = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+        var opens = Histogram<UInt64>.microseconds()
         for _ in 0..<options.coldOpens {
             let start = BenchClock.nowMicros()
             let socket = try await BenchSocket.connect(url: webSocketURL, token: bob.token) { _ in }
             _ = try await api.history(bob, conversation)
-            _ = opens.record(BenchClock.nowMicros() - start)
+            opens.record(clamping: BenchClock.nowMicros() - start)
             socket.close()
             await socket.closed()
         }

@@ -51,7 +51,7 @@ public struct MessageBench: Sendable {
             var ledger = DeliveryLedger()
             var acknowledged: Set<Int> = []
             var errors = 0
-            var ackLatency = Histogram<UInt64>(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
+            var ackLatency = Histogram<UInt64>.microseconds()
             var timeline = LatencyLog()
         }
         let values = Mutex(Values())
@@ -97,7 +97,7 @@ public struct MessageBench: Sendable {
                     let micros = BenchClock.nowMicros() &- payload.sentAtMicros
                     pair.values.withLock {
                         $0.acknowledged.insert(payload.number)
-                        _ = $0.ackLatency.record(min(micros, 120_000_000))
+                        $0.ackLatency.record(clamping: micros)
                     }
                     pair.answered.yield()
                 } else if text.hasPrefix(#"{"clientId":"#) {
@@ -155,7 +155,7 @@ public struct MessageBench: Sendable {
             report.serverCPUMicrosPerMessage = delivered > 0 ? Double(after - before) / Double(delivered) : nil
         }
 
-        var delivery = Histogram<UInt64>(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three)
+        var delivery = Histogram<UInt64>.microseconds()
         var ack = delivery
         for pair in pairs {
             pair.values.withLock { values in
@@ -199,10 +199,10 @@ public struct MessageBench: Sendable {
         }
     }
 
-    /// What a paced run sent, and how late each send left against its schedule (µs).
+    /// How late each send of a paced run left against its schedule (µs), one sample per send.
     struct PacedRun {
-        var sent = 0
-        var lateness = Histogram<UInt64>(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .two)
+        var lateness = Histogram<UInt64>.microseconds()
+        var sent: Int { Int(lateness.totalCount) }
     }
 
     /// Paced mode: sender i's message n is due at `start + interval × (n − 1 + i / senders)`, so the
@@ -226,9 +226,8 @@ public struct MessageBench: Sendable {
                     try? await Task.sleep(until: lastWake, clock: .continuous)
                     now = ContinuousClock.now
                 }
-                _ = run.lateness.record(UInt64(max(0, (now - due).seconds * 1_000_000)))
+                run.lateness.record(clamping: UInt64(max(0, (now - due).seconds * 1_000_000)))
                 send(sender, number)
-                run.sent += 1
             }
         }
         return run
