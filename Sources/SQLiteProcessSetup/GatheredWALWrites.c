@@ -30,7 +30,7 @@
 //    writes to the disk every `PACE_PAGES` writes and waits for them, without a cache flush. In WAL
 //    mode only checkpoints write the database file: a checkpoint's sync otherwise sent a thousand
 //    scattered pages to the disk at once, and every commit's WAL sync queued behind them (at 5,000
-//    sends/s, commits of 5-10 ms every 50 ms). A write-out that fails fails the write.
+//    sends/s, commits of 5-10 ms at each checkpoint). A write-out that fails fails the write.
 
 #define GATHER_LIMIT (4 << 20)
 // The default VFS writes at most 128 KiB at a time: it masks a longer write's length (`nBuf &=
