@@ -143,6 +143,7 @@ let package = Package(
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -27,11 +27,14 @@ public struct Percentiles: Codable, Sendable {
 }
 
 extension Histogram where Count == UInt64 {
-    /// The bench's histograms: durations in µs, up to 2 minutes, to three significant digits.
-    static func microseconds() -> Self { Self(highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: .three) }
+    /// The longest duration the bench's histograms hold apart, in µs (2 minutes).
+    static var longestMicroseconds: UInt64 { 120_000_000 }
 
-    /// Records `micros`, a longer one as 2 minutes: every sample counts (a dropped one would not).
-    mutating func record(clamping micros: UInt64) { _ = record(Swift.min(micros, 120_000_000)) }
+    /// The bench's histograms: durations in µs, up to ``longestMicroseconds``, to three significant digits.
+    static func microseconds() -> Self { Self(highestTrackableValue: longestMicroseconds, numberOfSignificantValueDigits: .three) }
+
+    /// Records `micros`, a longer one as ``longestMicroseconds``: every sample counts (a dropped one would not).
+    mutating func record(clamping micros: UInt64) { _ = record(Swift.min(micros, Self.longestMicroseconds)) }
 }
 
 /// Resident memory of a process from /proc (Linux), in KiB; nil where unavailable.

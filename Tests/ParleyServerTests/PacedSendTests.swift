@@ -1,4 +1,5 @@
 import Foundation
+import Histogram
 @testable import ParleyBench
 import Testing
 
@@ -24,5 +25,16 @@ import Testing
         }
         #expect(run.sent == 40)
         #expect(run.lateness.max >= 29_000, "latest send: \(run.lateness.max) µs")
+    }
+}
+
+/// The bench's histograms count every sample: one past their range is recorded at its top, not lost.
+@Suite struct BenchHistogramTests {
+    @Test func aSamplePastTheRangeCountsAtItsTop() {
+        var histogram = Histogram<UInt64>.microseconds()
+        histogram.record(clamping: 10 * Histogram<UInt64>.longestMicroseconds)
+        histogram.record(clamping: 1_000)
+        #expect(histogram.totalCount == 2)
+        #expect(histogram.max >= Histogram<UInt64>.longestMicroseconds * 999 / 1000)
     }
 }
