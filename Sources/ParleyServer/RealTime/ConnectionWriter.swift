@@ -17,6 +17,7 @@ final class ConnectionWriter: @unchecked Sendable {
     private let store: any ParleyStore
     private let hub: ConnectionHub
     private let logger: Logger
+    private let executor: (any TaskExecutor)?
     private var cursor: StreamCursor
     private let resumeAfter: Int64?
     private var replayed = false
@@ -32,8 +33,9 @@ final class ConnectionWriter: @unchecked Sendable {
 
     init(
         connection: ClientConnection, socket: SocketWriter, store: any ParleyStore, hub: ConnectionHub,
-        resumeAfter: Int64?, head: Int64, logger: Logger
+        resumeAfter: Int64?, head: Int64, logger: Logger, executor: (any TaskExecutor)? = nil
     ) {
+        self.executor = executor
         self.connection = connection
         self.socket = socket
         self.store = store
@@ -67,7 +69,7 @@ final class ConnectionWriter: @unchecked Sendable {
             guard !runs.stopped else { return }
             runs.started += 1
             let number = runs.started
-            runs.current = Task {
+            runs.current = Task(executorPreference: executor) {
                 await self.run()
                 self.runs.withLock { runs in if runs.started == number { runs.current = nil } }
             }

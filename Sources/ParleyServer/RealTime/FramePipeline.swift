@@ -41,12 +41,18 @@ final class FramePipeline: Sendable {
     private let capacity: Int
     private let answer: @Sendable (Work) async -> Void
     private let room: @Sendable () -> Void
+    private let executor: (any TaskExecutor)?
 
     /// - Parameters:
+    ///   - executor: where the worker runs (the connection's event loop); nil for the global pool.
     ///   - answer: handles one piece of work; the next is handed over once it returns.
     ///   - room: called once a full pipeline has room again (rule 2).
-    init(capacity: Int = 32, answer: @escaping @Sendable (Work) async -> Void, room: @escaping @Sendable () -> Void = {}) {
+    init(
+        capacity: Int = 32, executor: (any TaskExecutor)? = nil, answer: @escaping @Sendable (Work) async -> Void,
+        room: @escaping @Sendable () -> Void = {}
+    ) {
         self.capacity = capacity
+        self.executor = executor
         self.answer = answer
         self.room = room
     }
@@ -60,7 +66,7 @@ final class FramePipeline: Sendable {
             if state.waiting.count >= capacity { state.full = true }
             return (!state.working, state.full)
         }
-        if startWorker { Task { await self.work() } }
+        if startWorker { Task(executorPreference: executor) { await self.work() } }
         return !full
     }
 

@@ -37,12 +37,15 @@ final class LiveSession: @unchecked Sendable {  // `phase` is only touched on th
 
     private let shared: WebSocketSession
     private let channel: any Channel
+    /// Where this connection's tasks run: its event loop (``EventLoopTaskExecutor``).
+    private let executor: EventLoopTaskExecutor
     private let logger: Logger
     private var phase = Phase.awaitingHello(nil)
 
     init(shared: WebSocketSession, channel: any Channel, logger: Logger) {
         self.shared = shared
         self.channel = channel
+        self.executor = EventLoopTaskExecutor(channel.eventLoop)
         self.logger = logger
     }
 
@@ -61,7 +64,7 @@ final class LiveSession: @unchecked Sendable {  // `phase` is only touched on th
         case .awaitingHello(let timer):
             timer?.cancel()
             phase = .signingIn(waiting: [])
-            Task { await self.signIn(bytes) }
+            Task(executorPreference: executor) { await self.signIn(bytes) }
         case .signingIn(var waiting):
             phase = .ended  // not to copy `waiting` on append
             waiting.append(bytes)
@@ -78,7 +81,7 @@ final class LiveSession: @unchecked Sendable {  // `phase` is only touched on th
     func ended() {
         switch phase {
         case .awaitingHello(let timer): timer?.cancel()
-        case .open(let open): Task { await self.finish(open) }
+        case .open(let open): Task(executorPreference: executor) { await self.finish(open) }
         case .signingIn, .ended: break  // `signedIn` finishes a connection that closed while signing in
         }
         phase = .ended
@@ -128,7 +131,7 @@ final class LiveSession: @unchecked Sendable {  // `phase` is only touched on th
         let handler = FrameHandler(
             store: shared.store, hub: shared.hub, messenger: shared.messenger, typingLimiter: shared.typingLimiter,
             connection: connection, logger: logger)
-        let pipeline = FramePipeline(answer: handler.answer, room: { channel.triggerUserOutboundEvent(RealtimeSocketHandler.ReadFlow.resume, promise: nil) })
+        let pipeline = FramePipeline(executor: executor, answer: handler.answer, room: { channel.triggerUserOutboundEvent(RealtimeSocketHandler.ReadFlow.resume, promise: nil) })
         let counted = CountedAnywhere()
         let head: Int64
         do {
@@ -139,14 +142,14 @@ final class LiveSession: @unchecked Sendable {  // `phase` is only touched on th
         }
         let writer = ConnectionWriter(
             connection: connection, socket: SocketWriter(channel: channel, connection: connection), store: shared.store, hub: shared.hub,
-            resumeAfter: hello.after, head: head, logger: logger)
+            resumeAfter: hello.after, head: head, logger: logger, executor: executor)
         let open = Open(connection: connection, pipeline: pipeline, writer: writer, counted: counted)
         channel.eventLoop.execute { self.signedIn(open) }
     }
 
     private func signedIn(_ open: Open) {
         guard case .signingIn(let waiting) = phase else {
-            Task { await self.finish(open) }  // the socket closed while signing in
+            Task(executorPreference: executor) { await self.finish(open) }  // the socket closed while signing in
             return
         }
         phase = .open(open)

@@ -34,10 +34,12 @@ final class SocketWriter: @unchecked Sendable {
         defer { connection?.writeFinished() }
         let written = channel.eventLoop.makePromise(of: Void.self)
         let channel = channel
-        channel.eventLoop.execute {
+        let write: @Sendable () -> Void = {
             for frame in frames.dropLast() { channel.write(frame, promise: nil) }
             channel.writeAndFlush(last, promise: written)
         }
+        // A writer on the event loop (``EventLoopTaskExecutor``) writes at once.
+        if channel.eventLoop.inEventLoop { write() } else { channel.eventLoop.execute(write) }
         try await written.futureResult.get()
     }
 
