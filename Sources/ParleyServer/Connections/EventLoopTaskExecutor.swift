@@ -12,7 +12,7 @@ import NIOCore
 /// Rules:
 /// 1. Jobs run on the event loop's thread, in the order they were enqueued.
 /// 2. Nothing that blocks runs here: the store's writes and its reads through GRDB await their own
-///    queues, and the lookups run on the calling thread are single-row reads by key. The work between
+///    queues, and the lookups run on the calling thread are short reads by key. The work between
 ///    two suspension points is encoding and decoding frames, short enough for an event loop.
 /// 3. The event loop belongs to a group that outlives every connection (the process's singleton),
 ///    so a job enqueued here always runs.

@@ -5,7 +5,8 @@ import ParleyCore
 
 /// One WebSocket connection's state from the upgrade to close, driven by its
 /// ``RealtimeSocketHandler`` on the channel's event loop; what has to wait (the store, the socket)
-/// runs in tasks that end, so an idle connection holds no task.
+/// runs in tasks that end, so an idle connection holds no task. The tasks run on the same event loop
+/// (``EventLoopTaskExecutor``).
 ///
 /// Rules:
 /// 1. The first message must arrive within the hello timeout; otherwise close 1008 "hello expected".
