@@ -24,6 +24,8 @@ final class EventLoopTaskExecutor: TaskExecutor {
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
+        // Not the loop's own `enqueue(_:)`: it runs a job as the loop's serial executor, not as this
+        // task executor. The closure is one allocation per job.
         let job = UnownedJob(job)
         eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }

@@ -17,7 +17,8 @@ final class ConnectionWriter: @unchecked Sendable {
     private let store: any ParleyStore
     private let hub: ConnectionHub
     private let logger: Logger
-    private let executor: (any TaskExecutor)?
+    /// Where each run's task runs: the connection's event loop.
+    private let executor: any TaskExecutor
     private var cursor: StreamCursor
     private let resumeAfter: Int64?
     private var replayed = false
@@ -33,7 +34,7 @@ final class ConnectionWriter: @unchecked Sendable {
 
     init(
         connection: ClientConnection, socket: SocketWriter, store: any ParleyStore, hub: ConnectionHub,
-        resumeAfter: Int64?, head: Int64, logger: Logger, executor: (any TaskExecutor)? = nil
+        resumeAfter: Int64?, head: Int64, logger: Logger, executor: any TaskExecutor
     ) {
         self.executor = executor
         self.connection = connection
