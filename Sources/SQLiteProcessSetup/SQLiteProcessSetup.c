@@ -10,7 +10,7 @@
 // takes one process-wide mutex to count bytes, shared by the writer, the readers and the
 // checkpointer. The server reads no SQLite memory statistics. Measured in docs/benchmarks.md.
 //
-// Then the VFS that gathers WAL writes (GatheredWALWrites.c) becomes the default: registering a VFS
+// Then the VFS that gathers WAL writes (WriteShapingVFS.c) becomes the default: registering a VFS
 // initializes SQLite, so it comes after the options.
 static int applied = 0;
 static int gatheringRegistered = 0;

@@ -4,7 +4,7 @@ import GRDB
 import Testing
 
 /// The rules of the VFS that gathers a commit's WAL frames into one write
-/// (`Sources/SQLiteProcessSetup/GatheredWALWrites.c`), on real files.
+/// (`Sources/SQLiteProcessSetup/WriteShapingVFS.c`), on real files.
 @Suite struct GatheredWALWritesTests {
     static func connection(_ path: String, synchronous: String = "FULL", gather: Bool = true, cacheSize: Int? = nil) throws -> DatabaseQueue {
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)

@@ -3,7 +3,7 @@ import GRDB
 @testable import ParleySQLite
 import Testing
 
-/// Rule 5 of the VFS (`Sources/SQLiteProcessSetup/GatheredWALWrites.c`): a connection that asks
+/// Rule 5 of the VFS (`Sources/SQLiteProcessSetup/WriteShapingVFS.c`): a connection that asks
 /// sends its checkpoint's database-file writes to the disk a few pages at a time, on real files.
 @Suite struct PacedCheckpointWritesTests {
     /// A database with `rows` rows of ~1 KB, all of them still in the WAL, and its writer, kept

@@ -18,7 +18,7 @@ import Testing
         try await store.close()
     }
 
-    /// The store's writer gathers each commit's WAL frames into one write (`GatheredWALWrites.c`)
+    /// The store's writer gathers each commit's WAL frames into one write (`WriteShapingVFS.c`)
     /// with durability `full`, whose commits sync; with `normal` it cannot, and does not.
     @Test(arguments: [(SQLiteStore.Durability.full, "1"), (.normal, "0")])
     func theWriterGathersItsWALWritesWhenItsCommitsSync(durability: SQLiteStore.Durability, gathering: String) async throws {

@@ -5,7 +5,7 @@
 /// 1 if the set-up ran and SQLite accepted it.
 int parley_sqlite_process_setup_applied(void);
 
-/// Makes the VFS that gathers a commit's WAL frames into one write (GatheredWALWrites.c) the default;
+/// Makes the VFS that gathers a commit's WAL frames into one write (WriteShapingVFS.c) the default;
 /// 1 if it is. Called by the set-up; a connection gathers only once it asks, with
 /// `PRAGMA parley_gather_wal = ON`, and only while its `PRAGMA synchronous` is FULL or EXTRA.
 int parley_gathered_wal_writes_register(void);
