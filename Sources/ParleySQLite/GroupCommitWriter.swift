@@ -13,9 +13,10 @@ import Synchronization
 /// 3. No caller hears back before the batch's transaction has committed; if the commit fails, every
 ///    job of the batch gets that error (nothing of it was written).
 /// 4. A batch is whatever is waiting when the writer becomes free (at most `maxBatch` jobs): under
-///    light load a batch is a single job, so latency is one transaction, not a timer. (Waiting before
-///    a commit for more jobs, as PostgreSQL's `commit_delay` does, was measured: at 5,000 sends/s it
-///    saved a quarter of the CPU and added its wait to every send; docs/benchmarks.md.)
+///    light load a batch is a single job, so latency is one transaction, not a timer. (Sleeping before
+///    a batch for more jobs, as PostgreSQL's `commit_delay` does, was measured twice, before every
+///    batch and under load only: at 5,000 sends/s it saved a seventh to a quarter of the CPU and added
+///    its sleep to each send's latency; docs/benchmarks.md, twelfth and fourteenth passes.)
 /// 5. If no transaction can begin (the pool is closed), every waiting job gets that error: no
 ///    caller waits for ever.
 final class GroupCommitWriter: Sendable {
