@@ -1,8 +1,12 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 import PackageDescription
 
+// Every target of ours: warnings fail the build (a warning ignored today hides tomorrow's), and a
+// module uses only what it imports itself (MemberImportVisibility), as Hummingbird builds.
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .treatAllWarnings(as: .error),
 ]
 
 let package = Package(
@@ -89,6 +93,7 @@ let package = Package(
                 // Linux only: on Apple platforms the SDK uses URLSession, so an app needs no SwiftNIO.
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(platforms: [.linux])),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket", condition: .when(platforms: [.linux])),
+                .product(name: "NIOWebSocket", package: "swift-nio", condition: .when(platforms: [.linux])),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings
@@ -112,13 +117,15 @@ let package = Package(
         .executableTarget(
             name: "parley",
             dependencies: [
-                "ParleyServer", "ParleySQLite", "ParleyPostgres", "ParleyTestSupport", "ParleyBench", "ParleySDK", "ParleyViewModels",
+                "ParleyServer", "ParleySQLite", "ParleyPostgres", "ParleyBench", "ParleySDK", "ParleyViewModels",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
-        // Test helpers shared by the test targets: a real PostgreSQL server for the tests.
-        .target(name: "ParleyTestSupport", dependencies: ["ParleyBench"], path: "Tests/ParleyTestSupport", swiftSettings: swiftSettings),
+        // Test helpers shared by the test targets: a real PostgreSQL server, the test server's settings.
+        .target(
+            name: "ParleyTestSupport", dependencies: ["ParleyBench", "ParleyServer", .product(name: "Logging", package: "swift-log")], path: "Tests/ParleyTestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "ParleyCoreTests", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ParleySDKTests",

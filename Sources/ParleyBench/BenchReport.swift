@@ -53,7 +53,7 @@ public enum ProcessMemory {
 public enum ProcessCPU {
     public static func microseconds(pid: Int32) -> Int? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let afterName = stat.range(of: ") ")?.upperBound
+            let afterName = stat.range(of: ") ")?.upperBound
         else { return nil }
         // Fields after the command name: state is field 3; utime and stime are fields 14 and 15.
         let fields = stat[afterName...].split(separator: " ")

@@ -48,7 +48,9 @@ public final class BenchSocket: Sendable {
         }
         let channel: any Channel
         do {
-            guard let upgradedChannel = try await upgradedInTime.futureResult.get() else { throw BenchAPI.Failure(description: "the server refused the WebSocket upgrade") }
+            guard let upgradedChannel = try await upgradedInTime.futureResult.get() else {
+                throw BenchAPI.Failure(description: "the server refused the WebSocket upgrade")
+            }
             channel = upgradedChannel
         } catch {
             welcome.succeed(false)
@@ -66,8 +68,10 @@ public final class BenchSocket: Sendable {
     /// How long a connect may take, from its start to `welcome`.
     public static let handshakeLimit = TimeAmount.seconds(10)
 
-    private static func upgrade(host: String, port: Int, path: String, welcome: EventLoopPromise<Bool>, opened: OpenedChannel,
-                                onText: @escaping @Sendable (String) -> Void) async throws -> EventLoopFuture<(any Channel)?> {
+    private static func upgrade(
+        host: String, port: Int, path: String, welcome: EventLoopPromise<Bool>, opened: OpenedChannel,
+        onText: @escaping @Sendable (String) -> Void
+    ) async throws -> EventLoopFuture<(any Channel)?> {
         try await ClientBootstrap(group: .singletonMultiThreadedEventLoopGroup)
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .connect(host: host, port: port) { channel in
@@ -86,9 +90,10 @@ public final class BenchSocket: Sendable {
                     headers.add(name: "Content-Length", value: "0")
                     let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: path.isEmpty ? "/" : path, headers: headers)
                     return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
-                        configuration: .init(upgradeConfiguration: .init(
-                            upgradeRequestHead: head, upgraders: [upgrader],
-                            notUpgradingCompletionHandler: { channel in channel.close().map { nil } })))
+                        configuration: .init(
+                            upgradeConfiguration: .init(
+                                upgradeRequestHead: head, upgraders: [upgrader],
+                                notUpgradingCompletionHandler: { channel in channel.close().map { nil } })))
                 }
             }
     }
@@ -178,8 +183,11 @@ private final class BenchFrameHandler: ChannelDuplexHandler {
             return
         }
         saidGoodbye = true
-        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(),
-                                                             data: ByteBuffer(integer: UInt16(1000)))), promise: promise)
+        context.writeAndFlush(
+            wrapOutboundOut(
+                WebSocketFrame(
+                    fin: true, opcode: .connectionClose, maskKey: .random(),
+                    data: ByteBuffer(integer: UInt16(1000)))), promise: promise)
     }
 
     func channelInactive(context: ChannelHandlerContext) {

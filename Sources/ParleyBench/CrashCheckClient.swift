@@ -83,11 +83,12 @@ final class CrashCheckClient: Sendable {
         }
         state.withLock { state in
             // An ack with a position stands in for the sender's own event at that position.
-            let streamed: (position: Int64, message: Message?)? = switch frame {
-            case .event(let event): if case .message(let message) = event.payload { (event.position, message) } else { (event.position, nil) }
-            case .sent(_, let message, _, let position?): (position, message)
-            default: nil
-            }
+            let streamed: (position: Int64, message: Message?)? =
+                switch frame {
+                case .event(let event): if case .message(let message) = event.payload { (event.position, message) } else { (event.position, nil) }
+                case .sent(_, let message, _, let position?): (position, message)
+                default: nil
+                }
             if let streamed {
                 if streamed.position != state.position + 1 {
                     state.violations.append("stream position \(streamed.position) after \(state.position)")

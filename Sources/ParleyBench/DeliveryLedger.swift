@@ -50,7 +50,8 @@ public struct BenchPayload: Equatable, Sendable {
     public init?(text: String) {
         let parts = text.split(separator: " ")
         guard parts.count == 4, parts[0] == "bench", let sender = Int(parts[1]), let number = Int(parts[2]),
-              let sentAt = UInt64(parts[3]) else { return nil }
+            let sentAt = UInt64(parts[3])
+        else { return nil }
         self.init(sender: sender, number: number, sentAtMicros: sentAt)
     }
 }

@@ -80,31 +80,33 @@ public struct MessageBench: Sendable {
         let keepTimeline = options.latencyLog != nil
         for (index, receiver) in receivers.enumerated() {
             let pair = pairs[index]
-            sockets.append(try await BenchSocket.connect(url: target.receiverWebSocketURL ?? webSocketURL, token: receiver.token) { text in
-                guard text.hasPrefix(#"{"message":"#), let payload = BenchFrames.payload(in: text) else { return }
-                let micros = BenchClock.nowMicros() &- payload.sentAtMicros
-                pair.values.withLock {
-                    $0.ledger.deliver(payload.number, micros: micros)
-                    if keepTimeline { $0.timeline.record(sentAtMicros: payload.sentAtMicros, latencyMicros: micros) }
-                }
-            })
+            sockets.append(
+                try await BenchSocket.connect(url: target.receiverWebSocketURL ?? webSocketURL, token: receiver.token) { text in
+                    guard text.hasPrefix(#"{"message":"#), let payload = BenchFrames.payload(in: text) else { return }
+                    let micros = BenchClock.nowMicros() &- payload.sentAtMicros
+                    pair.values.withLock {
+                        $0.ledger.deliver(payload.number, micros: micros)
+                        if keepTimeline { $0.timeline.record(sentAtMicros: payload.sentAtMicros, latencyMicros: micros) }
+                    }
+                })
         }
         var senderSocketList: [BenchSocket] = []
         for (index, sender) in senders.enumerated() {
             let pair = pairs[index]
-            senderSocketList.append(try await BenchSocket.connect(url: webSocketURL, token: sender.token) { text in
-                if text.hasPrefix(#"{"duplicate":"#), let payload = BenchFrames.payload(in: text) {
-                    let micros = BenchClock.nowMicros() &- payload.sentAtMicros
-                    pair.values.withLock {
-                        $0.acknowledged.insert(payload.number)
-                        $0.ackLatency.record(clamping: micros)
+            senderSocketList.append(
+                try await BenchSocket.connect(url: webSocketURL, token: sender.token) { text in
+                    if text.hasPrefix(#"{"duplicate":"#), let payload = BenchFrames.payload(in: text) {
+                        let micros = BenchClock.nowMicros() &- payload.sentAtMicros
+                        pair.values.withLock {
+                            $0.acknowledged.insert(payload.number)
+                            $0.ackLatency.record(clamping: micros)
+                        }
+                        pair.answered.yield()
+                    } else if text.hasPrefix(#"{"clientId":"#) {
+                        pair.values.withLock { $0.errors += 1 }
+                        pair.answered.yield()
                     }
-                    pair.answered.yield()
-                } else if text.hasPrefix(#"{"clientId":"#) {
-                    pair.values.withLock { $0.errors += 1 }
-                    pair.answered.yield()
-                }
-            })
+                })
         }
         report.connectSeconds = (ContinuousClock.now - connectStart).seconds
 
@@ -138,8 +140,10 @@ public struct MessageBench: Sendable {
         while ContinuousClock.now < hardStop {
             let (answered, missing, delivered) = pairs.reduce((0, 0, 0)) { total, pair in
                 pair.values.withLock {
-                    (total.0 + $0.acknowledged.count + $0.errors, total.1 + $0.ledger.lost(acknowledged: $0.acknowledged),
-                     total.2 + $0.ledger.deliveredCount)
+                    (
+                        total.0 + $0.acknowledged.count + $0.errors, total.1 + $0.ledger.lost(acknowledged: $0.acknowledged),
+                        total.2 + $0.ledger.deliveredCount
+                    )
                 }
             }
             if delivered != lastCounts.1 { lastDelivery = ContinuousClock.now }
@@ -211,9 +215,11 @@ public struct MessageBench: Sendable {
     /// timer and a thread wake-up per message, CPU the server then lacked. A message goes out at
     /// most a tick late unless the generator itself is held up, which the lateness records; its
     /// send time is stamped as it goes, so latencies are unaffected.
-    static func paced(senders: Int, rate: Double, messagesPerSender: Int,
-                      start: ContinuousClock.Instant, deadline: ContinuousClock.Instant,
-                      tick: Duration = .milliseconds(1), send: (_ sender: Int, _ number: Int) -> Void) async -> PacedRun {
+    static func paced(
+        senders: Int, rate: Double, messagesPerSender: Int,
+        start: ContinuousClock.Instant, deadline: ContinuousClock.Instant,
+        tick: Duration = .milliseconds(1), send: (_ sender: Int, _ number: Int) -> Void
+    ) async -> PacedRun {
         let interval = Duration.seconds(Double(senders) / rate)
         var run = PacedRun(), lastWake = start
         for number in 1...messagesPerSender {

@@ -19,10 +19,13 @@ public final class ServerLauncher: Sendable {
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["serve", "--port", "\(port)", "--database", database, "--public-dir", "", "--bcrypt-cost", "4",
-                             "--sends-per-second", "1000000", "--logins-per-minute", "1000000", "--log-level", "info",
-                             // The bench opens its thousands of connections from one address.
-                             "--max-connections-per-address", "1000000"] + extraArguments
+        process.arguments =
+            [
+                "serve", "--port", "\(port)", "--database", database, "--public-dir", "", "--bcrypt-cost", "4",
+                "--sends-per-second", "1000000", "--logins-per-minute", "1000000", "--log-level", "info",
+                // The bench opens its thousands of connections from one address.
+                "--max-connections-per-address", "1000000",
+            ] + extraArguments
         // Exit is awaited with a semaphore the termination handler signals, not waitUntilExit (which
         // runs a run loop and can miss the exit when several threads wait on processes at once).
         let exited = DispatchSemaphore(value: 0)

@@ -4,13 +4,13 @@
 public enum ClientFrame: Equatable, Sendable {
     /// First frame on a connection: authenticate and say where the stream resumes.
     /// `after` is the last stream position the client processed; `nil` starts live from now.
-    case hello(token: String, after: Int64?)
+    case hello(token: String, after: Int64?, ref: String? = nil)
     /// Send a message to an existing conversation or, to start one, to a user.
     case send(SendRequest)
     /// Move my delivered and/or read cursor in a conversation.
     case receipt(ref: String?, conversationId: ConversationID, deliveredSeq: Int64?, readSeq: Int64?)
     /// I am typing (or stopped) in a conversation; expires on the server after a few seconds.
-    case typing(conversationId: ConversationID, isTyping: Bool)
+    case typing(conversationId: ConversationID, isTyping: Bool, ref: String? = nil)
     case ping(ref: String?)
 }
 
@@ -47,7 +47,9 @@ extension ClientFrame: Codable {
         let type = try c.decode(String.self, forKey: .type)
         switch type {
         case "hello":
-            self = .hello(token: try c.decode(String.self, forKey: .token), after: try c.decodeIfPresent(Int64.self, forKey: .after))
+            self = .hello(
+                token: try c.decode(String.self, forKey: .token), after: try c.decodeIfPresent(Int64.self, forKey: .after),
+                ref: try c.decodeIfPresent(String.self, forKey: .ref))
         case "send":
             self = .send(try SendRequest(from: decoder))
         case "receipt":
@@ -59,7 +61,8 @@ extension ClientFrame: Codable {
         case "typing":
             self = .typing(
                 conversationId: try c.decode(ConversationID.self, forKey: .conversationId),
-                isTyping: try c.decodeIfPresent(Bool.self, forKey: .isTyping) ?? true)
+                isTyping: try c.decodeIfPresent(Bool.self, forKey: .isTyping) ?? true,
+                ref: try c.decodeIfPresent(String.self, forKey: .ref))
         case "ping":
             self = .ping(ref: try c.decodeIfPresent(String.self, forKey: .ref))
         default:
@@ -70,10 +73,11 @@ extension ClientFrame: Codable {
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         switch self {
-        case .hello(let token, let after):
+        case .hello(let token, let after, let ref):
             try c.encode("hello", forKey: .type)
             try c.encode(token, forKey: .token)
             try c.encodeIfPresent(after, forKey: .after)
+            try c.encodeIfPresent(ref, forKey: .ref)
         case .send(let request):
             try c.encode("send", forKey: .type)
             try request.encode(to: encoder)
@@ -83,10 +87,11 @@ extension ClientFrame: Codable {
             try c.encode(conversationId, forKey: .conversationId)
             try c.encodeIfPresent(deliveredSeq, forKey: .deliveredSeq)
             try c.encodeIfPresent(readSeq, forKey: .readSeq)
-        case .typing(let conversationId, let isTyping):
+        case .typing(let conversationId, let isTyping, let ref):
             try c.encode("typing", forKey: .type)
             try c.encode(conversationId, forKey: .conversationId)
             try c.encode(isTyping, forKey: .isTyping)
+            try c.encodeIfPresent(ref, forKey: .ref)
         case .ping(let ref):
             try c.encode("ping", forKey: .type)
             try c.encodeIfPresent(ref, forKey: .ref)

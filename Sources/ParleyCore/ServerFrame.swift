@@ -39,27 +39,33 @@ extension ServerFrame: Codable {
         case "receipt":
             self = .event(StreamEvent(position: try c.decode(Int64.self, forKey: .pos), payload: .receipt(try c.decode(ReceiptUpdate.self, forKey: .receipt))))
         case "conversation":
-            self = .event(StreamEvent(position: try c.decode(Int64.self, forKey: .pos), payload: .conversation(try c.decode(ConversationInfo.self, forKey: .conversation))))
+            self = .event(
+                StreamEvent(
+                    position: try c.decode(Int64.self, forKey: .pos), payload: .conversation(try c.decode(ConversationInfo.self, forKey: .conversation))))
         case "synced":
             self = .synced(position: try c.decode(Int64.self, forKey: .position))
         case "resync":
             self = .resync(position: try c.decode(Int64.self, forKey: .position))
         case "sent":
-            self = .sent(ref: try c.decodeIfPresent(String.self, forKey: .ref), message: try c.decode(Message.self, forKey: .message),
-                         duplicate: try c.decodeIfPresent(Bool.self, forKey: .duplicate) ?? false,
-                         position: try c.decodeIfPresent(Int64.self, forKey: .pos))
+            self = .sent(
+                ref: try c.decodeIfPresent(String.self, forKey: .ref), message: try c.decode(Message.self, forKey: .message),
+                duplicate: try c.decodeIfPresent(Bool.self, forKey: .duplicate) ?? false,
+                position: try c.decodeIfPresent(Int64.self, forKey: .pos))
         case "ack":
             self = .ack(ref: try c.decodeIfPresent(String.self, forKey: .ref))
         case "typing":
-            self = .typing(conversationId: try c.decode(ConversationID.self, forKey: .conversationId),
-                           userId: try c.decode(UserID.self, forKey: .userId), isTyping: try c.decode(Bool.self, forKey: .isTyping))
+            self = .typing(
+                conversationId: try c.decode(ConversationID.self, forKey: .conversationId),
+                userId: try c.decode(UserID.self, forKey: .userId), isTyping: try c.decode(Bool.self, forKey: .isTyping))
         case "presence":
-            self = .presence(userId: try c.decode(UserID.self, forKey: .userId), online: try c.decode(Bool.self, forKey: .online),
-                             lastSeenAt: try c.decodeIfPresent(Timestamp.self, forKey: .lastSeenAt))
+            self = .presence(
+                userId: try c.decode(UserID.self, forKey: .userId), online: try c.decode(Bool.self, forKey: .online),
+                lastSeenAt: try c.decodeIfPresent(Timestamp.self, forKey: .lastSeenAt))
         case "error":
             let detail = try c.decode(ErrorBody.Detail.self, forKey: .error)
-            self = .error(ref: try c.decodeIfPresent(String.self, forKey: .ref), clientId: try c.decodeIfPresent(ClientMessageID.self, forKey: .clientId),
-                          code: detail.code, message: detail.message)
+            self = .error(
+                ref: try c.decodeIfPresent(String.self, forKey: .ref), clientId: try c.decodeIfPresent(ClientMessageID.self, forKey: .clientId),
+                code: detail.code, message: detail.message)
         case "pong":
             self = .pong(ref: try c.decodeIfPresent(String.self, forKey: .ref))
         default:

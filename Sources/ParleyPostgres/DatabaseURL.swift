@@ -45,11 +45,12 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
     public var description: String { "postgres://\(username)@\(host):\(port)/\(database)" }
 
     func connectionConfiguration() throws -> PostgresConnection.Configuration {
-        let tls: PostgresConnection.Configuration.TLS = switch sslMode {
-        case "disable": .disable
-        case "require": .require(try .init(configuration: .makeClientConfiguration()))
-        default: .prefer(try .init(configuration: .makeClientConfiguration()))
-        }
+        let tls: PostgresConnection.Configuration.TLS =
+            switch sslMode {
+            case "disable": .disable
+            case "require": .require(try .init(configuration: .makeClientConfiguration()))
+            default: .prefer(try .init(configuration: .makeClientConfiguration()))
+            }
         var configuration = PostgresConnection.Configuration(
             host: host, port: port, username: username, password: password, database: database, tls: tls)
         configuration.options.connectTimeout = .seconds(5)
@@ -57,15 +58,26 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
     }
 
     func clientConfiguration(poolSize: Int) -> PostgresClient.Configuration {
-        let tls: PostgresClient.Configuration.TLS = switch sslMode {
-        case "disable": .disable
-        case "require": .require(.makeClientConfiguration())
-        default: .prefer(.makeClientConfiguration())
-        }
+        let tls: PostgresClient.Configuration.TLS =
+            switch sslMode {
+            case "disable": .disable
+            case "require": .require(.makeClientConfiguration())
+            default: .prefer(.makeClientConfiguration())
+            }
         var configuration = PostgresClient.Configuration(
             host: host, port: port, username: username, password: password, database: database, tls: tls)
         configuration.options.maximumConnections = poolSize
-        configuration.options.minimumConnections = min(4, poolSize)
+        // A minimum of one, not more: postgres-nio's pool (1.33) keeps only one connection retrying
+        // while the database is away, and when it comes back with leases queued it can count fewer
+        // connections than a larger minimum and trap (`minimumConcurrentConnections <= active`,
+        // PoolStateMachine+ConnectionGroup.swift:163); with none, a queued lease can be stranded
+        // (postgres-nio issue 657). docs/deployment.md has the sequence.
+        configuration.options.minimumConnections = 1
+        // Bounds on the server's side, so no transaction holds its locks (a node frozen mid-send)
+        // or waits for one without end: a frozen node cannot stall the others for long.
+        configuration.options.additionalStartupParameters = [
+            ("lock_timeout", "5s"), ("idle_in_transaction_session_timeout", "15s"),
+        ]
         configuration.options.connectTimeout = .seconds(5)
         return configuration
     }

@@ -41,24 +41,26 @@ public final class PostgresClusterBus: ClusterBus, Service {
 
     public func connectionOpened(_ user: UserID) async throws -> Bool {
         try await store.transaction { db in
-            try await lock(user, db)
-            try await db.query("""
-                INSERT INTO presence (user_id, node_id, connections) VALUES (\(user.rawValue), \(nodeID), 1)
+            try await self.lock(user, db)
+            try await db.query(
+                """
+                INSERT INTO presence (user_id, node_id, connections) VALUES (\(user.rawValue), \(self.nodeID), 1)
                 ON CONFLICT (user_id, node_id) DO UPDATE SET connections = presence.connections + 1
-                """, logger: logger)
-            return try await liveConnections(of: user, db) == 1
+                """, logger: self.logger)
+            return try await self.liveConnections(of: user, db) == 1
         }
     }
 
     public func connectionClosed(_ user: UserID) async throws -> Bool {
         try await store.transaction { db in
-            try await lock(user, db)
-            try await db.query("""
-                UPDATE presence SET connections = connections - 1 WHERE user_id = \(user.rawValue) AND node_id = \(nodeID)
-                """, logger: logger)
+            try await self.lock(user, db)
             try await db.query(
-                "DELETE FROM presence WHERE user_id = \(user.rawValue) AND node_id = \(nodeID) AND connections <= 0", logger: logger)
-            return try await liveConnections(of: user, db) == 0
+                """
+                UPDATE presence SET connections = connections - 1 WHERE user_id = \(user.rawValue) AND node_id = \(self.nodeID)
+                """, logger: self.logger)
+            try await db.query(
+                "DELETE FROM presence WHERE user_id = \(user.rawValue) AND node_id = \(self.nodeID) AND connections <= 0", logger: self.logger)
+            return try await self.liveConnections(of: user, db) == 0
         }
     }
 
@@ -66,12 +68,13 @@ public final class PostgresClusterBus: ClusterBus, Service {
         var cameBack: [UserID] = []
         for (user, count) in connections.sorted(by: { $0.key < $1.key }) where count > 0 {
             let wasOffline: Bool = try await store.transaction { db in
-                try await lock(user, db)
-                let offline = try await liveConnections(of: user, db) == 0
-                try await db.query("""
-                    INSERT INTO presence (user_id, node_id, connections) VALUES (\(user.rawValue), \(nodeID), \(count))
+                try await self.lock(user, db)
+                let offline = try await self.liveConnections(of: user, db) == 0
+                try await db.query(
+                    """
+                    INSERT INTO presence (user_id, node_id, connections) VALUES (\(user.rawValue), \(self.nodeID), \(count))
                     ON CONFLICT (user_id, node_id) DO UPDATE SET connections = EXCLUDED.connections
-                    """, logger: logger)
+                    """, logger: self.logger)
                 return offline
             }
             if wasOffline { cameBack.append(user) }
@@ -79,14 +82,38 @@ public final class PostgresClusterBus: ClusterBus, Service {
         return cameBack
     }
 
+    public func dropStalePresence(isLiveHere: @escaping @Sendable (UserID) -> Bool) async throws -> [UserID] {
+        let counted = try await store.read { db in
+            try await db.values("SELECT user_id FROM presence WHERE node_id = \(self.nodeID)", as: String.self, self.logger)
+        }
+        var left: [UserID] = []
+        for user in counted.map(UserID.init(rawValue:)) where !isLiveHere(user) {
+            // Under the lock a connection that opens here is already in the hub (it is attached
+            // before it is counted), so a user who is not live here now has no count on its way.
+            let offline: Bool = try await store.transaction { db in
+                try await self.lock(user, db)
+                guard !isLiveHere(user) else { return false }
+                let removed = try await db.values(
+                    "DELETE FROM presence WHERE user_id = \(user.rawValue) AND node_id = \(self.nodeID) RETURNING user_id", as: String.self, self.logger)
+                guard !removed.isEmpty else { return false }
+                return try await self.liveConnections(of: user, db) == 0
+            }
+            if offline { left.append(user) }
+        }
+        return left
+    }
+
     public func online(among users: [UserID]) async throws -> Set<UserID> {
         guard !users.isEmpty else { return [] }
         return try await store.read { db in
-            Set(try await db.values("""
-                SELECT DISTINCT p.user_id FROM presence p JOIN cluster_nodes n ON n.node_id = p.node_id
-                WHERE p.user_id = ANY(\(users.map(\.rawValue))) AND p.connections > 0
-                  AND n.heartbeat_at > now() - make_interval(secs => \(expirySeconds))
-                """, as: String.self, logger).map(UserID.init(rawValue:)))
+            Set(
+                try await db.values(
+                    """
+                    SELECT DISTINCT p.user_id FROM presence p JOIN cluster_nodes n ON n.node_id = p.node_id
+                    WHERE p.user_id = ANY(\(users.map(\.rawValue))) AND p.connections > 0
+                      AND n.heartbeat_at > now() - make_interval(secs => \(self.expirySeconds))
+                    """, as: String.self, self.logger
+                ).map(UserID.init(rawValue:)))
         }
     }
 
@@ -96,7 +123,8 @@ public final class PostgresClusterBus: ClusterBus, Service {
     }
 
     private func liveConnections(of user: UserID, _ db: PostgresConnection) async throws -> Int64 {
-        try await db.value("""
+        try await db.value(
+            """
             SELECT COALESCE(SUM(p.connections), 0)::BIGINT FROM presence p JOIN cluster_nodes n ON n.node_id = p.node_id
             WHERE p.user_id = \(user.rawValue) AND n.heartbeat_at > now() - make_interval(secs => \(expirySeconds))
             """, as: Int64.self, logger) ?? 0
@@ -145,7 +173,7 @@ public final class PostgresClusterBus: ClusterBus, Service {
     private func send() async {
         for await payload in outbox {
             do {
-                try await store.execute("SELECT pg_notify(\(ClusterWire.channel), \(payload))")
+                try await store.executeUnacknowledged("SELECT pg_notify(\(ClusterWire.channel), \(payload))")
             } catch {
                 logger.warning("Could not send a cluster signal", metadata: ["error": "\(String(reflecting: error))"])
             }
@@ -172,10 +200,11 @@ public final class PostgresClusterBus: ClusterBus, Service {
     @discardableResult
     private func beat() async throws -> Bool {
         try await store.read { db in
-            try await db.value("""
-                INSERT INTO cluster_nodes (node_id, heartbeat_at) VALUES (\(nodeID), now())
+            try await db.value(
+                """
+                INSERT INTO cluster_nodes (node_id, heartbeat_at) VALUES (\(self.nodeID), now())
                 ON CONFLICT (node_id) DO UPDATE SET heartbeat_at = now() RETURNING xmax = 0
-                """, as: Bool.self, logger) ?? false
+                """, as: Bool.self, self.logger) ?? false
         }
     }
 
@@ -183,17 +212,19 @@ public final class PostgresClusterBus: ClusterBus, Service {
     /// live node left (reported once, on the node that dropped them).
     func reapDeadNodes() async throws {
         let left: [UserID] = try await store.transaction { db in
-            let dead = try await db.values("""
-                DELETE FROM cluster_nodes WHERE heartbeat_at < now() - make_interval(secs => \(expirySeconds)) RETURNING node_id
-                """, as: String.self, logger)
+            let dead = try await db.values(
+                """
+                DELETE FROM cluster_nodes WHERE heartbeat_at < now() - make_interval(secs => \(self.expirySeconds)) RETURNING node_id
+                """, as: String.self, self.logger)
             guard !dead.isEmpty else { return [] }
-            logger.notice("Dropping cluster nodes that stopped heartbeating", metadata: ["nodes": "\(dead)"])
-            let users = Set(try await db.values(
-                "DELETE FROM presence WHERE node_id = ANY(\(dead)) RETURNING user_id", as: String.self, logger))
+            self.logger.notice("Dropping cluster nodes that stopped heartbeating", metadata: ["nodes": "\(dead)"])
+            let users = Set(
+                try await db.values(
+                    "DELETE FROM presence WHERE node_id = ANY(\(dead)) RETURNING user_id", as: String.self, self.logger))
             var left: [UserID] = []
             for user in users.sorted().map(UserID.init(rawValue:)) {
-                try await lock(user, db)
-                if try await liveConnections(of: user, db) == 0 { left.append(user) }
+                try await self.lock(user, db)
+                if try await self.liveConnections(of: user, db) == 0 { left.append(user) }
             }
             return left
         }
@@ -204,8 +235,8 @@ public final class PostgresClusterBus: ClusterBus, Service {
     private func leave() async {
         do {
             try await store.transaction { db in
-                try await db.query("DELETE FROM presence WHERE node_id = \(nodeID)", logger: logger)
-                try await db.query("DELETE FROM cluster_nodes WHERE node_id = \(nodeID)", logger: logger)
+                try await db.query("DELETE FROM presence WHERE node_id = \(self.nodeID)", logger: self.logger)
+                try await db.query("DELETE FROM cluster_nodes WHERE node_id = \(self.nodeID)", logger: self.logger)
             }
         } catch {
             logger.warning("Could not leave the cluster cleanly", metadata: ["error": "\(String(reflecting: error))"])

@@ -9,88 +9,91 @@ enum PostgresSchema {
     static let migrationLock: Int64 = 0x5061_726C_6579
 
     static let migrations: [(version: String, statements: [String])] = [
-        ("v1", [
-            """
-            CREATE TABLE users (
-                id TEXT PRIMARY KEY,
-                username TEXT NOT NULL UNIQUE,
-                display_name TEXT NOT NULL,
-                display_name_key TEXT NOT NULL,
-                password_hash TEXT NOT NULL,
-                created_at BIGINT NOT NULL,
-                last_seen_at BIGINT,
-                stream_head BIGINT NOT NULL DEFAULT 0,
-                stream_floor BIGINT NOT NULL DEFAULT 0)
-            """,
-            "CREATE INDEX users_by_username_prefix ON users (username text_pattern_ops)",
-            "CREATE INDEX users_by_display_name ON users (display_name_key text_pattern_ops)",
-            """
-            CREATE TABLE sessions (
-                token_hash TEXT PRIMARY KEY,
-                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                created_at BIGINT NOT NULL,
-                expires_at BIGINT NOT NULL)
-            """,
-            "CREATE INDEX sessions_by_user ON sessions (user_id)",
-            """
-            CREATE TABLE conversations (
-                id TEXT PRIMARY KEY,
-                kind TEXT NOT NULL,
-                created_at BIGINT NOT NULL,
-                last_seq BIGINT NOT NULL DEFAULT 0,
-                last_activity_at BIGINT NOT NULL)
-            """,
-            """
-            CREATE TABLE conversation_members (
-                conversation_id TEXT NOT NULL REFERENCES conversations(id),
-                user_id TEXT NOT NULL REFERENCES users(id),
-                delivered_seq BIGINT NOT NULL DEFAULT 0,
-                read_seq BIGINT NOT NULL DEFAULT 0,
-                joined_at BIGINT NOT NULL,
-                first_sent_seq BIGINT,
-                PRIMARY KEY (conversation_id, user_id))
-            """,
-            "CREATE INDEX members_by_user ON conversation_members (user_id, conversation_id)",
-            """
-            CREATE TABLE messages (
-                id TEXT NOT NULL,
-                conversation_id TEXT NOT NULL REFERENCES conversations(id),
-                seq BIGINT NOT NULL,
-                sender_id TEXT NOT NULL REFERENCES users(id),
-                client_id TEXT NOT NULL,
-                text TEXT NOT NULL,
-                created_at BIGINT NOT NULL,
-                PRIMARY KEY (conversation_id, seq),
-                CONSTRAINT messages_sender_id_client_id_key UNIQUE (sender_id, client_id))
-            """,
-            """
-            CREATE TABLE events (
-                user_id TEXT NOT NULL,
-                pos BIGINT NOT NULL,
-                kind SMALLINT NOT NULL,
-                conversation_id TEXT NOT NULL,
-                seq BIGINT,
-                subject_id TEXT,
-                delivered_seq BIGINT,
-                read_seq BIGINT,
-                created_at BIGINT NOT NULL,
-                PRIMARY KEY (user_id, pos))
-            """,
-            // A row to write when probing writability.
-            "CREATE TABLE parley_meta (id INT PRIMARY KEY, checked_at TIMESTAMPTZ)",
-            "INSERT INTO parley_meta VALUES (1, now())",
-            // Cluster membership: each node's heartbeat, by the database's clock (no skew between nodes).
-            "CREATE TABLE cluster_nodes (node_id TEXT PRIMARY KEY, heartbeat_at TIMESTAMPTZ NOT NULL)",
-            // Live connections per user per node: a user is online while a live node counts one.
-            """
-            CREATE TABLE presence (
-                user_id TEXT NOT NULL,
-                node_id TEXT NOT NULL,
-                connections INT NOT NULL,
-                PRIMARY KEY (user_id, node_id))
-            """,
-            "CREATE INDEX presence_by_node ON presence (node_id)",
-        ]),
+        (
+            "v1",
+            [
+                """
+                CREATE TABLE users (
+                    id TEXT PRIMARY KEY,
+                    username TEXT NOT NULL UNIQUE,
+                    display_name TEXT NOT NULL,
+                    display_name_key TEXT NOT NULL,
+                    password_hash TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    last_seen_at BIGINT,
+                    stream_head BIGINT NOT NULL DEFAULT 0,
+                    stream_floor BIGINT NOT NULL DEFAULT 0)
+                """,
+                "CREATE INDEX users_by_username_prefix ON users (username text_pattern_ops)",
+                "CREATE INDEX users_by_display_name ON users (display_name_key text_pattern_ops)",
+                """
+                CREATE TABLE sessions (
+                    token_hash TEXT PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL)
+                """,
+                "CREATE INDEX sessions_by_user ON sessions (user_id)",
+                """
+                CREATE TABLE conversations (
+                    id TEXT PRIMARY KEY,
+                    kind TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    last_seq BIGINT NOT NULL DEFAULT 0,
+                    last_activity_at BIGINT NOT NULL)
+                """,
+                """
+                CREATE TABLE conversation_members (
+                    conversation_id TEXT NOT NULL REFERENCES conversations(id),
+                    user_id TEXT NOT NULL REFERENCES users(id),
+                    delivered_seq BIGINT NOT NULL DEFAULT 0,
+                    read_seq BIGINT NOT NULL DEFAULT 0,
+                    joined_at BIGINT NOT NULL,
+                    first_sent_seq BIGINT,
+                    PRIMARY KEY (conversation_id, user_id))
+                """,
+                "CREATE INDEX members_by_user ON conversation_members (user_id, conversation_id)",
+                """
+                CREATE TABLE messages (
+                    id TEXT NOT NULL,
+                    conversation_id TEXT NOT NULL REFERENCES conversations(id),
+                    seq BIGINT NOT NULL,
+                    sender_id TEXT NOT NULL REFERENCES users(id),
+                    client_id TEXT NOT NULL,
+                    text TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    PRIMARY KEY (conversation_id, seq),
+                    CONSTRAINT messages_sender_id_client_id_key UNIQUE (sender_id, client_id))
+                """,
+                """
+                CREATE TABLE events (
+                    user_id TEXT NOT NULL,
+                    pos BIGINT NOT NULL,
+                    kind SMALLINT NOT NULL,
+                    conversation_id TEXT NOT NULL,
+                    seq BIGINT,
+                    subject_id TEXT,
+                    delivered_seq BIGINT,
+                    read_seq BIGINT,
+                    created_at BIGINT NOT NULL,
+                    PRIMARY KEY (user_id, pos))
+                """,
+                // A row to write when probing writability.
+                "CREATE TABLE parley_meta (id INT PRIMARY KEY, checked_at TIMESTAMPTZ)",
+                "INSERT INTO parley_meta VALUES (1, now())",
+                // Cluster membership: each node's heartbeat, by the database's clock (no skew between nodes).
+                "CREATE TABLE cluster_nodes (node_id TEXT PRIMARY KEY, heartbeat_at TIMESTAMPTZ NOT NULL)",
+                // Live connections per user per node: a user is online while a live node counts one.
+                """
+                CREATE TABLE presence (
+                    user_id TEXT NOT NULL,
+                    node_id TEXT NOT NULL,
+                    connections INT NOT NULL,
+                    PRIMARY KEY (user_id, node_id))
+                """,
+                "CREATE INDEX presence_by_node ON presence (node_id)",
+            ]
+        ),
         ("v2-send-function", [PostgresSendFunction.create]),
         ("v3-receipt-function", [PostgresReceiptFunction.create]),
     ]

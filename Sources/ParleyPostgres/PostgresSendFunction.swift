@@ -1,5 +1,5 @@
-/// The send transaction as one server-side function, so a send is one round trip (and one
-/// statement, committed on its own) instead of a dozen. Its rules are those of
+/// The send transaction as one server-side function, so a send is one statement (called between
+/// `BEGIN` and `COMMIT`, whose answer means committed: ``PostgresStore``) instead of a dozen. Its rules are those of
 /// ``PostgresStore/send(_:now:)``; rule breaks raise Parley's own SQLSTATEs (class `PY`).
 /// Direct conversations only have two members, so the `NOTIFY` payload stays far under its cap.
 enum PostgresSendFunction {

@@ -6,7 +6,8 @@ extension PostgresStore: AccountStore {
     public func createUser(_ new: NewUser, now: Timestamp) async throws -> User {
         let user = User(id: .random(), username: new.username, displayName: new.displayName, createdAt: now)
         do {
-            try await execute("""
+            try await execute(
+                """
                 INSERT INTO users (id, username, display_name, display_name_key, password_hash, created_at)
                 VALUES (\(user.id.rawValue), \(user.username), \(user.displayName), \(user.displayName.lowercased()),
                         \(new.passwordHash), \(now.milliseconds))
@@ -23,7 +24,7 @@ extension PostgresStore: AccountStore {
 
     public func users(_ ids: [UserID]) async throws -> [User] {
         guard !ids.isEmpty else { return [] }
-        return try await read { db in try await Self.users(ids, db, logger) }
+        return try await read { db in try await Self.users(ids, db, self.logger) }
     }
 
     static func users(_ ids: [UserID], _ db: PostgresConnection, _ logger: Logger) async throws -> [User] {
@@ -37,7 +38,7 @@ extension PostgresStore: AccountStore {
         try await read { db in
             try await db.rows(
                 "SELECT u.id, u.username, u.display_name, u.created_at, u.password_hash FROM users u WHERE u.username = \(username)",
-                logger
+                self.logger
             ).first.map { row in
                 let (id, name, display, created, hash) = try row.decode((String, String, String, Int64, String).self)
                 return Credentials(user: User((id, name, display, created)), passwordHash: hash)
@@ -49,12 +50,13 @@ extension PostgresStore: AccountStore {
         let pattern = Self.likeEscaped(prefix.lowercased()) + "%"
         let wordPattern = "% " + pattern
         return try await read { db in
-            try await db.rows("""
+            try await db.rows(
+                """
                 SELECT u.id, u.username, u.display_name, u.created_at FROM users u
                 WHERE u.id <> \(excluding.rawValue) AND (u.username LIKE \(pattern) OR u.display_name_key LIKE \(pattern)
                     OR u.display_name_key LIKE \(wordPattern))
                 ORDER BY u.username COLLATE "C" LIMIT \(limit)
-                """, logger
+                """, self.logger
             ).map { User(try $0.decode(UserRow.self)) }
         }
     }
@@ -67,18 +69,19 @@ extension PostgresStore: AccountStore {
     public func createSession(tokenHash: String, user: UserID, expiresAt: Timestamp, now: Timestamp) async throws {
         try await transaction { db in
             // Expired sessions of this user go when a new one comes, so the table does not grow forever.
-            try await db.query("DELETE FROM sessions WHERE user_id = \(user.rawValue) AND expires_at <= \(now.milliseconds)", logger: logger)
-            try await db.query("""
+            try await db.query("DELETE FROM sessions WHERE user_id = \(user.rawValue) AND expires_at <= \(now.milliseconds)", logger: self.logger)
+            try await db.query(
+                """
                 INSERT INTO sessions (token_hash, user_id, created_at, expires_at)
                 VALUES (\(tokenHash), \(user.rawValue), \(now.milliseconds), \(expiresAt.milliseconds))
-                """, logger: logger)
+                """, logger: self.logger)
         }
     }
 
     public func session(tokenHash: String, now: Timestamp) async throws -> SessionInfo? {
         try await read { db in
             try await db.rows(
-                "SELECT user_id, expires_at FROM sessions WHERE token_hash = \(tokenHash) AND expires_at > \(now.milliseconds)", logger
+                "SELECT user_id, expires_at FROM sessions WHERE token_hash = \(tokenHash) AND expires_at > \(now.milliseconds)", self.logger
             ).first.map { row in
                 let (user, expires) = try row.decode((String, Int64).self)
                 return SessionInfo(user: UserID(rawValue: user), expiresAt: Timestamp(milliseconds: expires))
@@ -91,15 +94,16 @@ extension PostgresStore: AccountStore {
     }
 
     public func deleteSessions(of user: UserID, keeping: String?) async throws {
-        try await transaction { db in try await deleteSessions(of: user, keeping: keeping, db) }
+        try await transaction { db in try await self.deleteSessions(of: user, keeping: keeping, db) }
     }
 
     public func changePassword(of user: UserID, to passwordHash: String, keeping: String?) async throws {
         try await transaction { db in
-            guard try await db.value(
-                "UPDATE users SET password_hash = \(passwordHash) WHERE id = \(user.rawValue) RETURNING 1", as: Int32.self, logger) != nil
+            guard
+                try await db.value(
+                    "UPDATE users SET password_hash = \(passwordHash) WHERE id = \(user.rawValue) RETURNING 1", as: Int32.self, self.logger) != nil
             else { throw StoreError.userNotFound }
-            try await deleteSessions(of: user, keeping: keeping, db)
+            try await self.deleteSessions(of: user, keeping: keeping, db)
         }
     }
 
@@ -116,11 +120,12 @@ extension PostgresStore: AccountStore {
         guard !users.isEmpty else { return [:] }
         return try await read { db in
             let rows = try await db.rows(
-                "SELECT id, last_seen_at FROM users WHERE id = ANY(\(users.map(\.rawValue))) AND last_seen_at IS NOT NULL", logger)
-            return Dictionary(uniqueKeysWithValues: try rows.map { row in
-                let (id, seen) = try row.decode((String, Int64).self)
-                return (UserID(rawValue: id), Timestamp(milliseconds: seen))
-            })
+                "SELECT id, last_seen_at FROM users WHERE id = ANY(\(users.map(\.rawValue))) AND last_seen_at IS NOT NULL", self.logger)
+            return Dictionary(
+                uniqueKeysWithValues: try rows.map { row in
+                    let (id, seen) = try row.decode((String, Int64).self)
+                    return (UserID(rawValue: id), Timestamp(milliseconds: seen))
+                })
         }
     }
 }

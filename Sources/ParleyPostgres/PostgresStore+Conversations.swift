@@ -5,9 +5,9 @@ import PostgresNIO
 extension PostgresStore: ConversationStore {
     public func createDirectConversation(between user: UserID, and other: UserID, now: Timestamp) async throws -> ConversationOutcome {
         try await transaction { db in
-            let (id, deliveries) = try await ensureDirect(user, other, now: now, db)
-            guard let summary = try await summaries(of: user, ids: [id], db).first else { throw StoreError.conversationNotFound }
-            try await notify(deliveries, db)
+            let (id, deliveries) = try await self.ensureDirect(user, other, now: now, db)
+            guard let summary = try await self.summaries(of: user, ids: [id], db).first else { throw StoreError.conversationNotFound }
+            try await self.notify(deliveries, db)
             return ConversationOutcome(conversation: summary, created: !deliveries.isEmpty, deliveries: deliveries)
         }
     }
@@ -18,7 +18,8 @@ extension PostgresStore: ConversationStore {
     func ensureDirect(_ user: UserID, _ other: UserID, now: Timestamp, _ db: PostgresConnection) async throws -> (ConversationID, [Delivery]) {
         guard user != other else { throw StoreError.invalidRecipient }
         let id = ConversationID.direct(user, other)
-        let inserted = try await db.value("""
+        let inserted = try await db.value(
+            """
             INSERT INTO conversations (id, kind, created_at, last_seq, last_activity_at)
             VALUES (\(id.rawValue), 'direct', \(now.milliseconds), 0, \(now.milliseconds))
             ON CONFLICT (id) DO NOTHING RETURNING 1
@@ -27,7 +28,8 @@ extension PostgresStore: ConversationStore {
         let members = try await Self.users([user, other], db, logger)
         guard members.count == 2 else { throw StoreError.userNotFound }
         for member in members {
-            try await db.query("""
+            try await db.query(
+                """
                 INSERT INTO conversation_members (conversation_id, user_id, joined_at)
                 VALUES (\(id.rawValue), \(member.id.rawValue), \(now.milliseconds))
                 """, logger: logger)
@@ -44,31 +46,33 @@ extension PostgresStore: ConversationStore {
         try await read { db in
             let ids: [String]
             if let before {
-                ids = try await db.values("""
+                ids = try await db.values(
+                    """
                     SELECT c.id FROM conversation_members me JOIN conversations c ON c.id = me.conversation_id
                     WHERE me.user_id = \(user.rawValue) AND (c.last_activity_at < \(before.lastActivityAt.milliseconds)
                         OR (c.last_activity_at = \(before.lastActivityAt.milliseconds) AND c.id < \(before.id.rawValue) COLLATE "C"))
                     ORDER BY c.last_activity_at DESC, c.id COLLATE "C" DESC LIMIT \(limit)
-                    """, as: String.self, logger)
+                    """, as: String.self, self.logger)
             } else {
-                ids = try await db.values("""
+                ids = try await db.values(
+                    """
                     SELECT c.id FROM conversation_members me JOIN conversations c ON c.id = me.conversation_id
                     WHERE me.user_id = \(user.rawValue) ORDER BY c.last_activity_at DESC, c.id COLLATE "C" DESC LIMIT \(limit)
-                    """, as: String.self, logger)
+                    """, as: String.self, self.logger)
             }
-            return try await summaries(of: user, ids: ids.map(ConversationID.init(rawValue:)), db)
+            return try await self.summaries(of: user, ids: ids.map(ConversationID.init(rawValue:)), db)
         }
     }
 
     public func conversation(_ id: ConversationID, as user: UserID) async throws -> ConversationSummary {
         try await read { db in
-            guard let summary = try await summaries(of: user, ids: [id], db).first else { throw StoreError.conversationNotFound }
+            guard let summary = try await self.summaries(of: user, ids: [id], db).first else { throw StoreError.conversationNotFound }
             return summary
         }
     }
 
     public func memberIDs(of conversation: ConversationID) async throws -> [UserID] {
-        try await read { db in try await memberIDs(conversation, db) }
+        try await read { db in try await self.memberIDs(conversation, db) }
     }
 
     func memberIDs(_ conversation: ConversationID, _ db: PostgresConnection) async throws -> [UserID] {
@@ -80,11 +84,12 @@ extension PostgresStore: ConversationStore {
 
     public func contacts(of user: UserID) async throws -> [UserID] {
         try await read { db in
-            try await db.values("""
+            try await db.values(
+                """
                 SELECT DISTINCT other.user_id FROM conversation_members me
                 JOIN conversation_members other ON other.conversation_id = me.conversation_id AND other.user_id <> me.user_id
                 WHERE me.user_id = \(user.rawValue) AND me.first_sent_seq IS NOT NULL AND other.first_sent_seq IS NOT NULL
-                """, as: String.self, logger
+                """, as: String.self, self.logger
             ).map(UserID.init(rawValue:))
         }
     }
@@ -94,14 +99,18 @@ extension PostgresStore: ConversationStore {
     func summaries(of user: UserID, ids: [ConversationID], _ db: PostgresConnection) async throws -> [ConversationSummary] {
         var summaries: [ConversationSummary] = []
         for id in ids {
-            guard let row = try await db.rows("""
-                SELECT c.kind, c.created_at, c.last_seq, c.last_activity_at, me.read_seq
-                FROM conversations c JOIN conversation_members me ON me.conversation_id = c.id AND me.user_id = \(user.rawValue)
-                WHERE c.id = \(id.rawValue)
-                """, logger).first
+            guard
+                let row = try await db.rows(
+                    """
+                    SELECT c.kind, c.created_at, c.last_seq, c.last_activity_at, me.read_seq
+                    FROM conversations c JOIN conversation_members me ON me.conversation_id = c.id AND me.user_id = \(user.rawValue)
+                    WHERE c.id = \(id.rawValue)
+                    """, logger
+                ).first
             else { continue }
             let (kind, createdAt, lastSeq, lastActivity, readSeq) = try row.decode((String, Int64, Int64, Int64, Int64).self)
-            let memberRows = try await db.rows("""
+            let memberRows = try await db.rows(
+                """
                 SELECT m.user_id, u.username, u.display_name, m.delivered_seq, m.read_seq, u.last_seen_at, m.first_sent_seq IS NOT NULL
                 FROM conversation_members m JOIN users u ON u.id = m.user_id
                 WHERE m.conversation_id = \(id.rawValue) ORDER BY m.user_id COLLATE "C"
@@ -117,10 +126,11 @@ extension PostgresStore: ConversationStore {
             let lastMessage = try await db.rows(
                 "SELECT \(unescaped: Columns.message) FROM messages m WHERE m.conversation_id = \(id.rawValue) AND m.seq = \(lastSeq)", logger
             ).first.map { Message(try $0.decode(MessageRow.self)) }
-            summaries.append(ConversationSummary(
-                id: id, kind: ConversationKind(rawValue: kind) ?? .direct, createdAt: Timestamp(milliseconds: createdAt),
-                lastSeq: lastSeq, lastMessage: lastMessage, lastActivityAt: Timestamp(milliseconds: lastActivity),
-                unreadCount: max(0, lastSeq - readSeq), members: members, presenceShared: presenceShared))
+            summaries.append(
+                ConversationSummary(
+                    id: id, kind: ConversationKind(rawValue: kind) ?? .direct, createdAt: Timestamp(milliseconds: createdAt),
+                    lastSeq: lastSeq, lastMessage: lastMessage, lastActivityAt: Timestamp(milliseconds: lastActivity),
+                    unreadCount: max(0, lastSeq - readSeq), members: members, presenceShared: presenceShared))
         }
         return summaries
     }

@@ -8,16 +8,19 @@ extension PostgresStore: EventLog {
     /// The position comes from the user's row (`stream_head + 1`) under its row lock, held until
     /// commit: positions are gapless, and a later position never commits before an earlier one.
     func appendEvent(_ payload: StreamEvent.Payload, to user: UserID, now: Timestamp, _ db: PostgresConnection) async throws -> Delivery {
-        guard let position = try await db.value(
-            "UPDATE users SET stream_head = stream_head + 1 WHERE id = \(user.rawValue) RETURNING stream_head", as: Int64.self, logger)
+        guard
+            let position = try await db.value(
+                "UPDATE users SET stream_head = stream_head + 1 WHERE id = \(user.rawValue) RETURNING stream_head", as: Int64.self, logger)
         else { throw StoreError.userNotFound }
-        let row: (EventKind, String, Int64?, String?, Int64?, Int64?) = switch payload {
-        case .message(let message): (.message, message.conversationId.rawValue, message.seq, nil, nil, nil)
-        case .receipt(let receipt):
-            (.receipt, receipt.conversationId.rawValue, nil, receipt.userId.rawValue, receipt.deliveredSeq, receipt.readSeq)
-        case .conversation(let info): (.conversation, info.id.rawValue, nil, nil, nil, nil)
-        }
-        try await db.query("""
+        let row: (EventKind, String, Int64?, String?, Int64?, Int64?) =
+            switch payload {
+            case .message(let message): (.message, message.conversationId.rawValue, message.seq, nil, nil, nil)
+            case .receipt(let receipt):
+                (.receipt, receipt.conversationId.rawValue, nil, receipt.userId.rawValue, receipt.deliveredSeq, receipt.readSeq)
+            case .conversation(let info): (.conversation, info.id.rawValue, nil, nil, nil, nil)
+            }
+        try await db.query(
+            """
             INSERT INTO events (user_id, pos, kind, conversation_id, seq, subject_id, delivered_seq, read_seq, created_at)
             VALUES (\(user.rawValue), \(position), \(row.0.rawValue), \(row.1), \(row.2), \(row.3), \(row.4), \(row.5), \(now.milliseconds))
             """, logger: logger)
@@ -38,8 +41,8 @@ extension PostgresStore: EventLog {
     /// (rare: one per new conversation) read the conversation's members after.
     public func events(of user: UserID, after: Int64, limit: Int) async throws -> Replay {
         let statement = Prepared.Replay(user: user.rawValue, after: after, limit: Int64(limit))
-        let rows = try await Self.classifyingOutages {
-            try await client.execute(statement, logger: logger).reduce(into: []) { $0.append($1) }
+        let rows = try await read { [logger] connection in
+            try await connection.execute(statement, logger: logger).reduce(into: []) { $0.append($1) }
         }
         guard let first = rows.first else { throw StoreError.userNotFound }
         let (head, floor) = (first.0, first.1)
@@ -58,10 +61,11 @@ extension PostgresStore: EventLog {
                 else { continue }
                 payload = .message(Message((id, messageConversation, seq, sender, clientID, text, created)))
             case .receipt:
-                payload = .receipt(ReceiptUpdate(
-                    conversationId: conversation, userId: UserID(rawValue: c.5 ?? ""), deliveredSeq: c.6 ?? 0, readSeq: c.7 ?? 0))
+                payload = .receipt(
+                    ReceiptUpdate(
+                        conversationId: conversation, userId: UserID(rawValue: c.5 ?? ""), deliveredSeq: c.6 ?? 0, readSeq: c.7 ?? 0))
             case .conversation:
-                payload = .conversation(try await read { db in try await conversationInfo(conversation, db) })
+                payload = .conversation(try await read { db in try await self.conversationInfo(conversation, db) })
             case nil:
                 continue
             }
@@ -72,7 +76,7 @@ extension PostgresStore: EventLog {
 
     public func streamHead(of user: UserID) async throws -> Int64 {
         try await read { db in
-            try await db.value("SELECT stream_head FROM users WHERE id = \(user.rawValue)", as: Int64.self, logger) ?? 0
+            try await db.value("SELECT stream_head FROM users WHERE id = \(user.rawValue)", as: Int64.self, self.logger) ?? 0
         }
     }
 
@@ -80,11 +84,13 @@ extension PostgresStore: EventLog {
         try await transaction { db in
             try await db.query(
                 "UPDATE users SET stream_floor = stream_head - \(keepPerUser) WHERE stream_head - \(keepPerUser) > stream_floor",
-                logger: logger)
-            return try await db.value("""
+                logger: self.logger)
+            return try await db.value(
+                """
                 WITH gone AS (DELETE FROM events e USING users u WHERE u.id = e.user_id AND e.pos <= u.stream_floor RETURNING 1)
                 SELECT COUNT(*) FROM gone
-                """, as: Int64.self, logger).map(Int.init) ?? 0
+                """, as: Int64.self, self.logger
+            ).map(Int.init) ?? 0
         }
     }
 }

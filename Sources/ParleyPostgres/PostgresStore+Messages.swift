@@ -13,45 +13,46 @@ extension PostgresStore: MessageStore {
     ///    the members' user rows in id order (no deadlock between two conversations).
     /// 6. The sender's first message where every member has written forms contacts.
     ///
-    /// The transaction is the `parley_send` function (``PostgresSendFunction``): one round trip.
+    /// The transaction is the `parley_send` function (``PostgresSendFunction``) between `BEGIN` and
+    /// `COMMIT`: the answer means committed.
     public func send(_ new: NewMessage, now: Timestamp) async throws -> SendOutcome {
-        let (conversation, recipient): (ConversationID, UserID?) = switch new.target {
-        case .conversation(let id): (id, nil)
-        case .user(let user): (.direct(new.sender, user), user)
-        }
+        let (conversation, recipient): (ConversationID, UserID?) =
+            switch new.target {
+            case .conversation(let id): (id, nil)
+            case .user(let user): (.direct(new.sender, user), user)
+            }
         let statement = Prepared.Send(
             sender: new.sender.rawValue, clientId: new.clientId.rawValue, conversation: conversation.rawValue,
             recipient: recipient?.rawValue, text: new.text, now: now.milliseconds, messageId: MessageID.random().rawValue, node: nodeID)
-        let row = try await retryingRaces {
-            try await Self.classifyingOutages {
-                // Read to the end so the pooled connection goes back at once.
-                try await client.execute(statement, logger: logger).reduce(into: []) { $0.append($1) }.first
-            }
+        // In a transaction of its own: the answer waits for the COMMIT (``PostgresStore``).
+        let row = try await transaction { connection in
+            try await connection.execute(statement, logger: self.logger).reduce(into: []) { $0.append($1) }.first
         }
-        guard let c = row else { throw StoreError.conversationNotFound }
+        guard let row else { throw StoreError.conversationNotFound }
         let message = Message(
-            id: MessageID(rawValue: c.1), conversationId: ConversationID(rawValue: c.5), seq: c.2, senderId: new.sender,
-            clientId: new.clientId, text: c.4, createdAt: Timestamp(milliseconds: c.3))
-        if c.0 { return SendOutcome(message: message, duplicate: true, deliveries: []) }
-        let members = (c.7 ?? []).map(UserID.init(rawValue:))
+            id: MessageID(rawValue: row.messageId), conversationId: ConversationID(rawValue: row.conversation), seq: row.seq,
+            senderId: new.sender, clientId: new.clientId, text: row.text, createdAt: Timestamp(milliseconds: row.createdAt))
+        if row.duplicate { return SendOutcome(message: message, duplicate: true, deliveries: []) }
+        let members = row.members.map(UserID.init(rawValue:))
         var deliveries: [Delivery] = []
-        if c.9, let positions = c.10 {
+        if row.created {
             let info = ConversationInfo(id: message.conversationId, kind: .direct, createdAt: now, members: try await users(members))
-            for (member, position) in zip(members, positions) {
+            for (member, position) in zip(members, row.creationPositions) {
                 deliveries.append(Delivery(recipient: member, event: StreamEvent(position: position, payload: .conversation(info))))
             }
         }
-        for (member, position) in zip(members, c.8 ?? []) {
+        for (member, position) in zip(members, row.positions) {
             deliveries.append(Delivery(recipient: member, event: StreamEvent(position: position, payload: .message(message))))
         }
-        return SendOutcome(message: message, duplicate: false, deliveries: deliveries, contactsFormed: c.6)
+        return SendOutcome(message: message, duplicate: false, deliveries: deliveries, contactsFormed: row.contactsFormed)
     }
 
     public func messages(in conversation: ConversationID, as user: UserID, query: HistoryQuery) async throws -> MessagePage {
         try await read { db in
-            guard try await db.value(
-                "SELECT 1 FROM conversation_members WHERE conversation_id = \(conversation.rawValue) AND user_id = \(user.rawValue)",
-                as: Int32.self, logger) != nil
+            guard
+                try await db.value(
+                    "SELECT 1 FROM conversation_members WHERE conversation_id = \(conversation.rawValue) AND user_id = \(user.rawValue)",
+                    as: Int32.self, self.logger) != nil
             else { throw StoreError.conversationNotFound }
             // With `after` the page grows forward from it; otherwise it is the newest part of the range.
             let ascending = query.after != nil
@@ -60,7 +61,7 @@ extension PostgresStore: MessageStore {
                   AND m.seq > \(query.after ?? -1) AND m.seq < \(query.before ?? Int64.max)
                 ORDER BY m.seq \(unescaped: ascending ? "ASC" : "DESC") LIMIT \(query.limit + 1)
                 """
-            let messages = try await db.rows(sql, logger).map { Message(try $0.decode(MessageRow.self)) }
+            let messages = try await db.rows(sql, self.logger).map { Message(try $0.decode(MessageRow.self)) }
             return MessagePage(fetched: messages, limit: query.limit, newestFirst: !ascending)
         }
     }
@@ -74,10 +75,8 @@ extension PostgresStore: MessageStore {
         let statement = Prepared.Receipt(
             conversation: conversation.rawValue, member: member.rawValue, delivered: deliveredSeq, read: readSeq,
             now: now.milliseconds, node: nodeID)
-        let row = try await retryingRaces {
-            try await Self.classifyingOutages {
-                try await client.execute(statement, logger: logger).reduce(into: []) { $0.append($1) }.first
-            }
+        let row = try await transaction { connection in
+            try await connection.execute(statement, logger: self.logger).reduce(into: []) { $0.append($1) }.first
         }
         guard let c = row else { throw StoreError.conversationNotFound }
         let receipt = ReceiptUpdate(conversationId: conversation, userId: member, deliveredSeq: c.0, readSeq: c.1)

@@ -6,15 +6,25 @@ import PostgresNIO
 
 /// The scale-out backend: every Parley node of a cluster shares one PostgreSQL database.
 ///
-/// Every write is one transaction on a pooled connection (read committed, row locks where order
-/// matters); with `synchronous_commit = on` a commit is durable before the call returns, and
-/// PostgreSQL flushes the WAL of concurrent commits together (group commit), so one fsync serves
-/// many sends. Each transaction that commits stream events also sends a `NOTIFY` naming whose
-/// streams moved (``StreamNotice``); PostgreSQL delivers it only if the transaction commits, and
-/// every node fetches the events themselves from the store by position.
+/// Every write is one explicit transaction on a pooled connection (read committed, row locks where
+/// order matters), and a write returns only after its `COMMIT` was answered: with
+/// `synchronous_commit = on` it is then durable, and PostgreSQL flushes the WAL of concurrent
+/// commits together (group commit), so one fsync serves many sends. Each transaction that commits
+/// stream events also sends a `NOTIFY` naming whose streams moved; PostgreSQL delivers it only if
+/// the transaction commits, and every node fetches the events themselves from the store by position.
+///
+/// Why never autocommit: in the extended query protocol (the only one postgres-nio speaks) a
+/// statement outside a transaction block commits at the `Sync` that follows it, *after* its rows and
+/// its CommandComplete were sent, and postgres-nio ends a query when CommandComplete arrives. A send
+/// in autocommit could therefore be acknowledged, then rolled back by a shutdown that interrupted its
+/// commit (seen: "terminating connection due to administrator command" while the commit waited for
+/// the `NOTIFY` queue's lock), and its seq handed to the next message. An explicit `COMMIT` is
+/// different: PostgreSQL commits before it answers one.
 public final class PostgresStore: ParleyStore, Sendable {
     let client: PostgresClient
     let logger: Logger
+    /// Ends the work on a leased connection that closes under it (``ClosedConnectionWatch``).
+    let closeWatch = ClosedConnectionWatch()
     /// This process's id in the cluster: new at every start, so a restarted node is a new node.
     public let nodeID = UUID().uuidString.lowercased()
     private let runner: Task<Void, Never>
@@ -56,17 +66,17 @@ public final class PostgresStore: ParleyStore, Sendable {
     /// (two sends with one client id) rolls back and runs the whole transaction again: the retry
     /// then sees what the winner committed. Outages become ``StoreError/storageUnavailable``.
     @discardableResult
-    func transaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         try await retryingRaces {
             try await Self.classifyingOutages {
-                try await client.withConnection { connection in
-                    try await connection.query("BEGIN", logger: logger)
+                try await leased { connection in
+                    try await connection.query("BEGIN", logger: self.logger)
                     do {
                         let result = try await body(connection)
-                        try await connection.query("COMMIT", logger: logger)
+                        try await connection.query("COMMIT", logger: self.logger)
                         return result
                     } catch {
-                        _ = try? await connection.query("ROLLBACK", logger: logger)
+                        _ = try? await connection.query("ROLLBACK", logger: self.logger)
                         throw error
                     }
                 }
@@ -74,9 +84,17 @@ public final class PostgresStore: ParleyStore, Sendable {
         }
     }
 
-    /// One statement on its own (autocommit: a commit without BEGIN/COMMIT round trips).
+    /// One write statement in a transaction of its own, answered once committed (see the type's
+    /// doc comment for why not autocommit).
     func execute(_ query: PostgresQuery) async throws {
-        try await Self.classifyingOutages { _ = try await client.query(query, logger: logger).collect() }
+        try await transaction { [logger] connection in _ = try await connection.query(query, logger: logger).collect() }
+    }
+
+    /// One statement in autocommit, for what needs no acknowledgement that it committed (a cluster
+    /// signal's `NOTIFY`: a lost one only delays, see ``PostgresClusterBus``). Never for a write
+    /// whose answer a client relies on.
+    func executeUnacknowledged(_ query: PostgresQuery) async throws {
+        try await read { [logger] connection in _ = try await connection.query(query, logger: logger).collect() }
     }
 
     /// Runs `operation` again when it lost a race (see ``transaction(_:)``), and turns Parley's
@@ -102,8 +120,13 @@ public final class PostgresStore: ParleyStore, Sendable {
     }
 
     /// A read on any pooled connection.
-    func read<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
-        try await Self.classifyingOutages { try await client.withConnection { try await body($0) } }
+    func read<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        try await Self.classifyingOutages { try await leased(body) }
+    }
+
+    /// Runs `body` on a pooled connection, ended early if that connection closes under it.
+    private func leased<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        try await client.withConnection { connection in try await closeWatch.run(on: connection, body) }
     }
 
     static func classifyingOutages<T>(_ operation: () async throws -> T) async throws -> T {
@@ -165,5 +188,6 @@ extension PSQLError {
         if code != .server { return code != .queryCancelled }
         guard let state = sqlState else { return false }
         return state.hasPrefix("53") || state.hasPrefix("58") || state.hasPrefix("08") || state == "25006" || state.hasPrefix("57P")
+            || state == "55P03" || state == "25P03"  // lock_timeout, idle_in_transaction_session_timeout
     }
 }

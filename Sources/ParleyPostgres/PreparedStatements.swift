@@ -6,7 +6,18 @@ enum Prepared {
     /// `parley_send` (``PostgresSendFunction``).
     struct Send: PostgresPreparedStatement {
         static let sql = "SELECT * FROM parley_send($1, $2, $3, $4, $5, $6, $7, $8)"
-        typealias Row = (Bool, String, Int64, Int64, String, String, Bool, [String]?, [Int64]?, Bool, [Int64]?)
+
+        /// `parley_send`'s result row, by the names of its `RETURNS TABLE` columns.
+        struct Row {
+            /// The (sender, client id) was stored before: the fields below describe that message.
+            var duplicate: Bool
+            var messageId: String, seq: Int64, createdAt: Int64, text: String, conversation: String
+            var contactsFormed: Bool
+            /// Every member, in id order, and the position of the message event in each one's stream.
+            var members: [String], positions: [Int64]
+            /// The send created the direct conversation: the position of its `conversation` event per member.
+            var created: Bool, creationPositions: [Int64]
+        }
 
         var sender: String, clientId: String, conversation: String, recipient: String?, text: String, now: Int64
         var messageId: String, node: String
@@ -24,7 +35,12 @@ enum Prepared {
             return bindings
         }
 
-        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+        func decodeRow(_ row: PostgresRow) throws -> Row {
+            let c = try row.decode((Bool, String, Int64, Int64, String, String, Bool, [String]?, [Int64]?, Bool, [Int64]?).self)
+            return Row(
+                duplicate: c.0, messageId: c.1, seq: c.2, createdAt: c.3, text: c.4, conversation: c.5, contactsFormed: c.6,
+                members: c.7 ?? [], positions: c.8 ?? [], created: c.9, creationPositions: c.10 ?? [])
+        }
     }
 
     /// `parley_receipt` (``PostgresReceiptFunction``).
@@ -68,7 +84,8 @@ enum Prepared {
             """
         typealias Row = (
             Int64, Int64, Int64?, Int16?, String?, String?, Int64?, Int64?,
-            String?, String?, Int64?, String?, String?, String?, Int64?)
+            String?, String?, Int64?, String?, String?, String?, Int64?
+        )
 
         var user: String, after: Int64, limit: Int64
 

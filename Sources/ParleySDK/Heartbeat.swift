@@ -93,5 +93,9 @@ func withDeadline<T: Sendable>(
 private final class ResumeOnce<T: Sendable>: Sendable {
     private let slot = Mutex<CheckedContinuation<T, any Error>?>(nil)
     func set(_ continuation: CheckedContinuation<T, any Error>) { slot.withLock { $0 = continuation } }
-    func take() -> CheckedContinuation<T, any Error>? { slot.withLock { state in defer { state = nil }; return state } }
+    func take() -> CheckedContinuation<T, any Error>? {
+        slot.withLock { state in
+            defer { state = nil }; return state
+        }
+    }
 }

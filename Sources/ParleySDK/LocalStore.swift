@@ -15,13 +15,14 @@ public final class LocalStore: Sendable {
         queue = try DatabaseQueue(path: path)
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
-            try db.execute(sql: """
-                CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
-                CREATE TABLE conversations (id TEXT PRIMARY KEY NOT NULL, json TEXT NOT NULL);
-                CREATE TABLE messages (conversation_id TEXT NOT NULL, seq INTEGER NOT NULL, json TEXT NOT NULL,
-                                       PRIMARY KEY (conversation_id, seq)) WITHOUT ROWID;
-                CREATE TABLE outbox (ordinal INTEGER PRIMARY KEY, json TEXT NOT NULL);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+                    CREATE TABLE conversations (id TEXT PRIMARY KEY NOT NULL, json TEXT NOT NULL);
+                    CREATE TABLE messages (conversation_id TEXT NOT NULL, seq INTEGER NOT NULL, json TEXT NOT NULL,
+                                           PRIMARY KEY (conversation_id, seq)) WITHOUT ROWID;
+                    CREATE TABLE outbox (ordinal INTEGER PRIMARY KEY, json TEXT NOT NULL);
+                    """)
         }
         try migrator.migrate(queue)
     }
@@ -74,8 +75,9 @@ public final class LocalStore: Sendable {
         guard !messages.isEmpty else { return }
         try queue.write { db in
             for message in messages {
-                try db.execute(sql: "INSERT OR REPLACE INTO messages (conversation_id, seq, json) VALUES (?, ?, ?)",
-                               arguments: [message.conversationId.rawValue, message.seq, Self.encode(message)])
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO messages (conversation_id, seq, json) VALUES (?, ?, ?)",
+                    arguments: [message.conversationId.rawValue, message.seq, Self.encode(message)])
             }
         }
     }

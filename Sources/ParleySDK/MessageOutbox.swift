@@ -110,7 +110,8 @@ public struct MessageOutbox: Sendable, Equatable {
 
 extension OutboxEntry {
     init(clientId: ClientMessageID, conversationId: ConversationID, recipient: UserID?, text: String, createdAt: Timestamp) {
-        self.init(clientId: clientId, conversationId: conversationId, recipientId: recipient, text: text, createdAt: createdAt,
-                  state: .sending, attempts: 0, retryAt: nil)
+        self.init(
+            clientId: clientId, conversationId: conversationId, recipientId: recipient, text: text, createdAt: createdAt,
+            state: .sending, attempts: 0, retryAt: nil)
     }
 }

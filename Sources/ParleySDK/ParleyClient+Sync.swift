@@ -94,13 +94,15 @@ extension ParleyClient {
         switch payload {
         case .message(let message):
             if conversations[message.conversationId] == nil,
-               let summary = try? await api.conversation(message.conversationId, token: session.token) {
+                let summary = try? await api.conversation(message.conversationId, token: session.token)
+            {
                 conversations[summary.id] = summary.keepingNewer(of: conversations[summary.id])
             }
             apply(message: message)
         case .receipt(let receipt):
             guard var summary = conversations[receipt.conversationId],
-                  let index = summary.members.firstIndex(where: { $0.userId == receipt.userId }) else { return }
+                let index = summary.members.firstIndex(where: { $0.userId == receipt.userId })
+            else { return }
             summary.members[index].deliveredSeq = max(summary.members[index].deliveredSeq, receipt.deliveredSeq)
             summary.members[index].readSeq = max(summary.members[index].readSeq, receipt.readSeq)
             conversations[receipt.conversationId] = summary
@@ -110,7 +112,8 @@ extension ParleyClient {
             guard conversations[info.id] == nil else { return }
             let summary = ConversationSummary(
                 id: info.id, kind: info.kind, createdAt: info.createdAt, lastSeq: 0, lastMessage: nil, lastActivityAt: info.createdAt,
-                unreadCount: 0, members: info.members.map {
+                unreadCount: 0,
+                members: info.members.map {
                     ConversationMember(userId: $0.id, username: $0.username, displayName: $0.displayName, deliveredSeq: 0, readSeq: 0)
                 })
             conversations[info.id] = summary
@@ -156,9 +159,11 @@ extension ParleyClient {
         guard connectionState == .online, connection != nil else { return }
         for entry in outbox.takeSendable(now: .now()) {
             let useRecipient = entry.recipientId != nil && conversations[entry.conversationId] == nil
-            sendExpectingAnswer(.send(SendRequest(
-                clientId: entry.clientId, conversationId: useRecipient ? nil : entry.conversationId,
-                recipientId: useRecipient ? entry.recipientId : nil, text: entry.text)))
+            sendExpectingAnswer(
+                .send(
+                    SendRequest(
+                        clientId: entry.clientId, conversationId: useRecipient ? nil : entry.conversationId,
+                        recipientId: useRecipient ? entry.recipientId : nil, text: entry.text)))
         }
     }
 

@@ -114,8 +114,9 @@ public final class ParleyClient {
 
     /// A client on the real server at `session.serverURL`, with its database in `storage`.
     public convenience init(session: Session, storage: ClientStorage, heartbeat: Heartbeat = .standard) throws {
-        self.init(session: session, api: HTTPParleyAPI(baseURL: session.serverURL), transport: WebSocketTransport(serverURL: session.serverURL),
-                  store: try storage.store(for: session.user.id), heartbeat: heartbeat)
+        self.init(
+            session: session, api: HTTPParleyAPI(baseURL: session.serverURL), transport: WebSocketTransport(serverURL: session.serverURL),
+            store: try storage.store(for: session.user.id), heartbeat: heartbeat)
     }
 
     // MARK: events
@@ -157,13 +158,15 @@ public final class ParleyClient {
     public func timeline(_ id: ConversationID) -> [TimelineItem] {
         let other = conversations[id].flatMap(otherMember)
         let confirmed = (messages[id] ?? [:]).values.sorted { $0.seq < $1.seq }.map { message in
-            TimelineItem(id: message.clientId, seq: message.seq, senderId: message.senderId, text: message.text, createdAt: message.createdAt,
-                         status: message.senderId == me.id ? Self.status(of: message.seq, other: other) : nil)
+            TimelineItem(
+                id: message.clientId, seq: message.seq, senderId: message.senderId, text: message.text, createdAt: message.createdAt,
+                status: message.senderId == me.id ? Self.status(of: message.seq, other: other) : nil)
         }
         let confirmedIds = Set(confirmed.map(\.id))
         let pending = outbox.pending(in: id).filter { !confirmedIds.contains($0.clientId) }.map { entry in
-            TimelineItem(id: entry.clientId, seq: nil, senderId: me.id, text: entry.text, createdAt: entry.createdAt,
-                         status: { if case .failed(let reason) = entry.state { .failed(reason: reason) } else { .sending } }())
+            TimelineItem(
+                id: entry.clientId, seq: nil, senderId: me.id, text: entry.text, createdAt: entry.createdAt,
+                status: { if case .failed(let reason) = entry.state { .failed(reason: reason) } else { .sending } }())
         }
         return confirmed + pending
     }
@@ -209,7 +212,8 @@ public final class ParleyClient {
     /// Marks my read cursor up to `seq` (read on one device clears the count on all).
     public func markRead(_ id: ConversationID, upTo seq: Int64) {
         guard var summary = conversations[id], let index = summary.members.firstIndex(where: { $0.userId == me.id }),
-              summary.members[index].readSeq < seq, seq <= summary.lastSeq else { return }
+            summary.members[index].readSeq < seq, seq <= summary.lastSeq
+        else { return }
         summary.members[index].readSeq = seq
         summary.members[index].deliveredSeq = max(summary.members[index].deliveredSeq, seq)
         conversations[id] = summary

@@ -2,6 +2,7 @@ import Foundation
 #if os(Linux)
 import HummingbirdWSClient
 import Logging
+import NIOWebSocket
 #endif
 import ParleyCore
 

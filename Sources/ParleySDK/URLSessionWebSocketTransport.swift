@@ -27,6 +27,10 @@ public struct URLSessionWebSocketTransport: RealtimeTransport {
 
 /// One `URLSessionWebSocketTask`: a reader task turns text messages into frames, a writer task
 /// sends queued frames in order, then closes with 1000.
+///
+/// `@unchecked Sendable` because `URLSessionWebSocketTask` is not marked `Sendable`, though Apple
+/// documents it as thread-safe (all of URLSession's task API may be called from any thread). Every
+/// stored property is a `let`, set once in `init`; the streams' continuations are `Sendable`.
 final class URLSessionWebSocketConnection: RealtimeConnection, @unchecked Sendable {
     let frames: AsyncStream<ServerFrame>
     private let frameSink: AsyncStream<ServerFrame>.Continuation

@@ -77,6 +77,9 @@ final class GroupCommitWriter: Sendable {
         }
     }
 
+    /// How many jobs wait for the next batch (tests use it to know a batch's jobs have all queued).
+    var waitingJobs: Int { state.withLock { $0.pending.count } }
+
     /// Up to `maxBatch` waiting jobs; when none wait, the writer stops draining.
     private func takeBatch() -> [Job] {
         state.withLock { state in

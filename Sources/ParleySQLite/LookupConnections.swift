@@ -38,7 +38,9 @@ final class LookupConnections: Sendable {
 
     /// Rule 5.
     func close() {
-        for statements in free.withLock({ list in defer { list.removeAll() }; return list }) { statements.close() }
+        for statements in free.withLock({ list in
+            defer { list.removeAll() }; return list
+        }) { statements.close() }
     }
 }
 
@@ -74,7 +76,8 @@ final class LookupStatements: @unchecked Sendable {
             }
             session = try prepare("SELECT user_id, expires_at FROM sessions WHERE token_hash = ? AND expires_at > ?")
             streamHead = try prepare(WriterStatements.streamHeadSQL)
-            contacts = try prepare("""
+            contacts = try prepare(
+                """
                 SELECT DISTINCT other.user_id FROM conversation_members me
                 JOIN conversation_members other ON other.conversation_id = me.conversation_id AND other.user_id != me.user_id
                 WHERE me.user_id = ? AND me.first_sent_seq IS NOT NULL AND other.first_sent_seq IS NOT NULL

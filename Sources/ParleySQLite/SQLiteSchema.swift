@@ -5,85 +5,87 @@ enum SQLiteSchema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
-            try db.execute(sql: """
-                CREATE TABLE users (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    username TEXT NOT NULL UNIQUE,
-                    display_name TEXT NOT NULL,
-                    display_name_key TEXT NOT NULL,
-                    password_hash TEXT NOT NULL,
-                    created_at INTEGER NOT NULL,
-                    last_seen_at INTEGER,
-                    -- newest position of the user's event stream, and the newest one pruned
-                    stream_head INTEGER NOT NULL DEFAULT 0,
-                    stream_floor INTEGER NOT NULL DEFAULT 0
-                );
-                CREATE INDEX users_by_display_name ON users(display_name_key);
+            try db.execute(
+                sql: """
+                    CREATE TABLE users (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        username TEXT NOT NULL UNIQUE,
+                        display_name TEXT NOT NULL,
+                        display_name_key TEXT NOT NULL,
+                        password_hash TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        last_seen_at INTEGER,
+                        -- newest position of the user's event stream, and the newest one pruned
+                        stream_head INTEGER NOT NULL DEFAULT 0,
+                        stream_floor INTEGER NOT NULL DEFAULT 0
+                    );
+                    CREATE INDEX users_by_display_name ON users(display_name_key);
 
-                CREATE TABLE sessions (
-                    token_hash TEXT PRIMARY KEY NOT NULL,
-                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                    created_at INTEGER NOT NULL,
-                    expires_at INTEGER NOT NULL
-                ) WITHOUT ROWID;
-                CREATE INDEX sessions_by_user ON sessions(user_id);
+                    CREATE TABLE sessions (
+                        token_hash TEXT PRIMARY KEY NOT NULL,
+                        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                        created_at INTEGER NOT NULL,
+                        expires_at INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE INDEX sessions_by_user ON sessions(user_id);
 
-                CREATE TABLE conversations (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    kind TEXT NOT NULL,
-                    created_at INTEGER NOT NULL,
-                    last_seq INTEGER NOT NULL DEFAULT 0,
-                    last_activity_at INTEGER NOT NULL
-                ) WITHOUT ROWID;
+                    CREATE TABLE conversations (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        kind TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        last_seq INTEGER NOT NULL DEFAULT 0,
+                        last_activity_at INTEGER NOT NULL
+                    ) WITHOUT ROWID;
 
-                CREATE TABLE conversation_members (
-                    conversation_id TEXT NOT NULL REFERENCES conversations(id),
-                    user_id TEXT NOT NULL REFERENCES users(id),
-                    delivered_seq INTEGER NOT NULL DEFAULT 0,
-                    read_seq INTEGER NOT NULL DEFAULT 0,
-                    joined_at INTEGER NOT NULL,
-                    PRIMARY KEY (conversation_id, user_id)
-                ) WITHOUT ROWID;
-                CREATE INDEX members_by_user ON conversation_members(user_id, conversation_id);
+                    CREATE TABLE conversation_members (
+                        conversation_id TEXT NOT NULL REFERENCES conversations(id),
+                        user_id TEXT NOT NULL REFERENCES users(id),
+                        delivered_seq INTEGER NOT NULL DEFAULT 0,
+                        read_seq INTEGER NOT NULL DEFAULT 0,
+                        joined_at INTEGER NOT NULL,
+                        PRIMARY KEY (conversation_id, user_id)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX members_by_user ON conversation_members(user_id, conversation_id);
 
-                -- No index on id: it is a random UUID nothing looks up, and an index on it would
-                    -- cost a random B-tree page per insert.
-                CREATE TABLE messages (
-                    id TEXT NOT NULL,
-                    conversation_id TEXT NOT NULL REFERENCES conversations(id),
-                    seq INTEGER NOT NULL,
-                    sender_id TEXT NOT NULL REFERENCES users(id),
-                    client_id TEXT NOT NULL,
-                    text TEXT NOT NULL,
-                    created_at INTEGER NOT NULL,
-                    UNIQUE (conversation_id, seq),
-                    UNIQUE (sender_id, client_id)
-                );
+                    -- No index on id: it is a random UUID nothing looks up, and an index on it would
+                        -- cost a random B-tree page per insert.
+                    CREATE TABLE messages (
+                        id TEXT NOT NULL,
+                        conversation_id TEXT NOT NULL REFERENCES conversations(id),
+                        seq INTEGER NOT NULL,
+                        sender_id TEXT NOT NULL REFERENCES users(id),
+                        client_id TEXT NOT NULL,
+                        text TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        UNIQUE (conversation_id, seq),
+                        UNIQUE (sender_id, client_id)
+                    );
 
-                -- One row per event per user. Message events point at the message; receipt events
-                -- carry the cursors as they were; conversation events point at the conversation.
-                CREATE TABLE events (
-                    user_id TEXT NOT NULL,
-                    pos INTEGER NOT NULL,
-                    kind INTEGER NOT NULL,
-                    conversation_id TEXT NOT NULL,
-                    seq INTEGER,
-                    subject_id TEXT,
-                    delivered_seq INTEGER,
-                    read_seq INTEGER,
-                    created_at INTEGER NOT NULL,
-                    PRIMARY KEY (user_id, pos)
-                ) WITHOUT ROWID;
-                """)
+                    -- One row per event per user. Message events point at the message; receipt events
+                    -- carry the cursors as they were; conversation events point at the conversation.
+                    CREATE TABLE events (
+                        user_id TEXT NOT NULL,
+                        pos INTEGER NOT NULL,
+                        kind INTEGER NOT NULL,
+                        conversation_id TEXT NOT NULL,
+                        seq INTEGER,
+                        subject_id TEXT,
+                        delivered_seq INTEGER,
+                        read_seq INTEGER,
+                        created_at INTEGER NOT NULL,
+                        PRIMARY KEY (user_id, pos)
+                    ) WITHOUT ROWID;
+                    """)
         }
         migrator.registerMigration("v2-first-sent") { db in
             // seq of each member's first message: presence is shared only once both have written.
-            try db.execute(sql: """
-                ALTER TABLE conversation_members ADD COLUMN first_sent_seq INTEGER;
-                UPDATE conversation_members SET first_sent_seq = (
-                    SELECT MIN(m.seq) FROM messages m
-                    WHERE m.conversation_id = conversation_members.conversation_id AND m.sender_id = conversation_members.user_id);
-                """)
+            try db.execute(
+                sql: """
+                    ALTER TABLE conversation_members ADD COLUMN first_sent_seq INTEGER;
+                    UPDATE conversation_members SET first_sent_seq = (
+                        SELECT MIN(m.seq) FROM messages m
+                        WHERE m.conversation_id = conversation_members.conversation_id AND m.sender_id = conversation_members.user_id);
+                    """)
         }
         return migrator
     }

@@ -12,8 +12,10 @@ extension SQLiteStore: AccountStore {
                         INSERT INTO users (id, username, display_name, display_name_key, password_hash, created_at)
                         VALUES (?, ?, ?, ?, ?, ?)
                         """,
-                    arguments: [user.id.rawValue, user.username, user.displayName, user.displayName.lowercased(),
-                                new.passwordHash, now.milliseconds])
+                    arguments: [
+                        user.id.rawValue, user.username, user.displayName, user.displayName.lowercased(),
+                        new.passwordHash, now.milliseconds,
+                    ])
             }
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
             throw StoreError.usernameTaken

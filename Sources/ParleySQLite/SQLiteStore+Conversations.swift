@@ -90,22 +90,25 @@ extension SQLiteStore: ConversationStore {
     /// conversations `user` is not a member of are left out.
     static func summaries(of user: UserID, ids: [ConversationID], _ db: Database) throws -> [ConversationSummary] {
         try ids.compactMap { id -> ConversationSummary? in
-            guard let row = try Row.fetchOne(
-                db.cachedStatement(sql: """
-                    SELECT c.kind, c.created_at, c.last_seq, c.last_activity_at, me.read_seq
-                    FROM conversations c JOIN conversation_members me ON me.conversation_id = c.id AND me.user_id = ?
-                    WHERE c.id = ?
-                    """),
-                arguments: [user.rawValue, id.rawValue])
+            guard
+                let row = try Row.fetchOne(
+                    db.cachedStatement(
+                        sql: """
+                            SELECT c.kind, c.created_at, c.last_seq, c.last_activity_at, me.read_seq
+                            FROM conversations c JOIN conversation_members me ON me.conversation_id = c.id AND me.user_id = ?
+                            WHERE c.id = ?
+                            """),
+                    arguments: [user.rawValue, id.rawValue])
             else { return nil }
             let lastSeq: Int64 = row[2], readSeq: Int64 = row[4]
             let rows = try Row.fetchAll(
-                db.cachedStatement(sql: """
-                    SELECT m.user_id, u.username, u.display_name, m.delivered_seq, m.read_seq, u.last_seen_at,
-                        m.first_sent_seq IS NOT NULL
-                    FROM conversation_members m JOIN users u ON u.id = m.user_id
-                    WHERE m.conversation_id = ? ORDER BY m.user_id
-                    """),
+                db.cachedStatement(
+                    sql: """
+                        SELECT m.user_id, u.username, u.display_name, m.delivered_seq, m.read_seq, u.last_seen_at,
+                            m.first_sent_seq IS NOT NULL
+                        FROM conversation_members m JOIN users u ON u.id = m.user_id
+                        WHERE m.conversation_id = ? ORDER BY m.user_id
+                        """),
                 arguments: [id.rawValue]
             )
             let presenceShared = rows.allSatisfy { $0[6] as Bool }

@@ -15,14 +15,17 @@ extension SQLiteStore: EventLog {
         let at = RawValue.int(now.milliseconds)
         switch payload {
         case .message(let message):
-            try insert.execute(.text(user.rawValue), .int(position), .int(EventKind.message.rawValue), .text(message.conversationId.rawValue),
-                               .int(message.seq), .null, .null, .null, at)
+            try insert.execute(
+                .text(user.rawValue), .int(position), .int(EventKind.message.rawValue), .text(message.conversationId.rawValue),
+                .int(message.seq), .null, .null, .null, at)
         case .receipt(let receipt):
-            try insert.execute(.text(user.rawValue), .int(position), .int(EventKind.receipt.rawValue), .text(receipt.conversationId.rawValue),
-                               .null, .text(receipt.userId.rawValue), .int(receipt.deliveredSeq), .int(receipt.readSeq), at)
+            try insert.execute(
+                .text(user.rawValue), .int(position), .int(EventKind.receipt.rawValue), .text(receipt.conversationId.rawValue),
+                .null, .text(receipt.userId.rawValue), .int(receipt.deliveredSeq), .int(receipt.readSeq), at)
         case .conversation(let info):
-            try insert.execute(.text(user.rawValue), .int(position), .int(EventKind.conversation.rawValue), .text(info.id.rawValue),
-                               .null, .null, .null, .null, at)
+            try insert.execute(
+                .text(user.rawValue), .int(position), .int(EventKind.conversation.rawValue), .text(info.id.rawValue),
+                .null, .null, .null, .null, at)
         }
         return Delivery(recipient: user, event: StreamEvent(position: position, payload: payload))
     }
@@ -51,8 +54,10 @@ extension SQLiteStore: EventLog {
                 case .message:
                     payload = .message(Message(row: row, at: 6))
                 case .receipt:
-                    payload = .receipt(ReceiptUpdate(conversationId: conversation, userId: UserID(rawValue: row[3]),
-                                                     deliveredSeq: row[4], readSeq: row[5]))
+                    payload = .receipt(
+                        ReceiptUpdate(
+                            conversationId: conversation, userId: UserID(rawValue: row[3]),
+                            deliveredSeq: row[4], readSeq: row[5]))
                 case .conversation:
                     payload = .conversation(try Self.conversationInfo(conversation, db))
                 case nil:

@@ -56,10 +56,11 @@ extension SQLiteStore: MessageStore {
 
     /// Rules 1 and 2, by reading only (rule 7).
     static func check(_ new: NewMessage, _ statements: WriterStatements) throws -> Checked {
-        let targetID: ConversationID = switch new.target {
-        case .conversation(let id): id
-        case .user(let user): .direct(new.sender, user)
-        }
+        let targetID: ConversationID =
+            switch new.target {
+            case .conversation(let id): id
+            case .user(let user): .direct(new.sender, user)
+            }
         if let existing = try statements.sentBefore.firstRow(.text(new.sender.rawValue), .text(new.clientId.rawValue), read: Message.init(row:)) {
             guard existing.conversationId == targetID else { throw StoreError.clientIdConflict }
             return .stored(SendOutcome(message: existing, duplicate: true, deliveries: []))
@@ -99,9 +100,11 @@ extension SQLiteStore: MessageStore {
             .text(new.clientId.rawValue), .text(message.text), .int(now.milliseconds))
         let firstSent = try statements.markSenderSeen(seq, in: targetID.rawValue, sender: new.sender.rawValue)
         // Rule 6: the sender's first message where everyone else has written forms contacts.
-        let contactsFormed = try firstSent == seq && Int.fetchOne(
-            db.cachedStatement(sql: "SELECT COUNT(*) FROM conversation_members WHERE conversation_id = ? AND first_sent_seq IS NULL"),
-            arguments: [targetID.rawValue]) == 0
+        let contactsFormed =
+            try firstSent == seq
+            && Int.fetchOne(
+                db.cachedStatement(sql: "SELECT COUNT(*) FROM conversation_members WHERE conversation_id = ? AND first_sent_seq IS NULL"),
+                arguments: [targetID.rawValue]) == 0
         for member in members {
             deliveries.append(try appendEvent(.message(message), to: member, now: now, statements))
         }
@@ -115,9 +118,10 @@ extension SQLiteStore: MessageStore {
 
     public func messages(in conversation: ConversationID, as user: UserID, query: HistoryQuery) async throws -> MessagePage {
         try await pool.read { db in
-            guard try Bool.fetchOne(
-                db.cachedStatement(sql: "SELECT 1 FROM conversation_members WHERE conversation_id = ? AND user_id = ?"),
-                arguments: [conversation.rawValue, user.rawValue]) == true
+            guard
+                try Bool.fetchOne(
+                    db.cachedStatement(sql: "SELECT 1 FROM conversation_members WHERE conversation_id = ? AND user_id = ?"),
+                    arguments: [conversation.rawValue, user.rawValue]) == true
             else { throw StoreError.conversationNotFound }
             var sql = "SELECT \(Columns.message) FROM messages m WHERE m.conversation_id = ?"
             var arguments: StatementArguments = [conversation.rawValue]
@@ -144,12 +148,14 @@ extension SQLiteStore: MessageStore {
         let statements = writerStatements
         return try await batchedWrite { db in
             let statements = try statements.on(db)
-            guard let row = try Row.fetchOne(
-                db.cachedStatement(sql: """
-                    SELECT m.delivered_seq, m.read_seq, c.last_seq FROM conversation_members m
-                    JOIN conversations c ON c.id = m.conversation_id WHERE m.conversation_id = ? AND m.user_id = ?
-                    """),
-                arguments: [conversation.rawValue, member.rawValue])
+            guard
+                let row = try Row.fetchOne(
+                    db.cachedStatement(
+                        sql: """
+                            SELECT m.delivered_seq, m.read_seq, c.last_seq FROM conversation_members m
+                            JOIN conversations c ON c.id = m.conversation_id WHERE m.conversation_id = ? AND m.user_id = ?
+                            """),
+                    arguments: [conversation.rawValue, member.rawValue])
             else { throw StoreError.conversationNotFound }
             let (oldDelivered, oldRead, lastSeq): (Int64, Int64, Int64) = (row[0], row[1], row[2])
             let (receipt, moved) = try ReceiptUpdate.advancing(

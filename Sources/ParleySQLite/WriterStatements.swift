@@ -38,7 +38,8 @@ final class WriterStatements: @unchecked Sendable {
         insertMessage = try RawStatement(
             "INSERT INTO messages (id, conversation_id, seq, sender_id, client_id, text, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
             on: connection)
-        markSeen = try RawStatement("""
+        markSeen = try RawStatement(
+            """
             UPDATE conversation_members SET delivered_seq = ?1, read_seq = ?1, first_sent_seq = COALESCE(first_sent_seq, ?1)
             WHERE conversation_id = ?2 AND user_id = ?3
             """, on: connection)
@@ -46,7 +47,8 @@ final class WriterStatements: @unchecked Sendable {
             "SELECT first_sent_seq FROM conversation_members WHERE conversation_id = ? AND user_id = ?", on: connection)
         bumpStreamHead = try RawStatement("UPDATE users SET stream_head = stream_head + 1 WHERE id = ?", on: connection)
         streamHead = try RawStatement(Self.streamHeadSQL, on: connection)
-        insertEvent = try RawStatement("""
+        insertEvent = try RawStatement(
+            """
             INSERT INTO events (user_id, pos, kind, conversation_id, seq, subject_id, delivered_seq, read_seq, created_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, on: connection)

@@ -5,6 +5,7 @@ import NIOCore
 import ParleyStore
 import ServiceLifecycle
 import UnixSignals
+import ParleyCore
 
 /// Builds the Parley server: REST API, WebSocket endpoint, static web client and background services.
 /// `parley serve` and the tests both start the server through this one function.
@@ -24,7 +25,7 @@ public func buildApplication(
         server: .parley(
             // Small header limits: Parley's requests carry a token and a few standard headers.
             http1: .init(httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)),
-            session: WebSocketSession(
+            session: RealtimeGateway(
                 store: server.store, hub: server.hub, messenger: server.messenger, typingLimiter: server.typingLimiter,
                 configuration: server.configuration),
             counter: ConnectionCounter(limitPerAddress: configuration.maxConnectionsPerAddress, trustedProxies: configuration.trustedProxies),
@@ -98,10 +99,11 @@ struct ServerContext: Sendable {
             metrics: metrics, bus: bus, logger: logger)
         sendLimiter = RateLimiter(ratePerSecond: configuration.sendsPerSecond, burst: configuration.sendBurst)
         registerLimiter = RateLimiter(ratePerSecond: configuration.loginsPerMinute / 60, burst: configuration.loginBurst)
-        loginThrottle = LoginThrottle(.init(
-            perAddressPerMinute: configuration.loginsPerMinute, perAddressBurst: configuration.loginBurst,
-            firstBackoff: .milliseconds(Int64(max(0.001, configuration.loginBackoffSeconds) * 1_000)),
-            perUsernamePerHour: configuration.loginFailuresPerUsernamePerHour))
+        loginThrottle = LoginThrottle(
+            .init(
+                perAddressPerMinute: configuration.loginsPerMinute, perAddressBurst: configuration.loginBurst,
+                firstBackoff: .milliseconds(Int64(max(0.001, configuration.loginBackoffSeconds) * 1_000)),
+                perUsernamePerHour: configuration.loginFailuresPerUsernamePerHour))
         searchLimiter = RateLimiter(ratePerSecond: configuration.searchesPerMinute / 60, burst: configuration.searchesPerMinute)
         conversationLimiter = RateLimiter(ratePerSecond: configuration.conversationsPerHour / 3600, burst: configuration.conversationsPerHour)
         typingLimiter = RateLimiter(ratePerSecond: configuration.typingPerSecond, burst: 5)
@@ -130,7 +132,7 @@ func makeRouter(_ server: ServerContext) -> Router<ParleyRequestContext> {
     OperationsRoutes(store: server.store, health: server.health, metricsToken: server.configuration.metricsToken).add(to: router)
     AccountRoutes(server).add(to: router)
     ConversationRoutes(store: server.store, hub: server.hub, messenger: server.messenger).add(to: router)
-    // The upgrade itself is taken by the child channel (ParleyChildChannel); a plain GET lands here.
+    // The upgrade itself is taken by the child channel (HTTPConnectionChannel); a plain GET lands here.
     router.get("/v1/ws") { _, _ -> Response in
         var error = ParleyError(.upgradeRequired, "This is the WebSocket endpoint: connect with a WebSocket upgrade.")
         error.upgrade = true

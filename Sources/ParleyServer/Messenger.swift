@@ -1,5 +1,6 @@
 import ParleyCore
 import ParleyStore
+import Metrics
 
 /// The one path by which messages, conversations and receipts change, used by REST and WebSocket
 /// alike so both have the same semantics: rate limit, validate, commit, then fan out.

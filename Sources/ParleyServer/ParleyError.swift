@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import ParleyCore
 import ParleyStore
+import Logging
 
 /// An error a client may see: an HTTP status, a machine-readable code and a safe message.
 public struct ParleyError: Error, HTTPResponseError, Sendable {
@@ -109,9 +110,11 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             }
             let description = String(reflecting: error)
             logLimiter.limit(description) { suppressed in
-                context.logger.error("Request failed", metadata: [
-                    "error": "\(description)", "path": "\(request.uri.path)", "repeats_not_logged": "\(suppressed)",
-                ])
+                context.logger.error(
+                    "Request failed",
+                    metadata: [
+                        "error": "\(description)", "path": "\(request.uri.path)", "repeats_not_logged": "\(suppressed)",
+                    ])
             }
             throw ParleyError(.internalError, "Something went wrong on the server.")
         }

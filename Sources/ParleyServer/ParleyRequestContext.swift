@@ -11,6 +11,8 @@ public struct ParleyRequestContext: RequestContext, RemoteAddressRequestContext 
     public var userId: UserID?
     /// SHA-256 of the bearer token, kept so logout can revoke exactly this session.
     public var tokenHash: String?
+    /// Why the request's `Authorization` header did not sign in, thrown by ``requireUser()``.
+    var authenticationFailure: (any Error)?
     public var maxUploadSize: Int
 
     public init(source: ApplicationRequestContextSource) {
@@ -22,6 +24,7 @@ public struct ParleyRequestContext: RequestContext, RemoteAddressRequestContext 
 
     /// The authenticated user, or a 401.
     func requireUser() throws -> UserID {
+        if let authenticationFailure { throw authenticationFailure }
         guard let userId else { throw ParleyError(.unauthorized, "Sign in first.") }
         return userId
     }

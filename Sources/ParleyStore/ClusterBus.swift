@@ -40,6 +40,10 @@ public protocol ClusterBus: Sendable {
     /// Sets this node's counts to `connections` (after ``ClusterSignal/rejoined``); returns the users
     /// who were offline everywhere until now.
     func restore(_ connections: [UserID: Int]) async throws -> [UserID]
+    /// Removes this node's counts of users for whom `isLiveHere` (asked under the user's presence
+    /// lock) says no connection is open here: a close whose count could not be written (the
+    /// database was away) must not keep its user online. Returns the users now offline everywhere.
+    func dropStalePresence(isLiveHere: @escaping @Sendable (UserID) -> Bool) async throws -> [UserID]
     /// The users, among `users`, with a connection on some live node.
     func online(among users: [UserID]) async throws -> Set<UserID>
     /// Runs until cancelled or shut down: listening, sending, heartbeats. Leaves the cluster on exit.

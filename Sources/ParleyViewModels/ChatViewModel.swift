@@ -46,8 +46,10 @@ public final class ChatViewModel {
     @ObservationIgnored var lastTypingSent: Date?
 
     /// A chat in `conversation`; `otherUser` names it before the conversation is known.
-    public init(client: ParleyClient, conversation: ConversationID, otherUser: User?, formatter: SmartDateFormatter = SmartDateFormatter(),
-                now: @escaping () -> Date = Date.init) {
+    public init(
+        client: ParleyClient, conversation: ConversationID, otherUser: User?, formatter: SmartDateFormatter = SmartDateFormatter(),
+        now: @escaping () -> Date = Date.init
+    ) {
         self.client = client
         self.conversation = conversation
         self.fallbackOther = otherUser

@@ -14,7 +14,10 @@ struct Bench: AsyncParsableCommand {
         subcommands: [Messages.self, Connections.self, History.self])
 
     struct Target: ParsableArguments {
-        @Option(help: "A running server, e.g. http://127.0.0.1:8080 (loopback only; start it with high --sends-per-second, --logins-per-minute and --max-connections-per-address). Default: start one.")
+        @Option(
+            help:
+                "A running server, e.g. http://127.0.0.1:8080 (loopback only; start it with high --sends-per-second, --logins-per-minute and --max-connections-per-address). Default: start one."
+        )
         var url: String?
         @Option(help: "PID of the server given by --url, to report its memory.")
         var serverPid: Int32?
@@ -75,7 +78,7 @@ struct Bench: AsyncParsableCommand {
 
         func validate() throws {
             guard (1...5000).contains(pairs), (1...1_000_000).contains(messages), rate >= 0, (1...1024).contains(window),
-                  duration > 0, duration <= 600
+                duration > 0, duration <= 600
             else { throw ValidationError("pairs 1–5000, messages 1–1,000,000, rate ≥ 0, window 1–1024, duration 0–600 s.") }
         }
 
@@ -102,17 +105,18 @@ struct Bench: AsyncParsableCommand {
             let report = try await target.with { api, ws, pid in
                 try await MessageBench(BenchTarget(api: api, webSocketURL: ws, serverPID: pid, receiverWebSocketURL: receivers)).run(options) { print($0) }
             }
-            ReportPrinter.print([
-                "sent \(report.sent), acknowledged \(report.acknowledged), delivered \(report.delivered), errors \(report.errors), unanswered \(report.unanswered)",
-                "lost \(report.lost), duplicated \(report.duplicated), out of order \(report.outOfOrder)",
-                String(format: "throughput %.0f msgs/s over %.2f s (connect %.2f s)", report.throughput, report.seconds, report.connectSeconds),
-                "delivery \(report.delivery?.summary ?? "-")",
-                "ack      \(report.ack?.summary ?? "-")",
-                "server CPU per delivered message: \(report.serverCPUMicrosPerMessage.map { String(format: "%.1f µs", $0) } ?? "- (needs the server's pid)")",
-                "bench (load generator) CPU per delivered message: \(report.benchCPUMicrosPerMessage.map { String(format: "%.1f µs", $0) } ?? "-")",
-                "sends left late (the load generator's own delays) \(report.sendLateness?.summary ?? "- (paced runs only)")",
-                "server RSS \(report.serverRSSBeforeKiB.map { "\($0 / 1024) MiB" } ?? "?") → \(report.serverRSSAfterKiB.map { "\($0 / 1024) MiB" } ?? "?")",
-            ], report)
+            ReportPrinter.print(
+                [
+                    "sent \(report.sent), acknowledged \(report.acknowledged), delivered \(report.delivered), errors \(report.errors), unanswered \(report.unanswered)",
+                    "lost \(report.lost), duplicated \(report.duplicated), out of order \(report.outOfOrder)",
+                    String(format: "throughput %.0f msgs/s over %.2f s (connect %.2f s)", report.throughput, report.seconds, report.connectSeconds),
+                    "delivery \(report.delivery?.summary ?? "-")",
+                    "ack      \(report.ack?.summary ?? "-")",
+                    "server CPU per delivered message: \(report.serverCPUMicrosPerMessage.map { String(format: "%.1f µs", $0) } ?? "- (needs the server's pid)")",
+                    "bench (load generator) CPU per delivered message: \(report.benchCPUMicrosPerMessage.map { String(format: "%.1f µs", $0) } ?? "-")",
+                    "sends left late (the load generator's own delays) \(report.sendLateness?.summary ?? "- (paced runs only)")",
+                    "server RSS \(report.serverRSSBeforeKiB.map { "\($0 / 1024) MiB" } ?? "?") → \(report.serverRSSAfterKiB.map { "\($0 / 1024) MiB" } ?? "?")",
+                ], report)
             if report.lost + report.duplicated + report.outOfOrder > 0 { throw ExitCode(2) }
         }
     }
@@ -138,12 +142,13 @@ struct Bench: AsyncParsableCommand {
             let report = try await target.with { api, ws, pid in
                 try await ConnectionBench(BenchTarget(api: api, webSocketURL: ws, serverPID: pid)).run(options) { print($0) }
             }
-            ReportPrinter.print([
-                String(format: "opened %d (failed %d) in %.2f s", report.opened, report.failed, report.connectSeconds),
-                "server RSS \(report.serverRSSBeforeKiB ?? 0) KiB → \(report.serverRSSOpenKiB ?? 0) KiB open → \(report.serverRSSClosedKiB ?? 0) KiB closed",
-                "per connection: \(report.bytesPerConnection.map { "\($0) bytes" } ?? "?")",
-                "server CPU per connect: \(report.serverCPUMicrosPerConnect.map { String(format: "%.1f µs", $0) } ?? "- (needs the server's pid)")",
-            ], report)
+            ReportPrinter.print(
+                [
+                    String(format: "opened %d (failed %d) in %.2f s", report.opened, report.failed, report.connectSeconds),
+                    "server RSS \(report.serverRSSBeforeKiB ?? 0) KiB → \(report.serverRSSOpenKiB ?? 0) KiB open → \(report.serverRSSClosedKiB ?? 0) KiB closed",
+                    "per connection: \(report.bytesPerConnection.map { "\($0) bytes" } ?? "?")",
+                    "server CPU per connect: \(report.serverCPUMicrosPerConnect.map { String(format: "%.1f µs", $0) } ?? "- (needs the server's pid)")",
+                ], report)
         }
     }
 
@@ -168,11 +173,12 @@ struct Bench: AsyncParsableCommand {
             let report = try await target.with { api, ws, _ in
                 try await HistoryBench(BenchTarget(api: api, webSocketURL: ws, serverPID: nil)).run(options) { print($0) }
             }
-            ReportPrinter.print([
-                String(format: "filled %d messages in %.1f s", messages, report.fillSeconds),
-                "page of 50  \(report.page?.summary ?? "-")",
-                "cold open   \(report.coldOpen?.summary ?? "-")",
-            ], report)
+            ReportPrinter.print(
+                [
+                    String(format: "filled %d messages in %.1f s", messages, report.fillSeconds),
+                    "page of 50  \(report.page?.summary ?? "-")",
+                    "cold open   \(report.coldOpen?.summary ?? "-")",
+                ], report)
         }
     }
 }

@@ -51,7 +51,9 @@ final class LineEditor: Sendable {
                     continuation.finish()
                     return
                 case 0x0D, 0x0A:
-                    let line = state.withLock { state in defer { state.input = [] }; return String(decoding: state.input, as: UTF8.self) }
+                    let line = state.withLock { state in
+                        defer { state.input = [] }; return String(decoding: state.input, as: UTF8.self)
+                    }
                     write("\r\n" + prompt)
                     onEdit("")
                     continuation.yield(line)
@@ -67,7 +69,9 @@ final class LineEditor: Sendable {
                 case 0x1B, 0..<0x20:
                     break  // escape sequences and other control keys are not editing
                 default:
-                    let text = state.withLock { state in state.input.append(byte); return String(decoding: state.input, as: UTF8.self) }
+                    let text = state.withLock { state in
+                        state.input.append(byte); return String(decoding: state.input, as: UTF8.self)
+                    }
                     write(String(decoding: [byte], as: UTF8.self))
                     if byte < 0x80 || byte >= 0xC0 { onEdit(text) }
                 }

@@ -5,6 +5,7 @@ import ParleyPostgres
 import ParleyServer
 import ParleyStore
 import ParleySQLite
+import ServiceLifecycle
 
 /// `parley serve`: runs the server. Each option may also come from a `PARLEY_*` environment
 /// variable; a flag wins over the environment, which wins over the default.
@@ -15,7 +16,10 @@ struct Serve: AsyncParsableCommand {
     var host: String?
     @Option(help: "Port to listen on. [env: PARLEY_PORT] (default: 8080)")
     var port: Int?
-    @Option(help: "SQLite file (a path or sqlite:path), or PostgreSQL for a cluster: postgres://user:password@host:port/database. [env: PARLEY_DATABASE] (default: data/parley.sqlite)")
+    @Option(
+        help:
+            "SQLite file (a path or sqlite:path), or PostgreSQL for a cluster: postgres://user:password@host:port/database. [env: PARLEY_DATABASE] (default: data/parley.sqlite)"
+    )
     var database: String?
     @Option(help: "SQLite durability: full (fsync each commit) or normal. [env: PARLEY_DURABILITY] (default: full)")
     var durability: String?
@@ -33,7 +37,9 @@ struct Serve: AsyncParsableCommand {
     var loginsPerMinute: Double?
     @Option(
         name: .customLong("trusted-proxy"),
-        help: "A reverse proxy (address or CIDR) whose X-Forwarded-For/Forwarded headers name the client; repeat for several. [env: PARLEY_TRUSTED_PROXIES, comma-separated] (default: none)")
+        help:
+            "A reverse proxy (address or CIDR) whose X-Forwarded-For/Forwarded headers name the client; repeat for several. [env: PARLEY_TRUSTED_PROXIES, comma-separated] (default: none)"
+    )
     var trustedProxies: [String] = []
     @Option(help: "Open connections one client address may hold. [env: PARLEY_MAX_CONNECTIONS_PER_ADDRESS] (default: 256)")
     var maxConnectionsPerAddress: Int?
@@ -63,15 +69,17 @@ struct Serve: AsyncParsableCommand {
             configuration.loginsPerMinute = rate
             configuration.loginBurst = max(configuration.loginBurst, rate)
         }
-        let proxies = trustedProxies.isEmpty
+        let proxies =
+            trustedProxies.isEmpty
             ? (settings.string("PARLEY_TRUSTED_PROXIES") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
             : trustedProxies
-        configuration.trustedProxies = TrustedProxies(try proxies.filter { !$0.isEmpty }.map { text in
-            guard let network = IPNetwork(text) else {
-                throw ValidationError("trusted-proxy '\(text)' is not an IP address or CIDR network (like 10.0.0.0/8 or ::1).")
-            }
-            return network
-        })
+        configuration.trustedProxies = TrustedProxies(
+            try proxies.filter { !$0.isEmpty }.map { text in
+                guard let network = IPNetwork(text) else {
+                    throw ValidationError("trusted-proxy '\(text)' is not an IP address or CIDR network (like 10.0.0.0/8 or ::1).")
+                }
+                return network
+            })
         configuration.maxConnectionsPerAddress = try settings.checked(
             "max-connections-per-address",
             maxConnectionsPerAddress ?? (try settings.int("PARLEY_MAX_CONNECTIONS_PER_ADDRESS")) ?? configuration.maxConnectionsPerAddress,
@@ -101,15 +109,19 @@ struct Serve: AsyncParsableCommand {
         if let postgresURL {
             let postgres = try await PostgresStore.connect(postgresURL, logger: logger)
             (store, bus) = (postgres, PostgresClusterBus(store: postgres, logger: logger))
-            logger.info("Starting Parley", metadata: [
-                "address": "http://\(configuration.host):\(configuration.port)", "database": "\(postgresURL)", "node": "\(postgres.nodeID)",
-            ])
+            logger.info(
+                "Starting Parley",
+                metadata: [
+                    "address": "http://\(configuration.host):\(configuration.port)", "database": "\(postgresURL)", "node": "\(postgres.nodeID)",
+                ])
         } else {
             (store, bus) = (try SQLiteStore(path: databasePath, durability: durability), nil)
-            logger.info("Starting Parley", metadata: [
-                "address": "http://\(configuration.host):\(configuration.port)", "database": "\(databasePath)",
-                "durability": "\(durability.rawValue)",
-            ])
+            logger.info(
+                "Starting Parley",
+                metadata: [
+                    "address": "http://\(configuration.host):\(configuration.port)", "database": "\(databasePath)",
+                    "durability": "\(durability.rawValue)",
+                ])
         }
         let app = try await buildApplication(configuration, store: store, bus: bus, logger: logger)
         try await makeServiceGroup(app, configuration: configuration, logger: logger).run()

@@ -88,7 +88,9 @@ final class TerminalChat {
         default:
             guard let chat else { say("Open a chat first: /list, then /open N, or /new USERNAME."); return true }
             chat.messageText = line.hasPrefix("//") ? String(line.dropFirst()) : line
-            if !chat.canSend { say(chat.characterCount > Validation.maxMessageCharacters ? "Too long (\(chat.characterCount) characters)." : "Nothing to send.") }
+            if !chat.canSend {
+                say(chat.characterCount > Validation.maxMessageCharacters ? "Too long (\(chat.characterCount) characters)." : "Nothing to send.")
+            }
             chat.send()
             printStatusChanges()
         }

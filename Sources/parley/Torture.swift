@@ -52,7 +52,8 @@ struct Torture: AsyncParsableCommand {
         if integrity != ["ok"] { report.violations.append("integrity_check: \(integrity.joined(separator: "; "))") }
 
         let restarts = report.restartSeconds.sorted()
-        say("""
+        say(
+            """
             \(report.kills) kills, \(report.messages) messages written, \(report.reconnects) reconnects, \(report.resyncs) resyncs; \
             restarts \(String(format: "%.2f", restarts.first ?? 0))–\(String(format: "%.2f", restarts.last ?? 0)) s; \
             integrity_check: \(integrity.joined(separator: "; "))

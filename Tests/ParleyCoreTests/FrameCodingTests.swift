@@ -24,7 +24,9 @@ import Testing
         let frames: [ServerFrame] = [
             .welcome(userId: .random(), head: 9),
             .event(StreamEvent(position: 3, payload: .message(message))),
-            .event(StreamEvent(position: 4, payload: .receipt(ReceiptUpdate(conversationId: message.conversationId, userId: .random(), deliveredSeq: 2, readSeq: 1)))),
+            .event(
+                StreamEvent(
+                    position: 4, payload: .receipt(ReceiptUpdate(conversationId: message.conversationId, userId: .random(), deliveredSeq: 2, readSeq: 1)))),
             .synced(position: 4), .resync(position: 10),
             .sent(ref: "r", message: message, duplicate: true), .ack(ref: nil),
             .typing(conversationId: message.conversationId, userId: .random(), isTyping: true),

@@ -10,9 +10,11 @@ import Testing
 
     @Test func parsingAcceptsTheCanonicalFormOnlyAndAgreesWithFoundationOnIt() {
         let base = UUID().uuidString
-        var inputs = [base, base.lowercased(), "", "{\(base)}", " \(base)", "\(base) ", String(base.dropLast()), base + "0",
-                      base.replacingOccurrences(of: "-", with: ""), String(repeating: "é", count: 18), String(repeating: "-", count: 36),
-                      "00000000-0000-0000-0000-000000000000", "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF"]
+        var inputs = [
+            base, base.lowercased(), "", "{\(base)}", " \(base)", "\(base) ", String(base.dropLast()), base + "0",
+            base.replacingOccurrences(of: "-", with: ""), String(repeating: "é", count: 18), String(repeating: "-", count: 36),
+            "00000000-0000-0000-0000-000000000000", "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF",
+        ]
         let mixed = String(base.enumerated().map { $0.offset.isMultiple(of: 2) ? Character($0.element.lowercased()) : $0.element })
         inputs.append(mixed)
         // Every position replaced by each of a few characters: a hex digit, a non-hex letter, a dash,

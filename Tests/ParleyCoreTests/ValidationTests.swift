@@ -105,10 +105,14 @@ import Testing
             else { return nil }
             return "dm_\(a.rawValue)_\(b.rawValue)"
         }
-        let (a, b) = { let x = UserID.random(), y = UserID.random(); return x < y ? (x, y) : (y, x) }()
+        let (a, b) = {
+            let x = UserID.random(), y = UserID.random(); return x < y ? (x, y) : (y, x)
+        }()
         let id = ConversationID.direct(a, b).rawValue
-        var inputs = [id, id.uppercased(), "dm_\(a.rawValue.uppercased())_\(b.rawValue)", "dm_\(a.rawValue)_\(b.rawValue.uppercased())",
-                      "dm_\(b.rawValue)_\(a.rawValue)", "dm_\(a.rawValue)_\(a.rawValue)", String(id.dropLast()), id + "0", "x" + id]
+        var inputs = [
+            id, id.uppercased(), "dm_\(a.rawValue.uppercased())_\(b.rawValue)", "dm_\(a.rawValue)_\(b.rawValue.uppercased())",
+            "dm_\(b.rawValue)_\(a.rawValue)", "dm_\(a.rawValue)_\(a.rawValue)", String(id.dropLast()), id + "0", "x" + id,
+        ]
         for index in 0..<id.count {
             for replacement in ["0", "f", "F", "g", "-", "_", " ", "é"] {
                 var characters = Array(id)

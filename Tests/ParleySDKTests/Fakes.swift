@@ -24,7 +24,9 @@ final class FakeAPI: ParleyAPI, @unchecked Sendable {
         return list
     }
     func conversation(_ id: ConversationID, token: String) async throws -> ConversationSummary {
-        guard let summary = conversationList.first(where: { $0.id == id }) else { throw ParleyClientError(status: 404, code: .conversationNotFound, message: "No such conversation.") }
+        guard let summary = conversationList.first(where: { $0.id == id }) else {
+            throw ParleyClientError(status: 404, code: .conversationNotFound, message: "No such conversation.")
+        }
         return summary
     }
     func history(_ id: ConversationID, before: Int64?, limit: Int, token: String) async throws -> MessagePage {
@@ -80,21 +82,28 @@ struct Fixture {
 
     func makeClient() throws -> ParleyClient {
         let session = Session(serverURL: URL(string: "http://127.0.0.1:1")!, user: me, token: "token")
-        return ParleyClient(session: session, api: api, transport: transport, store: try LocalStore(path: directory.appendingPathComponent("store.sqlite").path))
+        return ParleyClient(
+            session: session, api: api, transport: transport, store: try LocalStore(path: directory.appendingPathComponent("store.sqlite").path))
     }
 
-    func summary(lastSeq: Int64 = 0, lastMessage: Message? = nil, myRead: Int64 = 0, theirDelivered: Int64 = 0, theirRead: Int64 = 0,
-                 activity: Int64 = 1000, online: Bool = false) -> ConversationSummary {
+    func summary(
+        lastSeq: Int64 = 0, lastMessage: Message? = nil, myRead: Int64 = 0, theirDelivered: Int64 = 0, theirRead: Int64 = 0,
+        activity: Int64 = 1000, online: Bool = false
+    ) -> ConversationSummary {
         ConversationSummary(
             id: conversation, kind: .direct, createdAt: Timestamp(milliseconds: 0), lastSeq: lastSeq, lastMessage: lastMessage,
             lastActivityAt: Timestamp(milliseconds: activity), unreadCount: lastSeq - myRead,
-            members: [ConversationMember(userId: me.id, username: me.username, displayName: me.displayName, deliveredSeq: myRead, readSeq: myRead),
-                      ConversationMember(userId: grace.id, username: grace.username, displayName: grace.displayName, deliveredSeq: theirDelivered,
-                                         readSeq: theirRead, online: online)])
+            members: [
+                ConversationMember(userId: me.id, username: me.username, displayName: me.displayName, deliveredSeq: myRead, readSeq: myRead),
+                ConversationMember(
+                    userId: grace.id, username: grace.username, displayName: grace.displayName, deliveredSeq: theirDelivered,
+                    readSeq: theirRead, online: online),
+            ])
     }
 
     func message(_ seq: Int64, from sender: User, _ text: String, at ms: Int64 = 1000, clientId: ClientMessageID = .random()) -> Message {
-        Message(id: .random(), conversationId: conversation, seq: seq, senderId: sender.id, clientId: clientId, text: text, createdAt: Timestamp(milliseconds: ms))
+        Message(
+            id: .random(), conversationId: conversation, seq: seq, senderId: sender.id, clientId: clientId, text: text, createdAt: Timestamp(milliseconds: ms))
     }
 
     /// Connects the client: hello answered with welcome and synced, so it is online.

@@ -26,13 +26,16 @@ final class FreezableRelay: Sendable {
                 inbound.setOption(.autoRead, value: !state.frozen.load(ordering: .relaxed)).flatMap {
                     ClientBootstrap(group: inbound.eventLoop)
                         .channelInitializer { outbound in
-                            outbound.pipeline.addHandler(Forward(to: inbound, state: state))
+                            outbound.eventLoop.makeCompletedFuture {
+                                try outbound.pipeline.syncOperations.addHandler(Forward(to: inbound, state: state))
+                            }
                         }
                         .connect(host: "127.0.0.1", port: targetPort)
                 }.flatMap { outbound in
                     state.channels.withLock { $0 += [inbound, outbound] }
-                    return outbound.setOption(.autoRead, value: !state.frozen.load(ordering: .relaxed)).flatMap {
-                        inbound.pipeline.addHandler(Forward(to: outbound, state: state))
+                    // The outbound channel runs on the inbound one's loop, so this closure is on it too.
+                    return outbound.setOption(.autoRead, value: !state.frozen.load(ordering: .relaxed)).flatMapThrowing {
+                        try inbound.pipeline.syncOperations.addHandler(Forward(to: outbound, state: state))
                     }
                 }
             }
@@ -50,7 +53,9 @@ final class FreezableRelay: Sendable {
     /// Forwards again, including what waited meanwhile.
     func thaw() async {
         state.frozen.store(false, ordering: .relaxed)
-        for (peer, bytes) in state.held.withLock({ held in defer { held = [] }; return held }) { peer.writeAndFlush(bytes, promise: nil) }
+        for (peer, bytes) in state.held.withLock({ held in
+            defer { held = [] }; return held
+        }) { peer.writeAndFlush(bytes, promise: nil) }
         for channel in state.channels.withLock({ $0 }) {
             try? await channel.setOption(.autoRead, value: true).get()
             channel.read()

@@ -11,6 +11,8 @@ import ParleyStore
 import ParleyTestSupport
 import ServiceLifecycle
 import Testing
+import NIOCore
+import NIOHTTP1
 
 /// Where the end-to-end tests run: one node on SQLite, or two nodes on one PostgreSQL database
 /// with the users spread over them (the first registered on node 0, the next on node 1, …).
@@ -71,15 +73,9 @@ final class ServerHarness {
     }
 
     private func start(node index: Int) async throws {
-        var configuration = ServerConfiguration()
+        var configuration = ServerConfiguration.forTests()
         configuration.port = nodes[index].port
-        configuration.bcryptCost = 4
-        configuration.publicDirectory = nil
         configuration.logLevel = .critical
-        configuration.loginsPerMinute = 100_000
-        configuration.loginBurst = 100_000
-        configuration.sendsPerSecond = 10_000
-        configuration.sendBurst = 10_000
         let (ready, signal) = AsyncStream.makeStream(of: Int.self)
         configuration.onServerRunning = { port in signal.yield(port) }
         let (store, bus) = try await makeStore()
@@ -122,8 +118,12 @@ final class ServerHarness {
         nodes[index].running = nil
         let finished = Task { _ = try? await running.value }
         let stopped = await withTaskGroup(of: Bool.self) { tasks in
-            tasks.addTask { await finished.value; return true }
-            tasks.addTask { try? await Task.sleep(for: .seconds(20)); return false }
+            tasks.addTask {
+                await finished.value; return true
+            }
+            tasks.addTask {
+                try? await Task.sleep(for: .seconds(20)); return false
+            }
             let first = await tasks.next() ?? false
             if !first { running.cancel() }  // so the other child, and this group, can end
             tasks.cancelAll()
@@ -159,8 +159,9 @@ final class ServerHarness {
     /// A client with its own local database in `directory` (pass the same one to "restart the app").
     func client(_ session: Session, directory: URL) throws -> ParleyClient {
         let url = url(of: homes[session.user.id] ?? 0)
-        return ParleyClient(session: session, api: HTTPParleyAPI(baseURL: url, client: http), transport: WebSocketTransport(serverURL: url),
-                     store: try ClientStorage(directory: directory).store(for: session.user.id))
+        return ParleyClient(
+            session: session, api: HTTPParleyAPI(baseURL: url, client: http), transport: WebSocketTransport(serverURL: url),
+            store: try ClientStorage(directory: directory).store(for: session.user.id))
     }
 }
 

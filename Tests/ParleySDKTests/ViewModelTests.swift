@@ -40,8 +40,10 @@ import Testing
         let other = ConversationSummary(
             id: .direct(fixture.me.id, alan.id), kind: .direct, createdAt: Timestamp(milliseconds: 0), lastSeq: 0, lastMessage: nil,
             lastActivityAt: Timestamp(milliseconds: 5000), unreadCount: 0,
-            members: [ConversationMember(userId: fixture.me.id, username: "ada", displayName: "Ada", deliveredSeq: 0, readSeq: 0),
-                      ConversationMember(userId: alan.id, username: "alan", displayName: "Alan Turing", deliveredSeq: 0, readSeq: 0)])
+            members: [
+                ConversationMember(userId: fixture.me.id, username: "ada", displayName: "Ada", deliveredSeq: 0, readSeq: 0),
+                ConversationMember(userId: alan.id, username: "alan", displayName: "Alan Turing", deliveredSeq: 0, readSeq: 0),
+            ])
         fixture.api.conversationList = [fixture.summary(activity: 1000), other]
         let client = try fixture.makeClient()
         let list = ConversationListViewModel(client: client, formatter: formatter)
@@ -148,9 +150,17 @@ import Testing
         let request = try await eventually("send") { connection.sentMessages.first }
         connection.push(.sent(ref: nil, message: fixture.message(1, from: fixture.me, "one", clientId: request.clientId), duplicate: false))
         _ = try await eventually("sent") { status() == .sent ? true : nil }
-        connection.push(.event(StreamEvent(position: 1, payload: .receipt(ReceiptUpdate(conversationId: fixture.conversation, userId: fixture.grace.id, deliveredSeq: 1, readSeq: 0)))))
+        connection.push(
+            .event(
+                StreamEvent(
+                    position: 1, payload: .receipt(ReceiptUpdate(conversationId: fixture.conversation, userId: fixture.grace.id, deliveredSeq: 1, readSeq: 0))))
+        )
         _ = try await eventually("delivered") { status() == .delivered ? true : nil }
-        connection.push(.event(StreamEvent(position: 2, payload: .receipt(ReceiptUpdate(conversationId: fixture.conversation, userId: fixture.grace.id, deliveredSeq: 1, readSeq: 1)))))
+        connection.push(
+            .event(
+                StreamEvent(
+                    position: 2, payload: .receipt(ReceiptUpdate(conversationId: fixture.conversation, userId: fixture.grace.id, deliveredSeq: 1, readSeq: 1))))
+        )
         _ = try await eventually("read") { status() == .read ? true : nil }
         #expect(chat.items.filter { if case .message = $0 { true } else { false } }.count == 1, "the ack and the stream echo collapse")
 
@@ -209,7 +219,7 @@ import Testing
         clock += 3.5
         chat.messageText = "hello"
         chat.messageText = ""
-        let typing = connection.sent.compactMap { if case .typing(_, let on) = $0 { on } else { nil } }
+        let typing = connection.sent.compactMap { if case .typing(_, let on, _) = $0 { on } else { nil } }
         #expect(typing == [true, true, false])
     }
 

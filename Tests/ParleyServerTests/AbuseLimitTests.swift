@@ -4,6 +4,8 @@ import ParleyCore
 @testable import ParleyServer
 import ParleySQLite
 import Testing
+import NIOCore
+import ParleyStore
 
 /// Limits on what strangers can do, and the smaller hardening items of the security review.
 @Suite struct AbuseLimitTests {
@@ -18,11 +20,13 @@ import Testing
             _ = try await api.send("hi", from: spammer, to: targets[2])
             let refused = try await api.request(.post, "/v1/conversations", token: spammer.token, encoding: ["userId": targets[3].id])
             #expect(refused.status == .tooManyRequests && refused.headers[.retryAfter] != nil)
-            let bySend = try await api.request(.post, "/v1/messages", token: spammer.token,
+            let bySend = try await api.request(
+                .post, "/v1/messages", token: spammer.token,
                 encoding: SendRequest(clientId: .random(), recipientId: targets[4].id, text: "hi"))
             #expect(bySend.status == .tooManyRequests, "a first message by recipientId counts too")
-            #expect(try await api.request(.post, "/v1/conversations", token: spammer.token, encoding: ["userId": targets[0].id]).status == .ok,
-                    "an existing conversation costs nothing")
+            #expect(
+                try await api.request(.post, "/v1/conversations", token: spammer.token, encoding: ["userId": targets[0].id]).status == .ok,
+                "an existing conversation costs nothing")
             _ = try await api.send("still fine", from: spammer, to: targets[1])
         }
     }

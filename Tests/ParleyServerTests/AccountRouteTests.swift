@@ -3,6 +3,7 @@ import HTTPTypes
 import NIOCore
 import ParleyCore
 import Testing
+import ParleyServer
 
 @Suite struct AccountRouteTests {
     @Test func registerLoginMeAndLogout() async throws {
@@ -42,7 +43,8 @@ import Testing
                 let response = try await api.request(.post, "/v1/auth/register", json: body)
                 #expect(response.status == status && response.errorCode == code, "\(body)")
             }
-            let invalidUTF8 = try await api.request(.post, "/v1/auth/register", body: ByteBuffer(bytes: Array(#"{"username":""#.utf8) + [0xFF, 0xFE] + Array(#""}"#.utf8)))
+            let invalidUTF8 = try await api.request(
+                .post, "/v1/auth/register", body: ByteBuffer(bytes: Array(#"{"username":""#.utf8) + [0xFF, 0xFE] + Array(#""}"#.utf8)))
             #expect(invalidUTF8.status == .badRequest && invalidUTF8.errorCode == .invalidUTF8)
             let huge = try await api.request(.post, "/v1/auth/register", json: String(repeating: " ", count: 300_000) + "{}")
             #expect(huge.status == .contentTooLarge && huge.errorCode == .payloadTooLarge)
@@ -62,7 +64,9 @@ import Testing
 
     /// Per client address (see LoginThrottleTests for the per-account rules).
     @Test func loginsAreThrottledWithRetryAfter() async throws {
-        try await TestServer.run(configure: { $0.loginBurst = 3; $0.loginsPerMinute = 1 }) { api in
+        try await TestServer.run(configure: {
+            $0.loginBurst = 3; $0.loginsPerMinute = 1
+        }) { api in
             _ = try await api.register("alice")
             for _ in 0..<3 {
                 let attempt = try await api.request(.post, "/v1/auth/login", encoding: API.LoginRequest(username: "alice", password: "wrong password"))
@@ -82,6 +86,28 @@ import Testing
             for header in ["Basic abc", "Bearer", "Bearer short", "Bearer " + String(repeating: "é", count: 43)] {
                 let response = try await api.request(.get, "/v1/me", headers: [.authorization: header])
                 #expect(response.status == .unauthorized, "\(header)")
+            }
+        }
+    }
+
+    /// A client that still sends its old header (logged out, expired, malformed) can sign in again,
+    /// and a probe that sends one still sees the server up: routes that need no session ignore it.
+    @Test func routesThatNeedNoSessionIgnoreAStaleAuthorizationHeader() async throws {
+        try await TestServer.run { api in
+            let alice = try await api.register("alice")
+            #expect(try await api.request(.post, "/v1/auth/logout", token: alice.token).status == .noContent)
+            for header in ["Bearer \(alice.token)", "Bearer short", "Basic abc"] {
+                let headers: HTTPFields = [.authorization: header]
+                let login = try await api.login("alice", headers: headers)
+                #expect(login.user.id == alice.id, "\(header)")
+                let register = try await api.request(
+                    .post, "/v1/auth/register", json: #"{"username":"user\#(header.count)","displayName":"U","password":"correct horse"}"#,
+                    headers: headers)
+                #expect(register.status == .created, "\(header)")
+                #expect(try await api.request(.get, "/healthz", headers: headers).status == .ok, "\(header)")
+                #expect(try await api.request(.get, "/readyz", headers: headers).status == .ok, "\(header)")
+                let me = try await api.request(.get, "/v1/me", headers: headers)
+                #expect(me.status == .unauthorized && me.errorCode == .unauthorized, "routes that need a session still refuse it")
             }
         }
     }

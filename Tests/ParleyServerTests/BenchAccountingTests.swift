@@ -3,6 +3,9 @@ import ParleyBench
 import ParleyCore
 import Synchronization
 import Testing
+import Histogram
+import NIOCore
+import ParleyServer
 
 /// The bench's own accounting must catch what it exists to catch: lost, duplicated and reordered messages.
 @Suite struct BenchAccountingTests {
@@ -33,9 +36,11 @@ import Testing
     @Test func payloadIsReadFromAFrameAndAnythingElseIsRefused() {
         let frame = #"{"message":{"conversationId":"c","seq":4,"text":"bench 12 345 6789012"},"pos":9,"type":"message"}"#
         #expect(BenchFrames.payload(in: frame) == BenchPayload(sender: 12, number: 345, sentAtMicros: 6_789_012))
-        for other in [#"{"type":"pong"}"#, #"{"text":"bench 1 2"}"#, #"{"text":"bench 1 2 3 4"}"#, #"{"text":"bench 1 x 3"}"#,
-                      #"{"text":"bench 1  3"}"#, #"{"text":"bench 1 2 3"#, #"{"text":"hello bench 1 2 3"}"#,
-                      #"{"text":"bench 1 2 99999999999999999999"}"#] {
+        for other in [
+            #"{"type":"pong"}"#, #"{"text":"bench 1 2"}"#, #"{"text":"bench 1 2 3 4"}"#, #"{"text":"bench 1 x 3"}"#,
+            #"{"text":"bench 1  3"}"#, #"{"text":"bench 1 2 3"#, #"{"text":"hello bench 1 2 3"}"#,
+            #"{"text":"bench 1 2 99999999999999999999"}"#,
+        ] {
             #expect(BenchFrames.payload(in: other) == nil, "\(other)")
         }
     }
@@ -144,7 +149,9 @@ import Testing
         await #expect(throws: (any Error).self) { _ = try await BenchSocket.connect(url: "ws://127.0.0.1:\(nothing)/v1/ws", token: "t") { _ in } }
         try await TestServer.run { api in
             await #expect(throws: (any Error).self) { _ = try await BenchSocket.connect(url: "ws://localhost:\(api.port)/v1/nowhere", token: "t") { _ in } }
-            await #expect(throws: (any Error).self) { _ = try await BenchSocket.connect(url: "ws://localhost:\(api.port)/v1/ws", token: "not a session") { _ in } }
+            await #expect(throws: (any Error).self) {
+                _ = try await BenchSocket.connect(url: "ws://localhost:\(api.port)/v1/ws", token: "not a session") { _ in }
+            }
         }
     }
 
@@ -158,7 +165,9 @@ import Testing
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && listen(listener, 8) == 0 && getsockname(listener, $0, &length) == 0 }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, length) == 0 && listen(listener, 8) == 0 && getsockname(listener, $0, &length) == 0
+            }
         }
         try #require(bound)
         let port = Int(UInt16(bigEndian: address.sin_port))
@@ -193,7 +202,9 @@ import Testing
 
     @Test func refusedSendsAreCountedAsErrorsNotDeliveries() async throws {
         // A rate limit of 10 messages makes the server refuse the rest: the bench must report them.
-        try await TestServer.run(configure: { $0.sendBurst = 10; $0.sendsPerSecond = 0.01 }) { api in
+        try await TestServer.run(configure: {
+            $0.sendBurst = 10; $0.sendsPerSecond = 0.01
+        }) { api in
             let report = try await Self.bench(port: api.port) { options in
                 options.pairs = 1
                 options.messagesPerSender = 25
@@ -209,7 +220,10 @@ import Testing
     private static func bench(port: Int, _ configure: (inout MessageBench.Options) -> Void) async throws -> MessageBench.Report {
         var options = MessageBench.Options()
         configure(&options)
-        return try await MessageBench(BenchTarget(api: BenchAPI(baseURL: "http://localhost:\(port)"),
-                                                  webSocketURL: "ws://localhost:\(port)/v1/ws", serverPID: nil)).run(options)
+        return try await MessageBench(
+            BenchTarget(
+                api: BenchAPI(baseURL: "http://localhost:\(port)"),
+                webSocketURL: "ws://localhost:\(port)/v1/ws", serverPID: nil)
+        ).run(options)
     }
 }

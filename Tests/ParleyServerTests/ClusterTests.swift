@@ -2,6 +2,10 @@ import Foundation
 import ParleyCore
 import ParleyStore
 import Testing
+import HTTPTypes
+import NIOWebSocket
+import ParleyPostgres
+import WSCore
 
 /// Two or three real `parley serve` processes on one PostgreSQL database: every guarantee holds
 /// whichever node each client is on.

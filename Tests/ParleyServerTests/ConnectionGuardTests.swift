@@ -10,8 +10,11 @@ import Testing
     static let malformed: [(name: String, bytes: [UInt8])] = [
         ("a NUL byte in a header", Array("GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\0b\r\n\r\n".utf8)),
         ("bare LF line endings", Array("GET /healthz HTTP/1.1\nHost: x\n\n".utf8)),
-        ("Content-Length with Transfer-Encoding", Array(
-            "POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n".utf8)),
+        (
+            "Content-Length with Transfer-Encoding",
+            Array(
+                "POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n".utf8)
+        ),
         ("a 100 KB header", Array(("GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: " + String(repeating: "a", count: 100_000) + "\r\n\r\n").utf8)),
         ("20,000 headers", Array(("GET /healthz HTTP/1.1\r\nHost: x\r\n" + (0..<20_000).map { "X-\($0): a\r\n" }.joined() + "\r\n").utf8)),
         ("a TLS ClientHello", [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03] + [UInt8](repeating: 0x2A, count: 32)),

@@ -11,13 +11,16 @@ import Testing
     static let conversation = ConversationID.direct(me, partner)
 
     static func message(_ seq: Int64, clientId: ClientMessageID, from sender: UserID = me) -> Message {
-        Message(id: .random(), conversationId: conversation, seq: seq, senderId: sender, clientId: clientId, text: "m\(seq)", createdAt: Timestamp(milliseconds: 1))
+        Message(
+            id: .random(), conversationId: conversation, seq: seq, senderId: sender, clientId: clientId, text: "m\(seq)", createdAt: Timestamp(milliseconds: 1))
     }
 
     static func frame(_ frame: ServerFrame) -> String { String(decoding: try! JSONEncoder().encode(frame), as: UTF8.self) }
 
     static func client() -> CrashCheckClient {
-        CrashCheckClient(session: BenchAPI.Session(user: User(id: me, username: "me", displayName: "Me", createdAt: Timestamp(milliseconds: 1)), token: "t"), partner: partner)
+        CrashCheckClient(
+            session: BenchAPI.Session(user: User(id: me, username: "me", displayName: "Me", createdAt: Timestamp(milliseconds: 1)), token: "t"),
+            partner: partner)
     }
 
     @Test func aCleanHistoryPasses() {
@@ -43,8 +46,10 @@ import Testing
         client.receive(Self.frame(.event(StreamEvent(position: 3, payload: .message(stored[1])))))  // a gap
         client.receive(Self.frame(.event(StreamEvent(position: 4, payload: .message(stored[1])))))  // twice
         let problems = CrashCheckRules.check(client: client, index: 0, stored: stored).joined(separator: "\n")
-        for expected in ["stream position 3 after 1", "delivered twice", "acknowledged", "stored 2 times", "out of the order written",
-                         "never delivered"] {
+        for expected in [
+            "stream position 3 after 1", "delivered twice", "acknowledged", "stored 2 times", "out of the order written",
+            "never delivered",
+        ] {
             #expect(problems.contains(expected), "\(expected) in \(problems)")
         }
     }

@@ -6,7 +6,7 @@ import ParleyCore
 import Synchronization
 import Testing
 
-/// ``EventLoopTaskExecutor``'s rules, and that a connection's ``FramePipeline`` answers on its loop.
+/// ``EventLoopTaskExecutor``'s rules, and that a connection's ``InboundFrameQueue`` answers on its loop.
 @Suite struct EventLoopTaskExecutorTests {
     /// What the tasks under test saw, in order.
     final class Record<Value: Sendable>: Sendable {
@@ -47,7 +47,7 @@ import Testing
     @Test func aPipelineAnswersOnItsLoop() async {
         let loop = loop
         let answered = Record<String>()
-        let pipeline = FramePipeline(executor: EventLoopTaskExecutor(loop)) { work in
+        let pipeline = InboundFrameQueue(executor: EventLoopTaskExecutor(loop)) { work in
             guard case .one(.frame(.ping(let ref))) = work else { return }
             answered.append("\(ref ?? "") on loop: \(loop.inEventLoop)")
             await Task.yield()  // a suspension, as an answer that awaits the store has

@@ -1,6 +1,9 @@
 import Foundation
 import ParleyCore
 import Testing
+import HTTPTypes
+import Logging
+import ParleyServer
 
 /// A full disk: a specific, retryable error over REST and WebSocket, not-ready on /readyz, a few log
 /// lines rather than one per failure, and recovery by itself when space returns. On a real tmpfs.
@@ -19,7 +22,8 @@ import Testing
             let text = String(repeating: "full disk ", count: 900)
             var refusal: APIResponse?
             for _ in 0..<300 where refusal == nil {
-                let response = try await api.request(.post, "/v1/messages", token: alice.token,
+                let response = try await api.request(
+                    .post, "/v1/messages", token: alice.token,
                     encoding: SendRequest(clientId: .random(), conversationId: conversation, text: text))
                 if response.status != .created { refusal = response }
             }
@@ -38,7 +42,8 @@ import Testing
             #expect(try await api.request(.get, "/readyz").status == .serviceUnavailable)
 
             for _ in 0..<200 {
-                _ = try await api.request(.post, "/v1/messages", token: alice.token,
+                _ = try await api.request(
+                    .post, "/v1/messages", token: alice.token,
                     encoding: SendRequest(clientId: .random(), conversationId: conversation, text: text))
             }
             let storageLines = log.lines.filter { $0.contains("Storage") || $0.contains("failed") }
@@ -53,7 +58,8 @@ import Testing
             }
             #expect(ready, "ready again by itself once there is room")
             // Nothing of the refused send was kept: retrying it stores it, once.
-            let retried = try await api.request(.post, "/v1/messages", token: alice.token,
+            let retried = try await api.request(
+                .post, "/v1/messages", token: alice.token,
                 encoding: SendRequest(clientId: overSocket, conversationId: conversation, text: text))
             #expect(retried.status == .created)
             #expect(log.lines.contains { $0.contains("Storage writes again") })

@@ -6,6 +6,8 @@ import ParleySQLite
 import ParleyStore
 import ServiceLifecycle
 import Testing
+import NIOWebSocket
+import WSCore
 
 /// Graceful shutdown under load: no new frame is handled, every send that was committed still gets
 /// its `sent` answer, and sockets close with 1001 ("going away"), not 1000.

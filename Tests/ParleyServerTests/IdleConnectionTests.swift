@@ -1,6 +1,9 @@
 import Foundation
 import ParleyCore
 import Testing
+import NIOWebSocket
+import ParleyServer
+import WSCore
 
 /// The server side of the heartbeat: a client that sends nothing, not even `ping`, past the idle
 /// limit is closed (1000, "idle"), so dead peers do not hold server memory; one that pings stays.

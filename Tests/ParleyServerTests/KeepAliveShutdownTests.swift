@@ -7,6 +7,7 @@ import ParleyServer
 import ParleySQLite
 import ServiceLifecycle
 import Testing
+import NIOHTTP1
 
 /// Graceful shutdown must not wait for clients that keep idle HTTP connections open (browsers and
 /// HTTP client pools do): it closes them and finishes promptly.
@@ -30,8 +31,12 @@ import Testing
         await group.triggerGracefulShutdown()
         let finished = Task { try? await running.value }
         let stopped = await withTaskGroup(of: Bool.self) { tasks in
-            tasks.addTask { await finished.value; return true }
-            tasks.addTask { try? await Task.sleep(for: .seconds(15)); return false }
+            tasks.addTask {
+                await finished.value; return true
+            }
+            tasks.addTask {
+                try? await Task.sleep(for: .seconds(15)); return false
+            }
             let first = await tasks.next() ?? false
             if !first { running.cancel() }  // unblock the other child so the group can end
             tasks.cancelAll()

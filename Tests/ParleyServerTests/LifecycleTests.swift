@@ -5,6 +5,9 @@ import ParleyCore
 import ParleySQLite
 import ParleyStore
 import Testing
+import HTTPTypes
+import NIOWebSocket
+import WSCore
 
 /// Guarantee 3 across restarts and crashes, and graceful shutdown.
 @Suite struct LifecycleTests {
@@ -49,9 +52,10 @@ import Testing
             for i in 1...150 { a.send(.send(SendRequest(clientId: .random(), recipientId: bob.id, text: "m\(i)"))) }
             let acked = try await a.sentAcks(count: 150).map(\.message)
             _ = try await b.message(seq: 50)
-            let position = try #require(await b.inbox.streamEvents.first { event in
-                if case .message(let message) = event.payload { message.seq == 50 } else { false }
-            }?.position)
+            let position = try #require(
+                await b.inbox.streamEvents.first { event in
+                    if case .message(let message) = event.payload { message.seq == 50 } else { false }
+                }?.position)
             return (alice, bob, position, acked)
         }
         try await TestServer.run(database: database) { api in

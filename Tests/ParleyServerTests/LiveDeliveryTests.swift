@@ -1,6 +1,8 @@
 import Foundation
 import ParleyCore
 import Testing
+import HTTPTypes
+import ParleyStore
 
 /// Real WebSocket clients over loopback against a real server: guarantees 1–5 end to end.
 @Suite struct LiveDeliveryTests {
@@ -118,4 +120,3 @@ import Testing
         }
     }
 }
-

@@ -2,6 +2,9 @@ import Foundation
 import NIOWebSocket
 import ParleyCore
 import Testing
+import HTTPTypes
+import ParleyServer
+import WSCore
 
 /// Bad input over the WebSocket gets an error frame and the connection goes on; bad auth closes it.
 @Suite struct LiveProtocolTests {
@@ -13,10 +16,12 @@ import Testing
                 ("{not json", .invalidJSON),
                 (#"{"type":"teleport","ref":"t1"}"#, .unknownFrameType),
                 (#"{"type":"send","ref":"s1"}"#, .invalidFrame),
-                (#"{"type":"hello","token":"x"}"#, .alreadyAuthenticated),
+                (#"{"type":"hello","token":"x","ref":"h1"}"#, .alreadyAuthenticated),
+                (#"{"type":"typing","ref":"y1","conversationId":"\#(ConversationID.direct(alice.id, .random()))"}"#, .conversationNotFound),
+                (#"{"type":"send","ref":"n1","clientId":"\#(UUID())","conversationId":null,"recipientId":"\#(bob.id)","text":"x"}"#, .invalidFrame),
                 (#"{"type":"send","ref":"s2","clientId":"\#(UUID())","recipientId":"\#(bob.id)","text":"   "}"#, .textEmpty),
                 (#"{"type":"send","ref":"s3","clientId":"nope","recipientId":"\#(bob.id)","text":"x"}"#, .invalidClientId),
-                (#"{"type":"receipt","conversationId":"\#(ConversationID.direct(alice.id, bob.id))","readSeq":1}"#, .conversationNotFound),
+                (#"{"type":"receipt","ref":"r1","conversationId":"\#(ConversationID.direct(alice.id, bob.id))","readSeq":1}"#, .conversationNotFound),
                 ("[]", .invalidFrame),
             ]
             for (raw, _) in cases {
@@ -27,7 +32,7 @@ import Testing
             let codes = await a.inbox.frames.compactMap(\.errorCode)
             #expect(codes == cases.map(\.1))
             let refs = await a.inbox.frames.compactMap { if case .error(let ref, _, _, _) = $0 { ref } else { nil } }
-            #expect(refs == ["t1", "s1", "s2", "s3"])
+            #expect(refs == ["t1", "s1", "h1", "y1", "n1", "s2", "s3", "r1"], "every error answering a frame with a ref echoes it")
             a.sendBinary(Array(#"{"type":"ping","ref":""#.utf8) + [0xC3, 0x28] + Array(#""}"#.utf8))
             _ = try await a.inbox.waitFor("invalid utf8") { $0.contains { $0.errorCode == .invalidUTF8 } ? true : nil }
             a.sendBinary(Array(#"{"type":"ping","ref":"binary ok"}"#.utf8))

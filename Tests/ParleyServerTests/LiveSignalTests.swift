@@ -1,6 +1,8 @@
 import Foundation
 import ParleyCore
 import Testing
+import HTTPTypes
+import ParleyServer
 
 /// Guarantee 6: typing and presence are ephemeral and only reach people who share a conversation.
 @Suite struct LiveSignalTests {

@@ -144,10 +144,12 @@ import Testing
 
     @Test func theClientIsTheRightmostUntrustedHop() {
         #expect(proxies.clientAddress(peer: "10.0.0.2", forwardedFor: ["1.2.3.4"], forwarded: []) == "1.2.3.4")
-        #expect(proxies.clientAddress(peer: "10.0.0.2", forwardedFor: ["6.6.6.6, 1.2.3.4, 10.0.0.9"], forwarded: []) == "1.2.3.4",
-                "a spoofed left part is ignored")
-        #expect(proxies.clientAddress(peer: "10.0.0.2", forwardedFor: ["6.6.6.6", "1.2.3.4"], forwarded: []) == "1.2.3.4",
-                "several header lines form one chain")
+        #expect(
+            proxies.clientAddress(peer: "10.0.0.2", forwardedFor: ["6.6.6.6, 1.2.3.4, 10.0.0.9"], forwarded: []) == "1.2.3.4",
+            "a spoofed left part is ignored")
+        #expect(
+            proxies.clientAddress(peer: "10.0.0.2", forwardedFor: ["6.6.6.6", "1.2.3.4"], forwarded: []) == "1.2.3.4",
+            "several header lines form one chain")
         #expect(proxies.clientAddress(peer: "::1", forwardedFor: [], forwarded: [#"for="[2001:db8::1]:443";proto=https"#]) == "2001:db8::1")
         #expect(proxies.clientAddress(peer: "10.0.0.2", forwardedFor: [], forwarded: ["for=192.0.2.60;proto=http"]) == "192.0.2.60")
     }

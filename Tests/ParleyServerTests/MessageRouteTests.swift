@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import ParleyCore
 import Testing
+import ParleyServer
 
 @Suite struct MessageRouteTests {
     @Test func sendCreatesTheConversationAtomicallyAndTrims() async throws {
@@ -56,11 +57,37 @@ import Testing
         }
     }
 
+    /// openapi.yaml marks no request field nullable, so an explicit `null` is refused, not read as absent.
+    @Test func explicitNullIsRefusedNotReadAsAbsent() async throws {
+        try await TestServer.run { api in
+            let alice = try await api.register("alice"), bob = try await api.register("bob")
+            let id = try await api.send("hi", from: alice, to: bob).conversationId
+            let cases: [(String, String)] = [
+                ("/v1/conversations/\(id)/receipts", #"{"readSeq":null}"#),
+                ("/v1/conversations/\(id)/receipts", #"{"deliveredSeq":1,"readSeq":null}"#),
+                ("/v1/messages", #"{"clientId":"\#(UUID())","conversationId":"\#(id)","recipientId":null,"text":"x"}"#),
+                ("/v1/messages", #"{"clientId":"\#(UUID())","conversationId":null,"recipientId":"\#(bob.id)","text":"x"}"#),
+            ]
+            for (uri, body) in cases {
+                let response = try await api.request(.post, uri, token: bob.token, json: body)
+                #expect(response.status == .badRequest && response.errorCode == .invalidJSON, "\(body)")
+            }
+            let text = try await api.request(
+                .post, "/v1/messages", token: bob.token, json: #"{"clientId":"\#(UUID())","conversationId":"\#(id)","text":"null"}"#)
+            #expect(text.status == .created, "the word null inside a string is text")
+            let page = try await api.request(.get, "/v1/conversations/\(id)/messages", token: alice.token).decode(API.MessagePage.self)
+            #expect(page.messages.map(\.text) == ["hi", "null"], "refused requests stored nothing")
+        }
+    }
+
     @Test func sendsAreRateLimitedPerUser() async throws {
-        try await TestServer.run(configure: { $0.sendBurst = 3; $0.sendsPerSecond = 0.01 }) { api in  // no refill while it runs
+        try await TestServer.run(configure: {
+            $0.sendBurst = 3; $0.sendsPerSecond = 0.01
+        }) { api in  // no refill while it runs
             let alice = try await api.register("alice"), bob = try await api.register("bob")
             for i in 0..<3 { _ = try await api.send("m\(i)", from: alice, to: bob) }
-            let limited = try await api.request(.post, "/v1/messages", token: alice.token, encoding: SendRequest(clientId: .random(), recipientId: bob.id, text: "too many"))
+            let limited = try await api.request(
+                .post, "/v1/messages", token: alice.token, encoding: SendRequest(clientId: .random(), recipientId: bob.id, text: "too many"))
             #expect(limited.status == .tooManyRequests && limited.errorCode == .rateLimited)
             #expect(Int(limited.headers[.retryAfter] ?? "") ?? 0 >= 1)
             _ = try await api.send("bob is not limited by alice", from: bob, to: alice)

@@ -2,6 +2,8 @@ import Foundation
 import HTTPTypes
 import ParleyCore
 import Testing
+import NIOCore
+import ParleyStore
 
 @Suite struct OperationsTests {
     @Test func healthReadinessAndMetrics() async throws {

@@ -1,8 +1,9 @@
 import ParleyCore
 import ParleyStore
 import Testing
+import ParleyServer
 
-/// A client may send many frames without waiting for answers (``FramePipeline``): the sends are
+/// A client may send many frames without waiting for answers (``InboundFrameQueue``): the sends are
 /// committed in batches, yet everything is answered, stored and delivered in the order sent.
 @Suite struct PipelinedSendTests {
     @Test func aBurstToANewContactIsOneConversationAnsweredInOrder() async throws {

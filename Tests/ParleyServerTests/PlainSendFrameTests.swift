@@ -16,7 +16,8 @@ import Testing
         let conversation = ConversationID.direct(a, b).rawValue
         var frames: [String] = []
         for text in ["hello", "héllo wörld 👋", " padded ", "", "' single quotes ' and / slash", String(repeating: "x", count: 3000)] {
-            let encoded = try! WireFormat.encoder().encode(ClientFrame.send(SendRequest(ref: "r1", clientId: .random(), conversationId: ConversationID(rawValue: conversation), text: text)))
+            let encoded = try! WireFormat.encoder().encode(
+                ClientFrame.send(SendRequest(ref: "r1", clientId: .random(), conversationId: ConversationID(rawValue: conversation), text: text)))
             frames.append(String(decoding: encoded, as: UTF8.self))
             var fields = [("type", "send"), ("clientId", ClientMessageID.random().rawValue), ("text", text)]
             if text.count.isMultiple(of: 2) { fields.append(("ref", "\(text.count)")) }
@@ -80,11 +81,14 @@ import Testing
     }
 
     @Test func theServerDecodesEitherWayToTheSameFrame() {
-        for text in Self.plainFrames() + [#"{"type":"send","clientId":"c","text":"a\"b","ref":null}"#] {
+        for text in Self.plainFrames() + [#"{"type":"send","clientId":"c","text":"a\"b","ref":"r"}"#] {
             let frame: ClientFrame? = try? WireCoding.decodeFrame(Array(text.utf8)).get()
             #expect(frame != nil)
             #expect(frame == Self.decoded(text))
         }
+        // An explicit null is refused on either path, never read as an absent field (docs/protocol.md).
+        let null = WireCoding.decodeFrame(Array(#"{"type":"send","clientId":"c","text":"a\"b","ref":null}"#.utf8))
+        #expect(throws: ParleyError.self) { try null.get() }
         #expect(throws: ParleyError.self) { try WireCoding.decodeFrame([0x7B, 0xFF, 0x7D]).get() }
     }
 }

@@ -2,6 +2,7 @@ import ParleyCore
 @testable import ParleyServer
 import Synchronization
 import Testing
+import Foundation
 
 @Suite struct ClientConnectionTests {
     @Test func aFullQueueMarksTheReaderSlowAndEndsTheQueue() async {
@@ -125,13 +126,18 @@ import Testing
     @Test func framesAreByteIdenticalToTheStandardEncodingForEveryKind() throws {
         let a = UserID.random(), b = UserID.random()
         let conversation = ConversationID.direct(a, b)
-        let message = Message(id: .random(), conversationId: conversation, seq: 9, senderId: a, clientId: .random(),
-                              text: "quote \" backslash \\ newline \n emoji 🙂", createdAt: Timestamp(milliseconds: 1_700_000_000_000))
+        let message = Message(
+            id: .random(), conversationId: conversation, seq: 9, senderId: a, clientId: .random(),
+            text: "quote \" backslash \\ newline \n emoji 🙂", createdAt: Timestamp(milliseconds: 1_700_000_000_000))
         let payloads: [StreamEvent.Payload] = [
             .message(message),
             .receipt(ReceiptUpdate(conversationId: conversation, userId: b, deliveredSeq: 9, readSeq: 8)),
-            .conversation(ConversationInfo(id: conversation, kind: .direct, createdAt: Timestamp(milliseconds: 5), members: [
-                User(id: a, username: "a_user", displayName: "A", createdAt: Timestamp(milliseconds: 1))])),
+            .conversation(
+                ConversationInfo(
+                    id: conversation, kind: .direct, createdAt: Timestamp(milliseconds: 5),
+                    members: [
+                        User(id: a, username: "a_user", displayName: "A", createdAt: Timestamp(milliseconds: 1))
+                    ])),
         ]
         var encoder = EventFrameEncoder()
         for (index, payload) in payloads.enumerated() {
@@ -150,8 +156,9 @@ import Testing
 @Suite struct MessageFrameJSONTests {
     static func message(_ text: String, seq: Int64 = 42, createdAt: Int64 = 1_700_000_000_123) -> Message {
         let a = UserID.random(), b = UserID.random()
-        return Message(id: .random(), conversationId: .direct(a, b), seq: seq, senderId: a, clientId: .random(), text: text,
-                       createdAt: Timestamp(milliseconds: createdAt))
+        return Message(
+            id: .random(), conversationId: .direct(a, b), seq: seq, senderId: a, clientId: .random(), text: text,
+            createdAt: Timestamp(milliseconds: createdAt))
     }
 
     static func standard(_ value: some Encodable) throws -> String {
@@ -159,10 +166,11 @@ import Testing
     }
 
     /// Every ASCII character (each control character, quote, backslash, slash), and text beyond ASCII.
-    static let texts: [String] = (0..<128).map { String(UnicodeScalar(UInt8($0))) } + [
-        "plain", "a/b</script>", "emoji 🙂👍🏽 and 日本語", "\u{2028}\u{2029}\u{FEFF}\u{7F}\u{85}", "e\u{301}",
-        "line\nbreak\ttab\r\"q\" \\ \u{1}\u{1F}", String(repeating: "long ", count: 2000),
-    ]
+    static let texts: [String] =
+        (0..<128).map { String(UnicodeScalar(UInt8($0))) } + [
+            "plain", "a/b</script>", "emoji 🙂👍🏽 and 日本語", "\u{2028}\u{2029}\u{FEFF}\u{7F}\u{85}", "e\u{301}",
+            "line\nbreak\ttab\r\"q\" \\ \u{1}\u{1F}", String(repeating: "long ", count: 2000),
+        ]
 
     @Test func messagesAreByteIdentical() throws {
         for text in Self.texts {

@@ -1,8 +1,9 @@
 import Foundation
 import ParleyCore
 import Testing
+import ParleyStore
 
-/// Resume rule 5 (``WebSocketSession``): the connection a message was sent on gets its `sent` ack
+/// Resume rule 5 (``RealtimeGateway``): the connection a message was sent on gets its `sent` ack
 /// with the message's stream position instead of a separate event; the sender's other
 /// connections get the event. Positions still arrive one by one, and resuming from any of them
 /// loses nothing.
@@ -53,7 +54,9 @@ import Testing
             _ = try await laptop.inbox.waitFor("laptop at head") { Self.positions($0).last == head ? true : nil }
             let onLaptop = await laptop.inbox.frames
             #expect(Self.positions(onLaptop) == Array(1...head), "the other device gets every event")
-            let mineOnLaptop = onLaptop.compactMap { if case .event(let e) = $0, case .message(let m) = e.payload, m.senderId == alice.id { m.text } else { nil } }
+            let mineOnLaptop = onLaptop.compactMap {
+                if case .event(let e) = $0, case .message(let m) = e.payload, m.senderId == alice.id { m.text } else { nil }
+            }
             #expect(mineOnLaptop == (1...40).map { "a\($0)" })
 
             // With nothing else in her stream, every ack stands in for its event: it carries the
@@ -67,13 +70,13 @@ import Testing
             _ = try await phone.inbox.waitFor("pong") { $0.contains(.pong(ref: "alone")) ? true : nil }
             let alone = Array(await phone.inbox.frames.dropFirst(before))
             let ackPositions = alone.compactMap { frame -> Int64? in if case .sent(_, _, _, let p?) = frame { p } else { nil } }
-            #expect(ackPositions == Array(head + 1 ... head + 5), "each ack carries its position")
+            #expect(ackPositions == Array(head + 1...head + 5), "each ack carries its position")
             #expect(Self.positions(alone) == ackPositions, "and no event stands beside it")
 
             // Resuming from a position the phone got from an ack replays what follows, nothing twice.
             let resumed = try await api.socket(alice, after: head + 2)
             _ = try await resumed.synced()
-            #expect(Self.positions(await resumed.inbox.frames) == Array(head + 3 ... head + 5))
+            #expect(Self.positions(await resumed.inbox.frames) == Array(head + 3...head + 5))
         }
     }
 

@@ -11,18 +11,19 @@ import Testing
         return try await offCooperativePool { try PostgresTestServer.runCapturing(binary, arguments, environment: environment) }
     }
 
-    @Test(arguments: [
-        (["serve", "--port", "70000"], [:], "port must be from 0 to 65535"),
-        (["serve", "--log-level", "loud"], [:], "Unknown log level 'loud'"),
-        (["serve", "--durability", "maybe"], [:], "Unknown durability 'maybe'"),
-        (["serve", "--bcrypt-cost", "3"], [:], "bcrypt-cost must be from 4 to 31"),
-        (["serve", "--log-format", "xml"], [:], "Unknown log format 'xml'"),
-        (["serve"], ["PARLEY_PORT": "eighty"], "PARLEY_PORT must be a whole number"),
-        (["serve", "--sends-per-second", "0"], [:], "sends-per-second must be more than 0"),
-        (["serve", "--database", "mysql://db/parley"], [:], "Unsupported database 'mysql://…'"),
-        (["serve", "--database", "postgres://db.example/parley"], [:], "The database URL has no user name."),
-        (["serve"], ["PARLEY_DATABASE": "postgres://parley@localhost:5432"], "The database URL has no database name"),
-    ] as [([String], [String: String], String)])
+    @Test(
+        arguments: [
+            (["serve", "--port", "70000"], [:], "port must be from 0 to 65535"),
+            (["serve", "--log-level", "loud"], [:], "Unknown log level 'loud'"),
+            (["serve", "--durability", "maybe"], [:], "Unknown durability 'maybe'"),
+            (["serve", "--bcrypt-cost", "3"], [:], "bcrypt-cost must be from 4 to 31"),
+            (["serve", "--log-format", "xml"], [:], "Unknown log format 'xml'"),
+            (["serve"], ["PARLEY_PORT": "eighty"], "PARLEY_PORT must be a whole number"),
+            (["serve", "--sends-per-second", "0"], [:], "sends-per-second must be more than 0"),
+            (["serve", "--database", "mysql://db/parley"], [:], "Unsupported database 'mysql://…'"),
+            (["serve", "--database", "postgres://db.example/parley"], [:], "The database URL has no user name."),
+            (["serve"], ["PARLEY_DATABASE": "postgres://parley@localhost:5432"], "The database URL has no database name"),
+        ] as [([String], [String: String], String)])
     func badSettingsAreRefused(arguments: [String], environment: [String: String], message: String) async throws {
         let (status, output) = try await Self.run(arguments, environment: environment)
         #expect(status != 0)

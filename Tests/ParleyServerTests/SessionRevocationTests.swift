@@ -3,6 +3,9 @@ import HTTPTypes
 import ParleyCore
 import ParleyStore
 import Testing
+import NIOWebSocket
+import ParleyServer
+import WSCore
 
 /// Ending a session ends its sockets at once: logout, log out everywhere, a password change, and
 /// expiry. A revoked socket gets an `unauthorized` error and close 1008, and can neither send nor
@@ -58,14 +61,17 @@ import Testing
             let elsewhere = try await api.login("alice", password: "old password")
             let hereSocket = try await api.socket(here), elsewhereSocket = try await api.socket(elsewhere)
 
-            let wrong = try await api.request(.post, "/v1/auth/password", token: here.token,
+            let wrong = try await api.request(
+                .post, "/v1/auth/password", token: here.token,
                 encoding: API.ChangePasswordRequest(currentPassword: "not my password", newPassword: "new password"))
             #expect(wrong.status == .unauthorized && wrong.errorCode == .invalidCredentials)
-            let weak = try await api.request(.post, "/v1/auth/password", token: here.token,
+            let weak = try await api.request(
+                .post, "/v1/auth/password", token: here.token,
                 encoding: API.ChangePasswordRequest(currentPassword: "old password", newPassword: "short"))
             #expect(weak.errorCode == .invalidPassword)
 
-            let changed = try await api.request(.post, "/v1/auth/password", token: here.token,
+            let changed = try await api.request(
+                .post, "/v1/auth/password", token: here.token,
                 encoding: API.ChangePasswordRequest(currentPassword: "old password", newPassword: "new password"))
             #expect(changed.status == .noContent)
             #expect(try await elsewhereSocket.closed()?.closeCode == .policyViolation)

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import ParleyCore
 import Testing
+import ParleyServer
 
 /// A client that stops reading, or reads too slowly, is dropped by the server from the writer's
 /// side, and resumes without loss when it comes back.

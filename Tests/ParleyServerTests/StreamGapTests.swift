@@ -3,7 +3,7 @@ import ParleyCore
 import ParleyStore
 import Testing
 
-/// Resume rules 3 and 5 (``WebSocketSession``): what is committed but never published (written to
+/// Resume rules 3 and 5 (``RealtimeGateway``): what is committed but never published (written to
 /// the store behind the hub's back) is a gap; the connection's writer fetches it from the store
 /// before the live event or ack that reveals it, and an ack then still carries its position.
 @Suite struct StreamGapTests {
@@ -41,7 +41,7 @@ import Testing
                 return texts.count >= 5 ? texts : nil
             }
             #expect(texts == ["unpublished 1", "unpublished 2", "unpublished 3", "live", "after"])
-            #expect(SentAckTests.positions(await b.inbox.frames) == Array(head + 1 ... head + 5), "every position once, in order")
+            #expect(SentAckTests.positions(await b.inbox.frames) == Array(head + 1...head + 5), "every position once, in order")
         }
     }
 
@@ -53,7 +53,7 @@ import Testing
             let frames = await a.inbox.frames
             let ackPosition = frames.compactMap { frame -> Int64?? in if case .sent(_, _, _, let p) = frame { .some(p) } else { nil } }.first
             #expect(ackPosition == head + 3, "the ack stands in for its event once the gap is written")
-            #expect(SentAckTests.positions(frames) == Array(head + 1 ... head + 3))
+            #expect(SentAckTests.positions(frames) == Array(head + 1...head + 3))
             #expect(Self.messageTexts(frames) == ["unpublished 1", "unpublished 2"], "the gap came from the store, before the ack")
         }
     }

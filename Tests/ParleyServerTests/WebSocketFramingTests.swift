@@ -1,6 +1,7 @@
 import Testing
+import Foundation
 
-/// ``RealtimeSocketHandler``'s rules on a raw socket: what a WebSocket client library would do,
+/// ``WebSocketChannelHandler``'s rules on a raw socket: what a WebSocket client library would do,
 /// byte by byte, without one.
 @Suite struct WebSocketFramingTests {
     /// What the server sent after the handshake.
@@ -46,7 +47,7 @@ import Testing
         }
     }
 
-    /// ``LiveSession`` rule 2: messages sent right behind `hello`, before `welcome` (here in the same
+    /// ``ConnectionLifecycle`` rule 2: messages sent right behind `hello`, before `welcome` (here in the same
     /// TCP segment), wait for the sign-in and are then answered in order; the reads paused for them
     /// resume, so what comes after is answered too.
     @Test func messagesBehindHelloAreAnsweredInOrderAfterWelcome() async throws {

@@ -17,7 +17,7 @@ import Testing
         // conversation(ab), message 1, conversation(cb), message 2, message 3, receipt
         #expect(bobs.count == 6)
         guard case .conversation(let info) = bobs[0].payload, case .message(let first) = bobs[1].payload,
-              case .receipt(let receipt) = bobs[5].payload
+            case .receipt(let receipt) = bobs[5].payload
         else { Issue.record("unexpected payloads \(bobs)"); return }
         #expect(Set(info.members.map(\.id)) == [alice.id, bob.id])
         #expect(first.text == "1")

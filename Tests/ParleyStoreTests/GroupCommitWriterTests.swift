@@ -77,12 +77,20 @@ import Testing
         #expect(try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item") } == 500)
     }
 
-    @Test func aFailedCommitFailsEveryJobOfTheBatchAndWritesNothing() async throws {
+    /// Rule 3. The test controls the batch rather than waiting for one: a blocker holds the
+    /// database's writer until both jobs are queued, so the writer's next batch takes both.
+    @Test(.timeLimit(.minutes(1))) func aFailedCommitFailsEveryJobOfTheBatchAndWritesNothing() async throws {
         let pool = try Self.makePool()
         let writer = GroupCommitWriter(pool: pool)
-        // Hold the writer so both jobs queue and land in one batch.
-        let blocker = Task { try await pool.write { _ in Thread.sleep(forTimeInterval: 0.3) } }
-        try await Task.sleep(for: .milliseconds(50))
+        let gate = DispatchSemaphore(value: 0)
+        var blocker: Task<Void, any Error>?
+        await withCheckedContinuation { (holding: CheckedContinuation<Void, Never>) in
+            blocker = Task {
+                try await pool.write { _ in
+                    holding.resume(); gate.wait()
+                }
+            }
+        }
         let good = Task {
             try await writer.write { db in
                 try db.execute(sql: "INSERT INTO item (n) VALUES (1)")
@@ -96,8 +104,11 @@ import Testing
                 return 2
             }
         }
+        // The writer takes its batch inside the database's write lock, which the blocker holds.
+        while writer.waitingJobs < 2 { await Task.yield() }
+        gate.signal()
         let outcomes = [await good.result, await bad.result]
-        _ = try await blocker.value
+        try await blocker?.value
         #expect(outcomes.allSatisfy { (try? $0.get()) == nil })
         #expect(try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item") } == 0)
         // The writer keeps working after a failed batch.

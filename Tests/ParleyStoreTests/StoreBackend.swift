@@ -40,7 +40,9 @@ extension ParleyStore {
         try await createUser(NewUser(username: username, displayName: displayName ?? username.capitalized, passwordHash: "hash"), now: .now())
     }
 
-    func send(_ text: String, from sender: UserID, to target: SendTarget, clientId: ClientMessageID = .random(), at now: Timestamp = .now()) async throws -> SendOutcome {
+    func send(_ text: String, from sender: UserID, to target: SendTarget, clientId: ClientMessageID = .random(), at now: Timestamp = .now()) async throws
+        -> SendOutcome
+    {
         try await send(NewMessage(sender: sender, clientId: clientId, target: target, text: text), now: now)
     }
 

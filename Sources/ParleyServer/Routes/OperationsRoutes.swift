@@ -4,6 +4,8 @@ import Hummingbird
 import NIOCore
 import ParleyCore
 import ParleyStore
+import Logging
+import Prometheus
 
 /// Health, readiness and metrics, for orchestrators and Prometheus. Health and readiness are open;
 /// metrics need the metrics token when one is set, and otherwise answer loopback clients only.
@@ -44,9 +46,11 @@ struct OperationsRoutes {
 
     private func authorizeMetrics(_ request: Request, _ context: ParleyRequestContext) throws {
         guard let metricsToken else {
-            guard IPNetwork.loopback.contains(where: { network in
-                IPNetwork.addressBytes(context.clientKey).map(network.contains) ?? false
-            }) else {
+            guard
+                IPNetwork.loopback.contains(where: { network in
+                    IPNetwork.addressBytes(context.clientKey).map(network.contains) ?? false
+                })
+            else {
                 throw ParleyError(.unauthorized, "Metrics are served to loopback clients only; set a metrics token to scrape remotely.")
             }
             return

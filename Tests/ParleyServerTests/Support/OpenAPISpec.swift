@@ -30,7 +30,7 @@ struct OpenAPISpec: @unchecked Sendable {
     func problems(method: HTTPRequest.Method, uri: String, status: Int, body: Data) -> [String] {
         let path = String(uri.split(separator: "?", maxSplits: 1).first ?? "")
         guard let template = paths.keys.first(where: { Self.matches(template: $0, path: path) }),
-              let operation = (paths[template] as? [String: Any])?[method.rawValue.lowercased()] as? [String: Any]
+            let operation = (paths[template] as? [String: Any])?[method.rawValue.lowercased()] as? [String: Any]
         else { return [] }
         let where_ = "\(method) \(template) → \(status)"
         guard var response = (operation["responses"] as? [String: Any])?[String(status)] as? [String: Any] else {

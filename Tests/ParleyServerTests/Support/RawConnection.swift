@@ -31,7 +31,8 @@ struct RawConnection: Sendable {
         let received = Received()
         var bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
         if let receiveBuffer { bootstrap = bootstrap.channelOption(.socketOption(.so_rcvbuf), value: .init(receiveBuffer)) }
-        let channel = try await bootstrap
+        let channel =
+            try await bootstrap
             .bind(to: try SocketAddress(ipAddress: source, port: 0))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Collector(received)) }
@@ -104,7 +105,8 @@ struct RawConnection: Sendable {
 
     /// One client frame (payloads under 64 KiB): `opcode` 0x0 continuation, 0x1 text, 0x8 close, 0x9 ping.
     static func frame(opcode: UInt8, fin: Bool = true, payload: [UInt8], masked: Bool = true) -> [UInt8] {
-        let length: [UInt8] = payload.count < 126
+        let length: [UInt8] =
+            payload.count < 126
             ? [UInt8(payload.count)] : [126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
         let first = (fin ? 0x80 : 0) | opcode
         guard masked else { return [first] + length + payload }

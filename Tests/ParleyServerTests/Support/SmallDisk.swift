@@ -18,7 +18,7 @@ struct SmallDisk {
 
     /// Writes a filler file until the disk says it is full.
     func fill() throws {
-        FileManager.default.createFile(atPath: filler, contents: nil)
+        _ = FileManager.default.createFile(atPath: filler, contents: nil)
         guard let handle = FileHandle(forWritingAtPath: filler) else { throw TestFailure("cannot open the filler") }
         defer { try? handle.close() }
         let chunk = Data(count: 16 * 1024)

@@ -74,8 +74,10 @@ struct TestAPI: Sendable {
     }
 
     /// Sends over REST and returns the stored message.
-    func send(_ text: String, from account: Account, to recipient: Account? = nil, in conversation: ConversationID? = nil,
-              clientId: ClientMessageID = .random()) async throws -> Message {
+    func send(
+        _ text: String, from account: Account, to recipient: Account? = nil, in conversation: ConversationID? = nil,
+        clientId: ClientMessageID = .random()
+    ) async throws -> Message {
         let response = try await request(
             .post, "/v1/messages", token: account.token,
             encoding: SendRequest(clientId: clientId, conversationId: conversation, recipientId: conversation == nil ? recipient?.id : nil, text: text))
@@ -106,19 +108,21 @@ extension APIResponse {
 extension TestAPI {
     /// Requests through Hummingbird's live test client.
     init(client: any TestClientProtocol, port: Int, store: any ParleyStore) {
-        self.init(transport: { uri, method, headers, body in
-            let response = try await client.executeRequest(uri: uri, method: method, headers: headers, body: body)
-            return APIResponse(status: response.status, headers: response.headers, body: response.body)
-        }, port: port, store: store)
+        self.init(
+            transport: { uri, method, headers, body in
+                let response = try await client.executeRequest(uri: uri, method: method, headers: headers, body: body)
+                return APIResponse(status: response.status, headers: response.headers, body: response.body)
+            }, port: port, store: store)
     }
 
     /// Requests through a plain test client connected to `port` (a server in another process).
     init(connectedTo client: TestClient, port: Int, store: any ParleyStore) {
-        self.init(transport: { uri, method, headers, body in
-            var headers = headers
-            headers[.connection] = "keep-alive"
-            let response = try await client.execute(TestClient.Request(uri, method: method, authority: "127.0.0.1", headers: headers, body: body))
-            return APIResponse(status: response.head.status, headers: response.head.headerFields, body: response.body ?? ByteBuffer())
-        }, port: port, store: store)
+        self.init(
+            transport: { uri, method, headers, body in
+                var headers = headers
+                headers[.connection] = "keep-alive"
+                let response = try await client.execute(TestClient.Request(uri, method: method, authority: "127.0.0.1", headers: headers, body: body))
+                return APIResponse(status: response.head.status, headers: response.head.headerFields, body: response.body ?? ByteBuffer())
+            }, port: port, store: store)
     }
 }

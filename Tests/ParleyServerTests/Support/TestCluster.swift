@@ -6,6 +6,7 @@ import ParleyBench
 @testable import ParleyPostgres
 import ParleyStore
 import ParleyTestSupport
+import PostgresNIO
 
 /// Real `parley serve` processes on one fresh PostgreSQL database (the test server's): a cluster.
 /// `api(node)` talks to one node; `store` reads the shared database behind them.
@@ -20,9 +21,12 @@ final class TestCluster: Sendable {
         self.databaseURL = databaseURL
     }
 
-    /// Starts `count` nodes, runs `body`, and stops every node still running.
-    static func run<T: Sendable>(nodes count: Int = 2, _ body: @Sendable (TestCluster) async throws -> T) async throws -> T {
-        let url = try await PostgresTestServer.freshDatabaseAsync()
+    /// Starts `count` nodes, runs `body`, and stops every node still running. The nodes share a
+    /// fresh database on the test server, or `database` (a ``DedicatedPostgres`` the test restarts).
+    static func run<T: Sendable>(
+        nodes count: Int = 2, database: String? = nil, _ body: @Sendable (TestCluster) async throws -> T
+    ) async throws -> T {
+        let url = if let database { database } else { try await PostgresTestServer.freshDatabaseAsync() }
         var nodes: [ServerLauncher] = []
         for _ in 0..<count { nodes.append(try await launchNode(url)) }
         let cluster = TestCluster(
@@ -59,7 +63,7 @@ final class TestCluster: Sendable {
         try await store.read { db in
             try await db.values(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'",
-                as: Bool.self, store.logger
+                as: Bool.self, self.store.logger
             ).filter { $0 }.count
         }
     }
@@ -68,9 +72,9 @@ final class TestCluster: Sendable {
     /// tables, as the other nodes do when a node's heartbeat expires.
     func dropNode(holding user: UserID) async throws {
         try await store.transaction { db in
-            let nodes = try await db.values("SELECT node_id FROM presence WHERE user_id = \(user.rawValue)", as: String.self, store.logger)
-            try await db.query("DELETE FROM presence WHERE node_id = ANY(\(nodes))", logger: store.logger)
-            try await db.query("DELETE FROM cluster_nodes WHERE node_id = ANY(\(nodes))", logger: store.logger)
+            let nodes = try await db.values("SELECT node_id FROM presence WHERE user_id = \(user.rawValue)", as: String.self, self.store.logger)
+            try await db.query("DELETE FROM presence WHERE node_id = ANY(\(nodes))", logger: self.store.logger)
+            try await db.query("DELETE FROM cluster_nodes WHERE node_id = ANY(\(nodes))", logger: self.store.logger)
         }
     }
 

@@ -4,21 +4,15 @@ import HummingbirdTesting
 import Logging
 import ParleyServer
 import ParleySQLite
+import ParleyTestSupport
 
 /// Starts a real Parley server on a free loopback port with a fresh SQLite file, runs `body`, and
 /// shuts the server down gracefully.
 enum TestServer {
     /// Settings that keep tests fast (cheap bcrypt, short typing timeout) and out of the rate limits.
     static func configuration() -> ServerConfiguration {
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.bcryptCost = 4
+        var configuration = ServerConfiguration.forTests()
         configuration.publicDirectory = repositoryRoot.appendingPathComponent("Public").path
-        configuration.logLevel = .warning
-        configuration.sendsPerSecond = 100_000
-        configuration.sendBurst = 100_000
-        configuration.loginsPerMinute = 1_000_000
-        configuration.loginBurst = 100_000
         configuration.typingTimeoutSeconds = 0.6
         return configuration
     }

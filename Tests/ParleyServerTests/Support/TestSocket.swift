@@ -12,7 +12,9 @@ final class TestSocket: Sendable {
     private let outgoing: AsyncStream<WebSocketOutboundWriter.OutboundFrame>.Continuation
     private let connection: Task<WebSocketCloseFrame?, any Error>
 
-    private init(inbox: FrameInbox, outgoing: AsyncStream<WebSocketOutboundWriter.OutboundFrame>.Continuation, connection: Task<WebSocketCloseFrame?, any Error>) {
+    private init(
+        inbox: FrameInbox, outgoing: AsyncStream<WebSocketOutboundWriter.OutboundFrame>.Continuation, connection: Task<WebSocketCloseFrame?, any Error>
+    ) {
         self.inbox = inbox
         self.outgoing = outgoing
         self.connection = connection

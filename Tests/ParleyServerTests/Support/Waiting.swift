@@ -15,7 +15,9 @@ extension TestSocket {
             frames.lazy.compactMap { frame -> ReceiptUpdate? in
                 if case .event(let event) = frame, case .receipt(let receipt) = event.payload, receipt.userId == user, condition(receipt) {
                     receipt
-                } else { nil }
+                } else {
+                    nil
+                }
             }.first
         }
     }

@@ -1,7 +1,7 @@
 import ParleyCore
 import Synchronization
 
-/// Carries one connection's frames from its reader to its ``FrameHandler``, so the reader goes on
+/// Carries one connection's frames from its reader to its ``FrameResponder``, so the reader goes on
 /// reading while sends commit, and sends that arrive in a row are stored as one batch (one group
 /// commit, not one per message).
 ///
@@ -9,11 +9,11 @@ import Synchronization
 /// 1. Frames are answered in the order they arrived. A run of sends is one batch, committed and
 ///    answered in order; the frame after the run is handled once the whole run is answered (a
 ///    `ping` after sends is answered after their acks).
-/// 2. At most `capacity` frames wait: ``offer(_:)`` says when the pipeline is full, and the reader
+/// 2. At most `capacity` frames wait: ``offer(_:)`` says when the inbound queue is full, and the reader
 ///    stops reading until `room` is called, so a flooding client is slowed down, not buffered.
 /// 3. A worker task exists only while frames wait or are being answered: an idle connection has none.
 /// 4. ``drain()`` returns once every frame handed in has been answered.
-final class FramePipeline: Sendable {
+final class InboundFrameQueue: Sendable {
     /// A frame as the reader found it.
     enum Item: Sendable {
         case frame(ClientFrame)
@@ -57,7 +57,7 @@ final class FramePipeline: Sendable {
         self.room = room
     }
 
-    /// Queues a frame (counted by ``ClientConnection/beginFrame()``); false when the pipeline is now
+    /// Queues a frame (counted by ``ClientConnection/beginFrame()``); false when the inbound queue is now
     /// full: read nothing more until `room` is called (rule 2).
     func offer(_ item: Item) -> Bool {
         let (startWorker, full) = state.withLock { state in

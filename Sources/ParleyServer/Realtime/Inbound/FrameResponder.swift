@@ -2,9 +2,9 @@ import Logging
 import ParleyCore
 import ParleyStore
 
-/// Answers the frames of one authenticated connection, in the order they came (``FramePipeline``),
+/// Answers the frames of one authenticated connection, in the order they came (``InboundFrameQueue``),
 /// so the messages a connection sends are committed in the order it sent them.
-struct FrameHandler: Sendable {
+struct FrameResponder: Sendable {
     let store: any ParleyStore
     let hub: ConnectionHub
     let messenger: Messenger
@@ -14,9 +14,9 @@ struct FrameHandler: Sendable {
 
     var user: UserID { connection.userId }
 
-    /// Answers what the connection's ``FramePipeline`` hands over; each frame then stops counting
+    /// Answers what the connection's ``InboundFrameQueue`` hands over; each frame then stops counting
     /// as in flight.
-    func answer(_ work: FramePipeline.Work) async {
+    func answer(_ work: InboundFrameQueue.Work) async {
         switch work {
         case .sends(let requests):
             await handleSends(requests)
@@ -30,8 +30,8 @@ struct FrameHandler: Sendable {
 
     func handle(_ frame: ClientFrame) async {
         switch frame {
-        case .hello:
-            reply(ParleyError(.alreadyAuthenticated, "This connection is already authenticated."), ref: nil)
+        case .hello(_, _, let ref):
+            reply(ParleyError(.alreadyAuthenticated, "This connection is already authenticated."), ref: ref)
         case .send(let request):
             await handleSends([request])
         case .receipt(let ref, let conversation, let delivered, let read):
@@ -41,7 +41,7 @@ struct FrameHandler: Sendable {
             } catch {
                 reply(error, ref: ref)
             }
-        case .typing(let conversation, let isTyping):
+        case .typing(let conversation, let isTyping, let ref):
             // Typing beyond the budget is dropped quietly: it is ephemeral, and a client that sends
             // too much of it needs no answer.
             if isTyping, typingLimiter.acquire(user.rawValue) != nil { return }
@@ -50,7 +50,7 @@ struct FrameHandler: Sendable {
                 guard members.contains(user) else { throw StoreError.conversationNotFound }
                 hub.setTyping(isTyping, user: user, in: conversation, audience: members.filter { $0 != user })
             } catch {
-                reply(error, ref: nil)
+                reply(error, ref: ref)
             }
         case .ping(let ref):
             connection.send(.pong(ref: ref))
@@ -64,8 +64,9 @@ struct FrameHandler: Sendable {
         await messenger.send(requests, from: user, origin: connection) { request, result in
             switch result {
             case .success(let outcome):
-                connection.enqueue(.sent(
-                    ref: request.ref, message: outcome.message, duplicate: outcome.duplicate, position: outcome.sendersPosition))
+                connection.enqueue(
+                    .sent(
+                        ref: request.ref, message: outcome.message, duplicate: outcome.duplicate, position: outcome.sendersPosition))
             case .failure(let error):
                 reply(error, ref: request.ref, clientId: request.clientId)
             }
@@ -73,13 +74,15 @@ struct FrameHandler: Sendable {
     }
 
     private func reply(_ error: any Error, ref: String?, clientId: ClientMessageID? = nil) {
-        let visible = ParleyError.from(error) ?? {
-            let description = String(reflecting: error)
-            messenger.logLimiter.limit(description) { suppressed in
-                logger.error("Frame failed", metadata: ["error": "\(description)", "repeats_not_logged": "\(suppressed)"])
-            }
-            return ParleyError(.internalError, "Something went wrong on the server.")
-        }()
+        let visible =
+            ParleyError.from(error)
+            ?? {
+                let description = String(reflecting: error)
+                messenger.logLimiter.limit(description) { suppressed in
+                    logger.error("Frame failed", metadata: ["error": "\(description)", "repeats_not_logged": "\(suppressed)"])
+                }
+                return ParleyError(.internalError, "Something went wrong on the server.")
+            }()
         if visible.code == .storageUnavailable { messenger.health.writeFailed() }
         connection.send(.error(ref: ref, clientId: clientId, code: visible.code, message: visible.message))
     }

@@ -22,6 +22,19 @@ struct ClusterRelay: Service {
         }
     }
 
+    /// After the database was away, closes that could not be counted leave their users online:
+    /// this node's counts are checked against its hub, and the users now offline everywhere are
+    /// announced (``ClusterBus/dropStalePresence(isLiveHere:)``).
+    func dropStalePresence() async {
+        do {
+            let left = try await bus.dropStalePresence { [hub] user in !hub.online(among: [user]).isEmpty }
+            let presence = PresenceAnnouncer(store: store, hub: hub)
+            for user in left { try await presence.announceOffline(user) }
+        } catch {
+            logger.warning("Could not check presence after the database came back", metadata: ["error": "\(error)"])
+        }
+    }
+
     func apply(_ signal: ClusterSignal) async {
         switch signal {
         case .streamsMoved(let heads):
@@ -30,6 +43,7 @@ struct ClusterRelay: Service {
             hub.sendLocally(frame, to: recipients)
         case .reconnected:
             hub.catchUpAll()
+            await dropStalePresence()
         case .sessionsRevoked(let user):
             var revoked = Set<String>()
             for token in hub.sessionTokens(of: user) {

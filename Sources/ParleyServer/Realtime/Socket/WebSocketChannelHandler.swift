@@ -3,7 +3,7 @@ import NIOWebSocket
 
 /// Runs one upgraded WebSocket on its event loop, with no task of its own: an idle connection is a
 /// channel and a few objects, not tasks waiting on streams (each task keeps the memory of its
-/// deepest stack while it lives). Whole messages go to the connection's ``LiveSession``.
+/// deepest stack while it lives). Whole messages go to the connection's ``ConnectionLifecycle``.
 ///
 /// Rules:
 /// 1. Fragments are joined first (`NIOWebSocketFrameAggregator`, within the frame limit; beyond it
@@ -16,7 +16,7 @@ import NIOWebSocket
 /// 4. Reads pause while the session asks (``ReadFlow``): nothing more is read from the socket, so a
 ///    client that floods is slowed down, not buffered.
 /// 5. On graceful shutdown (quiesce) the session ends the connection after its answers (1001).
-final class RealtimeSocketHandler: ChannelDuplexHandler {
+final class WebSocketChannelHandler: ChannelDuplexHandler {
     typealias InboundIn = WebSocketFrame
     typealias OutboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
@@ -26,14 +26,14 @@ final class RealtimeSocketHandler: ChannelDuplexHandler {
     enum ReadFlow: Sendable { case pause, resume }
 
     static let closeTimeout = TimeAmount.seconds(5)
-    private let session: LiveSession
+    private let session: ConnectionLifecycle
     private var closeSent = false
     private var closeReceived = false
     private var readsPaused = false
     private var readPending = false
     private var closeTimer: Scheduled<Void>?
 
-    init(session: LiveSession) {
+    init(session: ConnectionLifecycle) {
         self.session = session
     }
 

@@ -4,6 +4,7 @@ import ParleyCore
 import ParleyStore
 import ServiceLifecycle
 import Synchronization
+import Metrics
 
 /// The live side of the server: which users are connected where, fan-out of committed events,
 /// typing signals and presence.

@@ -2,9 +2,10 @@ import Logging
 import NIOCore
 import NIOWebSocket
 import ParleyCore
+import ParleyStore
 
 /// One WebSocket connection's state from the upgrade to close, driven by its
-/// ``RealtimeSocketHandler`` on the channel's event loop; what has to wait (the store, the socket)
+/// ``WebSocketChannelHandler`` on the channel's event loop; what has to wait (the store, the socket)
 /// runs in tasks that end, so an idle connection holds no task. The tasks run on the same event loop
 /// (``EventLoopTaskExecutor``).
 ///
@@ -14,13 +15,13 @@ import ParleyCore
 ///    connection is signed in; from the first of them on, reads pause until then, so a client that
 ///    floods before it is signed in is not buffered. A client that waits for `welcome`, as clients
 ///    do, is never paused (a pause and resume cost two system calls per connect).
-/// 3. A signed-in connection's messages go to its ``FramePipeline``; while the pipeline is full,
+/// 3. A signed-in connection's messages go to its ``InboundFrameQueue``; while the inbound queue is full,
 ///    reads pause, and its room resumes them.
 /// 4. When the socket closes, frames already read are still answered (their sends commit) before
-///    the connection leaves the hub (``WebSocketSession/finish(_:pipeline:writer:counted:)``).
+///    the connection leaves the hub (``RealtimeGateway/finish(_:inbound:outbound:counted:)``).
 /// 5. Graceful shutdown: a signed-in connection ends after its answers, 1001 (``ClientConnection``
 ///    rule 4); one not signed in yet is closed 1001 at once.
-final class LiveSession: @unchecked Sendable {  // `phase` is only touched on the channel's event loop
+final class ConnectionLifecycle: @unchecked Sendable {  // `phase` is only touched on the channel's event loop
     private enum Phase {
         case awaitingHello(Scheduled<Void>?)
         case signingIn(waiting: [[UInt8]])
@@ -31,19 +32,19 @@ final class LiveSession: @unchecked Sendable {  // `phase` is only touched on th
     /// A signed-in connection's parts.
     private struct Open: Sendable {
         let connection: ClientConnection
-        let pipeline: FramePipeline
-        let writer: ConnectionWriter
+        let inbound: InboundFrameQueue
+        let outbound: OutboundStream
         let counted: CountedAnywhere
     }
 
-    private let shared: WebSocketSession
+    private let shared: RealtimeGateway
     private let channel: any Channel
     /// Where this connection's tasks run: its event loop (``EventLoopTaskExecutor``).
     private let executor: EventLoopTaskExecutor
     private let logger: Logger
     private var phase = Phase.awaitingHello(nil)
 
-    init(shared: WebSocketSession, channel: any Channel, logger: Logger) {
+    init(shared: RealtimeGateway, channel: any Channel, logger: Logger) {
         self.shared = shared
         self.channel = channel
         self.executor = EventLoopTaskExecutor(channel.eventLoop)
@@ -53,10 +54,11 @@ final class LiveSession: @unchecked Sendable {  // `phase` is only touched on th
     /// The socket handler is in place: the hello timeout starts (rule 1).
     func opened() {
         let timeout = TimeAmount.milliseconds(Int64(shared.configuration.helloTimeoutSeconds * 1000))
-        phase = .awaitingHello(channel.eventLoop.scheduleTask(in: timeout) {
-            guard case .awaitingHello = self.phase else { return }
-            self.close(.policyViolation, reason: "hello expected")
-        })
+        phase = .awaitingHello(
+            channel.eventLoop.scheduleTask(in: timeout) {
+                guard case .awaitingHello = self.phase else { return }
+                self.close(.policyViolation, reason: "hello expected")
+            })
     }
 
     /// A whole text or binary message from the client.
@@ -102,7 +104,7 @@ final class LiveSession: @unchecked Sendable {  // `phase` is only touched on th
     }
 
     private func signIn(_ first: [UInt8]) async {
-        let socket = SocketWriter(channel: channel, connection: nil)
+        let socket = BatchedSocketOutput(channel: channel, connection: nil)
         do {
             switch try await shared.authenticate(first) {
             case .refused(let frame, let code):
@@ -117,7 +119,7 @@ final class LiveSession: @unchecked Sendable {  // `phase` is only touched on th
         }
     }
 
-    private func open(_ hello: Hello, _ socket: SocketWriter) async throws {
+    private func open(_ hello: Hello, _ socket: BatchedSocketOutput) async throws {
         let user = hello.session.user
         var logger = logger
         logger[metadataKey: "user"] = "\(user)"
@@ -129,22 +131,23 @@ final class LiveSession: @unchecked Sendable {  // `phase` is only touched on th
             try await socket.close(.goingAway, reason: "server shutting down")
             return
         }
-        let handler = FrameHandler(
+        let handler = FrameResponder(
             store: shared.store, hub: shared.hub, messenger: shared.messenger, typingLimiter: shared.typingLimiter,
             connection: connection, logger: logger)
-        let pipeline = FramePipeline(executor: executor, answer: handler.answer, room: { channel.triggerUserOutboundEvent(RealtimeSocketHandler.ReadFlow.resume, promise: nil) })
+        let inbound = InboundFrameQueue(
+            executor: executor, answer: handler.answer, room: { channel.triggerUserOutboundEvent(WebSocketChannelHandler.ReadFlow.resume, promise: nil) })
         let counted = CountedAnywhere()
         let head: Int64
         do {
             head = try await shared.begin(connection, firstHere: firstHere, counted: counted)
         } catch {
-            await shared.finish(connection, pipeline: pipeline, writer: nil, counted: counted)
+            await shared.finish(connection, inbound: inbound, outbound: nil, counted: counted)
             throw error
         }
-        let writer = ConnectionWriter(
-            connection: connection, socket: SocketWriter(channel: channel, connection: connection), store: shared.store, hub: shared.hub,
+        let outbound = OutboundStream(
+            connection: connection, socket: BatchedSocketOutput(channel: channel, connection: connection), store: shared.store, hub: shared.hub,
             resumeAfter: hello.after, head: head, logger: logger, executor: executor)
-        let open = Open(connection: connection, pipeline: pipeline, writer: writer, counted: counted)
+        let open = Open(connection: connection, inbound: inbound, outbound: outbound, counted: counted)
         channel.eventLoop.execute { self.signedIn(open) }
     }
 
@@ -154,33 +157,33 @@ final class LiveSession: @unchecked Sendable {  // `phase` is only touched on th
             return
         }
         phase = .open(open)
-        open.writer.begin()
+        open.outbound.begin()
         guard !waiting.isEmpty else { return }  // reads were not paused (rule 2)
         var room = true
         for bytes in waiting { room = handle(bytes, open) }
         if room { setReading(true) }
     }
 
-    /// Hands one message to the pipeline; false when it is full (rule 3).
+    /// Hands one message to the inbound queue; false when it is full (rule 3).
     private func handle(_ bytes: [UInt8], _ open: Open) -> Bool {
         // A revoked, expired, overflowed or shutting-down connection is closing: nothing it sends
         // counts any more (a send not answered is retried by the client after reconnecting).
         guard open.connection.beginFrame() else { return true }
         switch WireCoding.decodeFrame(bytes) {
-        case .success(let frame): return open.pipeline.offer(.frame(frame))
-        case .failure(let error): return open.pipeline.offer(.undecodable(ref: WireCoding.ref(in: bytes), error))
+        case .success(let frame): return open.inbound.offer(.frame(frame))
+        case .failure(let error): return open.inbound.offer(.undecodable(ref: WireCoding.ref(in: bytes), error))
         }
     }
 
     private func finish(_ open: Open) async {
-        await shared.finish(open.connection, pipeline: open.pipeline, writer: open.writer, counted: open.counted)
+        await shared.finish(open.connection, inbound: open.inbound, outbound: open.outbound, counted: open.counted)
     }
 
     private func setReading(_ on: Bool) {
-        channel.triggerUserOutboundEvent(on ? RealtimeSocketHandler.ReadFlow.resume : .pause, promise: nil)
+        channel.triggerUserOutboundEvent(on ? WebSocketChannelHandler.ReadFlow.resume : .pause, promise: nil)
     }
 
     private func close(_ code: WebSocketErrorCode, reason: String) {
-        channel.writeAndFlush(SocketWriter.closeFrame(code, reason: reason, allocator: channel.allocator), promise: nil)
+        channel.writeAndFlush(BatchedSocketOutput.closeFrame(code, reason: reason, allocator: channel.allocator), promise: nil)
     }
 }

@@ -14,10 +14,10 @@ import NIOWebSocket
 /// (``HTTPRequestGuard``), closing silent connections on shutdown, and one flush per turn of the
 /// event loop (``FlushCoalescing``).
 ///
-/// An upgraded connection is run by channel handlers (``RealtimeSocketHandler``, ``LiveSession``),
+/// An upgraded connection is run by channel handlers (``WebSocketChannelHandler``, ``ConnectionLifecycle``),
 /// not by a task: ``handle(value:logger:)`` returns as soon as the upgrade is done. The server's
 /// quiesce still reaches it on shutdown, and the server waits for it to close.
-struct ParleyChildChannel: ServerChildChannel, HTTPChannelHandler {
+struct HTTPConnectionChannel: ServerChildChannel, HTTPChannelHandler {
     enum UpgradeResult: Sendable {
         case webSocket
         case notUpgraded(NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>)
@@ -31,12 +31,12 @@ struct ParleyChildChannel: ServerChildChannel, HTTPChannelHandler {
 
     let responder: HTTPChannelHandler.Responder
     let http1: HTTP1Channel.Configuration
-    let session: WebSocketSession
+    let session: RealtimeGateway
     let counter: ConnectionCounter
     let timeouts: HTTPTimeouts
 
     init(
-        responder: @escaping HTTPChannelHandler.Responder, http1: HTTP1Channel.Configuration, session: WebSocketSession,
+        responder: @escaping HTTPChannelHandler.Responder, http1: HTTP1Channel.Configuration, session: RealtimeGateway,
         counter: ConnectionCounter, timeouts: HTTPTimeouts
     ) {
         self.responder = Self.redirectingLateUpgrades(responder)
@@ -87,23 +87,25 @@ struct ParleyChildChannel: ServerChildChannel, HTTPChannelHandler {
                     try channel.pipeline.syncOperations.addHandlers(
                         NIOWebSocketFrameAggregator(
                             minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 256, maxAccumulatedFrameSize: ServerLimits.maxBodyBytes),
-                        RealtimeSocketHandler(session: session.start(channel: channel, logger: logger)))
+                        WebSocketChannelHandler(session: session.start(channel: channel, logger: logger)))
                     return .webSocket
                 }
             })
         let http1 = http1
         var configuration = NIOUpgradableHTTPServerPipelineConfiguration<UpgradeResult>(
-            upgradeConfiguration: .init(upgraders: [webSocket], notUpgradingCompletionHandler: { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let pipeline = channel.pipeline.syncOperations
-                    try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
-                    try pipeline.addHandlers(http1.additionalChannelHandlers())
-                    try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: http1.idleTimeout.map { .init($0) }, logger: logger))
-                    let http = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
-                        wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
-                    return upgradeAttempted.value ? .failedUpgrade(http) : .notUpgraded(http)
-                }
-            }))
+            upgradeConfiguration: .init(
+                upgraders: [webSocket],
+                notUpgradingCompletionHandler: { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let pipeline = channel.pipeline.syncOperations
+                        try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+                        try pipeline.addHandlers(http1.additionalChannelHandlers())
+                        try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: http1.idleTimeout.map { .init($0) }, logger: logger))
+                        let http = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
+                            wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+                        return upgradeAttempted.value ? .failedUpgrade(http) : .notUpgraded(http)
+                    }
+                }))
         configuration.enablePipelining = false  // requests are read one by one by NIOAsyncChannel
         configuration.enableErrorHandling = false  // HTTPRequestGuard answers malformed requests
         configuration.enableResponseHeaderValidation = false  // HTTPTypes validated them
@@ -168,12 +170,12 @@ final class CloseSilentConnectionOnQuiesce: ChannelInboundHandler, RemovableChan
 }
 
 extension HTTPServerBuilder {
-    /// HTTP/1 with Parley's WebSocket and connection guards (``ParleyChildChannel``).
+    /// HTTP/1 with Parley's WebSocket and connection guards (``HTTPConnectionChannel``).
     static func parley(
-        http1: HTTP1Channel.Configuration, session: WebSocketSession, counter: ConnectionCounter, timeouts: HTTPTimeouts
+        http1: HTTP1Channel.Configuration, session: RealtimeGateway, counter: ConnectionCounter, timeouts: HTTPTimeouts
     ) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
-            ParleyChildChannel(responder: responder, http1: http1, session: session, counter: counter, timeouts: timeouts)
+            HTTPConnectionChannel(responder: responder, http1: http1, session: session, counter: counter, timeouts: timeouts)
         }
     }
 }

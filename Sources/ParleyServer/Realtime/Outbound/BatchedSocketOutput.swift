@@ -6,8 +6,8 @@ import NIOWebSocket
 ///
 /// Each ``flush()`` waits until its frames are written to the socket, and is marked on the
 /// connection while it waits, so the hub can spot a write that never completes (``ClientConnection``
-/// rule 2) and a writer never runs ahead of a client that stopped reading. Used by one task at a time.
-final class SocketWriter: @unchecked Sendable {
+/// rule 2) and an outbound run never runs ahead of a client that stopped reading. Used by one task at a time.
+final class BatchedSocketOutput: @unchecked Sendable {
     private let channel: any Channel
     private let connection: ClientConnection?
     private var pending: [WebSocketFrame] = []

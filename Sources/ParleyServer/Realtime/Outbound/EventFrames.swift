@@ -17,7 +17,8 @@ struct EventFrameEncoder {
     mutating func encode(_ event: StreamEvent) throws -> EncodedEvent {
         let (kind, json) = try payload(event.payload)
         // Keys in sorted order, as WireFormat writes them.
-        let text = kind == "receipt"
+        let text =
+            kind == "receipt"
             ? #"{"pos":\#(event.position),"receipt":\#(json),"type":"receipt"}"#
             : #"{"\#(kind)":\#(json),"pos":\#(event.position),"type":"\#(kind)"}"#
         return EncodedEvent(position: event.position, text: text)
@@ -25,11 +26,12 @@ struct EventFrameEncoder {
 
     private mutating func payload(_ payload: StreamEvent.Payload) throws -> (kind: String, json: String) {
         if let cached = cache[payload] { return cached }
-        let result: (kind: String, json: String) = switch payload {
-        case .message(let message): ("message", MessageFrameJSON.message(message))
-        case .receipt(let receipt): ("receipt", String(decoding: try encoder.encode(receipt), as: UTF8.self))
-        case .conversation(let info): ("conversation", String(decoding: try encoder.encode(info), as: UTF8.self))
-        }
+        let result: (kind: String, json: String) =
+            switch payload {
+            case .message(let message): ("message", MessageFrameJSON.message(message))
+            case .receipt(let receipt): ("receipt", String(decoding: try encoder.encode(receipt), as: UTF8.self))
+            case .conversation(let info): ("conversation", String(decoding: try encoder.encode(info), as: UTF8.self))
+            }
         cache[payload] = result
         return result
     }

@@ -3,17 +3,19 @@ import NIOWebSocket
 import ParleyCore
 import ParleyStore
 import Synchronization
+import Foundation
+import Metrics
 
 /// The only writer of a connection's socket once it is signed in: `welcome`, the replay, then queued frames and live
-/// events, under the resume rules of ``WebSocketSession``.
+/// events, under the resume rules of ``RealtimeGateway``.
 ///
 /// It runs as a short task whenever something is queued and stops when the queue is empty
 /// (``ClientConnection`` rule 6); what it must remember between runs (the stream cursor) lives here.
 /// The connection starts a run only when none is under way, so the mutable state below is touched
 /// by one run at a time.
-final class ConnectionWriter: @unchecked Sendable {
+final class OutboundStream: @unchecked Sendable {
     private let connection: ClientConnection
-    private let socket: SocketWriter
+    private let socket: BatchedSocketOutput
     private let store: any ParleyStore
     private let hub: ConnectionHub
     private let logger: Logger
@@ -33,7 +35,7 @@ final class ConnectionWriter: @unchecked Sendable {
     }
 
     init(
-        connection: ClientConnection, socket: SocketWriter, store: any ParleyStore, hub: ConnectionHub,
+        connection: ClientConnection, socket: BatchedSocketOutput, store: any ParleyStore, hub: ConnectionHub,
         resumeAfter: Int64?, head: Int64, logger: Logger, executor: any TaskExecutor
     ) {
         self.executor = executor
@@ -99,7 +101,7 @@ final class ConnectionWriter: @unchecked Sendable {
                 }
             }
         } catch {
-            logger.debug("WebSocket writer stopped", metadata: ["error": "\(error)"])
+            logger.debug("Outbound stream stopped", metadata: ["error": "\(error)"])
             connection.stopWriting()
             // Cancelled means the socket closed and the session is ending: nothing left to close.
             if !Task.isCancelled { try? await socket.close(.unexpectedServerError, reason: "internal error") }
@@ -173,7 +175,7 @@ final class ConnectionWriter: @unchecked Sendable {
     /// position is too old to replay, leaving the cursor at the head.
     private func catchUp(to limit: Int64?) async throws -> Bool {
         while limit.map({ cursor.position < $0 }) ?? true {
-            switch try await store.events(of: connection.userId, after: cursor.position, limit: WebSocketSession.replayPage) {
+            switch try await store.events(of: connection.userId, after: cursor.position, limit: RealtimeGateway.replayPage) {
             case .tooOld(let head):
                 cursor.position = head
                 return false
@@ -184,7 +186,7 @@ final class ConnectionWriter: @unchecked Sendable {
                     cursor.position = event.position
                 }
                 try await socket.flush()
-                if events.count < WebSocketSession.replayPage { return true }
+                if events.count < RealtimeGateway.replayPage { return true }
             }
         }
         return true

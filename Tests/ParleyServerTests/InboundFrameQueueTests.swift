@@ -3,9 +3,9 @@ import ParleyCore
 import Synchronization
 import Testing
 
-/// ``FramePipeline``'s rules, one test each, with an answering side that records what it was
+/// ``InboundFrameQueue``'s rules, one test each, with an answering side that records what it was
 /// handed and holds the first piece until the test lets it go.
-@Suite struct FramePipelineTests {
+@Suite struct InboundFrameQueueTests {
     final class Answers: Sendable {
         private let handed = Mutex<[String]>([])
         private let (release, releaser) = AsyncStream.makeStream(of: Void.self)
@@ -15,7 +15,7 @@ import Testing
 
         var all: [String] { handed.withLock { $0 } }
 
-        func answer(_ work: FramePipeline.Work) async {
+        func answer(_ work: InboundFrameQueue.Work) async {
             let count = handed.withLock { handed in
                 handed.append(Self.describe(work))
                 return handed.count
@@ -36,7 +36,7 @@ import Testing
             }
         }
 
-        static func describe(_ work: FramePipeline.Work) -> String {
+        static func describe(_ work: InboundFrameQueue.Work) -> String {
             switch work {
             case .sends(let requests): "sends " + requests.map(\.text).joined(separator: " ")
             case .one(.frame(.ping(let ref))): "ping \(ref ?? "")"
@@ -52,18 +52,20 @@ import Testing
         func set() { value.store(true, ordering: .sequentiallyConsistent) }
     }
 
-    static func send(_ text: String) -> FramePipeline.Item {
+    static func send(_ text: String) -> InboundFrameQueue.Item {
         .frame(.send(SendRequest(clientId: .random(), conversationId: .direct(.random(), .random()), text: text)))
     }
 
     /// Rule 1: a run of sends is handed over as one batch; what follows waits for it, in order.
     @Test func runsOfSendsAreOneBatchAndOrderIsKept() async throws {
         let answers = Answers()
-        let pipeline = FramePipeline(answer: answers.answer)
+        let pipeline = InboundFrameQueue(answer: answers.answer)
         _ = pipeline.offer(Self.send("a"))
         try await answers.waitUntil(count: 1)
-        for item in [Self.send("b"), Self.send("c"), .frame(.ping(ref: "p")), Self.send("d"), Self.send("e"),
-                     .undecodable(ref: nil, ParleyError(.invalidJSON, "bad")), Self.send("f")] {
+        for item in [
+            Self.send("b"), Self.send("c"), .frame(.ping(ref: "p")), Self.send("d"), Self.send("e"),
+            .undecodable(ref: nil, ParleyError(.invalidJSON, "bad")), Self.send("f"),
+        ] {
             _ = pipeline.offer(item)
         }
         #expect(answers.all == ["sends a"], "nothing else is handed over while the first is being answered")
@@ -76,7 +78,7 @@ import Testing
     @Test func aFullPipelineHoldsTheReaderBack() async throws {
         let answers = Answers()
         let roomCalled = Flag()
-        let pipeline = FramePipeline(capacity: 2, answer: answers.answer, room: roomCalled.set)
+        let pipeline = InboundFrameQueue(capacity: 2, answer: answers.answer, room: roomCalled.set)
         _ = pipeline.offer(Self.send("a"))
         try await answers.waitUntil(count: 1)
         #expect(pipeline.offer(.frame(.ping(ref: "1"))), "one waiting frame: room for more")
@@ -93,7 +95,7 @@ import Testing
     /// and the next frame starts a new worker.
     @Test func drainWaitsForAnswersAndAnIdlePipelineStartsAgain() async throws {
         let answers = Answers()
-        let pipeline = FramePipeline(answer: answers.answer)
+        let pipeline = InboundFrameQueue(answer: answers.answer)
         await pipeline.drain()  // nothing handed in: returns at once
         _ = pipeline.offer(Self.send("a"))
         try await answers.waitUntil(count: 1)

@@ -1,6 +1,6 @@
 import NIOCore
 
-/// Runs a connection's tasks (signing in, the ``FramePipeline`` worker, the ``ConnectionWriter``
+/// Runs a connection's tasks (signing in, the ``InboundFrameQueue`` worker, the ``OutboundStream``
 /// runs) on its channel's event loop, where its frames are read and written.
 ///
 /// Without it those tasks ran on Swift's global pool. A send then woke a pool thread to be

@@ -119,7 +119,8 @@ struct WebSocketMaskCheck {
             let length7 = header[1] & 0x7F
             let extended = length7 == 126 ? 2 : length7 == 127 ? 8 : 0
             guard header.count == 2 + extended + 4 else { continue }
-            payloadLeft = extended == 0
+            payloadLeft =
+                extended == 0
                 ? UInt64(length7) : header[2..<(2 + extended)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             header.removeAll(keepingCapacity: true)
         }

@@ -4,38 +4,38 @@ import Synchronization
 /// One authenticated WebSocket connection, as the hub sees it: a user, the session it signed in
 /// with, and a bounded outbound queue.
 ///
-/// Everything written to the socket goes through ``enqueue(_:)`` so that one writer task writes in
+/// Everything written to the socket goes through ``enqueue(_:)`` so that one outbound stream writes in
 /// order. The connection ends for one of the reasons in ``EndReason``. Rules:
 /// 1. A client that reads too slowly ends as a slow consumer (close 1008; it resumes later): when
-///    the queue is full, or when the writer has not caught up with the queue for the lag limit (a
+///    the queue is full, or when the outbound stream has not caught up with the queue for the lag limit (a
 ///    reader that keeps reading, only slower than its messages come). A slow reader costs a
 ///    reconnect, never unbounded memory or a connection held forever.
 /// 2. A socket write that has not completed within the write timeout (the client stopped reading,
 ///    its buffers are full) is aborted: the TCP connection is dropped without a close handshake,
-///    which could not be written either. The writer marks each write (``writeStarted()``) so the
+///    which could not be written either. The outbound stream marks each write (``writeStarted()``) so the
 ///    hub can tell.
 /// 3. A revoked or expired session ends with an `unauthorized` error and close 1008; frames that
 ///    arrive after that are not handled.
 /// 4. Graceful shutdown first stops handling new frames, waits for the frames being handled
-///    (``framesInFlight``) so their answers are queued, then ends the queue: the writer flushes
+///    (``framesInFlight``) so their answers are queued, then ends the queue: the outbound stream flushes
 ///    everything and closes 1001.
 /// 5. A client that sends no frame at all (not even `ping`) for the idle limit is closed (1000,
 ///    "idle"): a dead peer holds no memory for long. Clients ping every ~20 s when idle.
-/// 6. No task waits on an empty queue: the writer is started when something is queued (or the
+/// 6. No task waits on an empty queue: the outbound stream is started when something is queued (or the
 ///    queue ends) and stops when it has written everything. A task keeps the memory of its deepest
 ///    stack until it ends, and socket writes and store reads are deep, so an idle connection holding
-///    a writer task cost ~13 KB more.
+///    an outbound stream run cost ~13 KB more.
 final class ClientConnection: Sendable {
     enum Outbound: Sendable {
         case frame(ServerFrame)
         /// Stream events for this user, already encoded, in position order (possibly with gaps or
-        /// repeats: the writer sorts it out).
+        /// repeats: the outbound stream sorts it out).
         case events([EncodedEvent])
         /// Events were committed elsewhere (another node): fetch them from the store up to this
         /// position, or to the head when `nil`.
         case catchUp(Int64?)
         /// The answer to this connection's own send, whose event at `position` in the sender's
-        /// stream was not queued here: the writer sends the ack in its place (see ``WebSocketSession``).
+        /// stream was not queued here: the outbound stream sends the ack in its place (see ``RealtimeGateway``).
         case sent(ref: String?, message: Message, duplicate: Bool, position: Int64?)
     }
 
@@ -86,7 +86,7 @@ final class ClientConnection: Sendable {
     var isEnding: Bool { endReason != .none }
 
     func enqueue(_ item: Outbound) {
-        let (outcome, writer) = queue.withLock { queue in queue.append(item, limit: queueLimit) }
+        let (outcome, startRun) = queue.withLock { queue in queue.append(item, limit: queueLimit) }
         switch outcome {
         case .ended: return
         case .full:
@@ -95,35 +95,35 @@ final class ClientConnection: Sendable {
         case .queued:
             if pending.add(1, ordering: .relaxed).newValue == 1 { behindSince.store(MonotonicClock.milliseconds, ordering: .relaxed) }
         }
-        writer?()
+        startRun?()
     }
 
-    /// Rule 6: `startWriter` is called whenever a writer is needed and none runs; the caller runs
-    /// one now (the first writer also replays), so nothing is started here.
-    func beginWriting(_ startWriter: @escaping @Sendable () -> Void) {
+    /// Rule 6: `startOutbound` is called whenever an outbound run is needed and none runs; the caller runs
+    /// one now (the first run also replays), so nothing is started here.
+    func beginWriting(_ startOutbound: @escaping @Sendable () -> Void) {
         queue.withLock { queue in
-            queue.startWriter = startWriter
+            queue.startOutbound = startOutbound
             queue.writing = true
         }
     }
 
-    /// No writer is started from now on (the session is ending).
+    /// No outbound run is started from now on (the session is ending).
     func stopWriting() {
-        queue.withLock { $0.startWriter = nil }
+        queue.withLock { $0.startOutbound = nil }
     }
 
-    /// For the writer: what is queued, in order, and whether the queue has ended. Empty and not
-    /// ended means the writer must stop now; the next item starts a new one.
+    /// For the outbound stream: what is queued, in order, and whether the queue has ended. Empty and not
+    /// ended means the outbound stream must stop now; the next item starts a new one.
     func takeQueued() -> (items: [Outbound], ended: Bool) {
         queue.withLock { queue in queue.take() }
     }
 
-    /// Called by the writer after it has written (or skipped) one queued item.
+    /// Called by the outbound stream after it has written (or skipped) one queued item.
     func itemWritten() {
         if pending.subtract(1, ordering: .relaxed).newValue <= 0 { behindSince.store(0, ordering: .relaxed) }
     }
 
-    /// Whether the writer has been behind its queue since before `deadline` (monotonic ms).
+    /// Whether the outbound stream has been behind its queue since before `deadline` (monotonic ms).
     func isLagging(since deadline: Int64) -> Bool {
         let since = behindSince.load(ordering: .relaxed)
         if since == 0 {
@@ -144,7 +144,7 @@ final class ClientConnection: Sendable {
         if why != .shutdown { finish() }
     }
 
-    /// Ends the queue; the writer writes what is queued and closes.
+    /// Ends the queue; the outbound stream writes what is queued and closes.
     func finish() {
         queue.withLock { queue in queue.end() }?()
     }
@@ -186,7 +186,7 @@ final class ClientConnection: Sendable {
     func abort() { abortSocket() }
 }
 
-/// A connection's queue of outbound items and whether a writer runs (``ClientConnection`` rule 6).
+/// A connection's queue of outbound items and whether an outbound run runs (``ClientConnection`` rule 6).
 /// Empty arrays hold no memory, which matters at tens of thousands of idle connections.
 private struct OutboundQueue {
     enum Outcome { case queued, full, ended }
@@ -194,20 +194,20 @@ private struct OutboundQueue {
     var items: [ClientConnection.Outbound] = []
     var ended = false
     var writing = false
-    var startWriter: (@Sendable () -> Void)?
+    var startOutbound: (@Sendable () -> Void)?
 
-    /// Appends the item; returns the writer to start, if one is needed.
+    /// Appends the item; returns the outbound stream to start, if one is needed.
     mutating func append(_ item: ClientConnection.Outbound, limit: Int) -> (Outcome, (@Sendable () -> Void)?) {
         guard !ended else { return (.ended, nil) }
         guard items.count < limit else { return (.full, nil) }
         items.append(item)
-        return (.queued, wakeWriter())
+        return (.queued, wakeOutbound())
     }
 
     mutating func end() -> (@Sendable () -> Void)? {
         guard !ended else { return nil }
         ended = true
-        return wakeWriter()  // the writer writes what is left, then closes
+        return wakeOutbound()  // the outbound stream writes what is left, then closes
     }
 
     mutating func take() -> (items: [ClientConnection.Outbound], ended: Bool) {
@@ -216,9 +216,9 @@ private struct OutboundQueue {
         return (items, ended)
     }
 
-    private mutating func wakeWriter() -> (@Sendable () -> Void)? {
-        guard !writing, let startWriter else { return nil }
+    private mutating func wakeOutbound() -> (@Sendable () -> Void)? {
+        guard !writing, let startOutbound else { return nil }
         writing = true
-        return startWriter
+        return startOutbound
     }
 }

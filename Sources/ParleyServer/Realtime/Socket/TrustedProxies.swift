@@ -1,4 +1,7 @@
 import NIOCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An IPv4 or IPv6 network, written `address/prefix` (a bare address is a single host).
 public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {

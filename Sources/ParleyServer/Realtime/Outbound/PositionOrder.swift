@@ -1,6 +1,6 @@
 extension ClientConnection.Outbound {
-    /// Puts the stream positions of a batch the writer took in order, so an ack stands in for the
-    /// sender's own event (``WebSocketSession`` resume rule 5) even when events committed with it
+    /// Puts the stream positions of a batch the outbound stream took in order, so an ack stands in for the
+    /// sender's own event (``RealtimeGateway`` resume rule 5) even when events committed with it
     /// were queued first.
     ///
     /// A send is acked after its message's events went to the other recipients, and a

@@ -6,14 +6,14 @@ import ParleyStore
 import Synchronization
 
 /// What every WebSocket connection shares, and the steps of one connection from `hello` to close;
-/// each connection's own state is a ``LiveSession``.
+/// each connection's own state is a ``ConnectionLifecycle``.
 ///
 /// Resume rules (guarantee 5):
 /// 1. The connection is registered with the hub *before* the replay is read, so an event committed
 ///    meanwhile is either in the replay, or queued live, or both — never neither.
-/// 2. The writer remembers the last position it wrote and skips anything at or below it: nothing twice.
+/// 2. The outbound stream remembers the last position it wrote and skips anything at or below it: nothing twice.
 /// 3. A live event beyond the next position means something was missed (publishing raced); the
-///    writer fetches the gap from the store first: nothing lost, always in order.
+///    outbound fetches the gap from the store first: nothing lost, always in order.
 /// 4. A position the store no longer has (pruned, or from another database) gets `resync` with the
 ///    head; the client reloads a snapshot and the stream goes on from the head.
 /// 5. The connection a message was sent on gets its `sent` ack *instead of* the message's event in
@@ -22,7 +22,7 @@ import Synchronization
 ///    already written (a catch-up fetched it first), the ack goes without a position.
 ///
 /// One instance serves every connection (a class: each connection holds a reference, not a copy).
-final class WebSocketSession: Sendable {
+final class RealtimeGateway: Sendable {
     let store: any ParleyStore
     let hub: ConnectionHub
     let messenger: Messenger
@@ -39,8 +39,8 @@ final class WebSocketSession: Sendable {
     }
 
     /// The state of a new connection on `channel`, which its socket handler drives.
-    func start(channel: any Channel, logger: Logger) -> LiveSession {
-        LiveSession(shared: self, channel: channel, logger: logger)
+    func start(channel: any Channel, logger: Logger) -> ConnectionLifecycle {
+        ConnectionLifecycle(shared: self, channel: channel, logger: logger)
     }
 
     /// The answer to a connection's first frame.
@@ -54,7 +54,7 @@ final class WebSocketSession: Sendable {
     func authenticate(_ bytes: [UInt8]) async throws -> SignIn {
         let refused: ParleyError
         switch WireCoding.decodeFrame(bytes) {
-        case .success(.hello(let token, let after)):
+        case .success(.hello(let token, let after, _)):
             if SessionTokens.isWellFormed(token), case let hash = SessionTokens.hash(token),
                 let session = try await store.session(tokenHash: hash, now: .now())
             {
@@ -72,7 +72,7 @@ final class WebSocketSession: Sendable {
 
     /// Once the connection is attached: the online announcement and the presence snapshot (queued,
     /// so they follow `welcome` and `synced`); returns the stream head, read after attaching
-    /// (resume rule 1), for `welcome`, which the writer sends first.
+    /// (resume rule 1), for `welcome`, which the outbound stream sends first.
     func begin(_ connection: ClientConnection, firstHere: Bool, counted: CountedAnywhere) async throws -> Int64 {
         let user = connection.userId
         let start = try await store.liveStart(of: user)  // head and contacts in one read
@@ -85,24 +85,40 @@ final class WebSocketSession: Sendable {
         return start.head
     }
 
-    /// After the socket closed: answers to frames read before are committed and queued, the writer
-    /// stops, the hub lets go, and the user's contacts learn they went offline if this was their last
+    /// After the socket closed: the hub lets go at once (nobody is counted online through a socket
+    /// that is gone, and their typing ends), answers to frames read before are committed, the
+    /// outbound stops, and the user's contacts learn they went offline if this was their last
     /// connection anywhere.
+    ///
+    /// Every step that waits on the database is bounded (``closeStepLimit``, ``boundedWait(_:_:)``):
+    /// a database that restarts, or a query whose answer is lost, must not keep a closed socket
+    /// counted, hold its user online, or hold graceful shutdown. A step cut short is repaired later:
+    /// a send answered after the close was committed (the client retries it idempotently), and the
+    /// cluster's presence rows are checked against the hub when the bus reconnects
+    /// (``ClusterSignal/reconnected``).
     /// Graceful shutdown waits for all of it (``ConnectionHub/finishing(_:)``), so the store is still
     /// open when last seen is recorded.
-    func finish(_ connection: ClientConnection, pipeline: FramePipeline, writer: ConnectionWriter?, counted: CountedAnywhere) async {
+    func finish(_ connection: ClientConnection, inbound: InboundFrameQueue, outbound: OutboundStream?, counted: CountedAnywhere) async {
         await hub.finishing {
-            await pipeline.drain()
-            await writer?.stop()
-            connection.finish()
             let user = connection.userId
             let lastHere = hub.detach(connection)
-            let lastAnywhere = if let bus = hub.bus { counted.value ? (try? await bus.connectionClosed(user)) ?? false : false } else { lastHere }
-            if lastAnywhere {
-                try? await PresenceAnnouncer(store: store, hub: hub).announceOffline(user)
+            let limit = Self.closeStepLimit
+            _ = await boundedWait(limit) { await inbound.drain() }
+            _ = await boundedWait(limit) { await outbound?.stop() }
+            connection.finish()
+            // One bounded step: a count written late (the database came back after the limit) still
+            // announces the user offline when it lands, and a count that failed is repaired by
+            // ``ClusterRelay/dropStalePresence()``.
+            let counted = counted.value
+            _ = await boundedWait(limit) { [hub, store] in
+                let lastAnywhere = if let bus = hub.bus { counted ? try await bus.connectionClosed(user) : false } else { lastHere }
+                if lastAnywhere { try await PresenceAnnouncer(store: store, hub: hub).announceOffline(user) }
             }
         }
     }
+
+    /// How long the close of a connection waits for each step that needs the database.
+    static let closeStepLimit: Duration = .seconds(3)
 }
 
 /// A valid `hello`: the session it signed in with and where the stream resumes.
