@@ -6,7 +6,6 @@ import Synchronization
 public final class ServerLauncher: Sendable {
     public let port: Int
     public let pid: Int32
-    private let process: ProcessBox
     private let log: LogLines
 
     /// - Parameters:
@@ -17,26 +16,17 @@ public final class ServerLauncher: Sendable {
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw BenchAPI.Failure(description: "parley binary not found at \(binary)")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments =
+        let arguments =
             [
                 "serve", "--port", "\(port)", "--database", database, "--public-dir", "", "--bcrypt-cost", "4",
                 "--sends-per-second", "1000000", "--logins-per-minute", "1000000", "--log-level", "info",
                 // The bench opens its thousands of connections from one address.
                 "--max-connections-per-address", "1000000",
             ] + extraArguments
-        // Exit is awaited with a semaphore the termination handler signals, not waitUntilExit (which
-        // runs a run loop and can miss the exit when several threads wait on processes at once).
-        let exited = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in exited.signal() }
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let (pid, standardError) = try Self.spawn(binary, arguments)
         let log = LogLines()
-        let handle = pipe.fileHandleForReading
         Thread.detachNewThread {
+            let handle = FileHandle(fileDescriptor: standardError, closeOnDealloc: true)
             while case let chunk = handle.availableData, !chunk.isEmpty { log.append(String(decoding: chunk, as: UTF8.self)) }
             log.append("\n[exited]")
         }
@@ -52,41 +42,66 @@ public final class ServerLauncher: Sendable {
                 try await Task.sleep(for: .milliseconds(20))
             }
         }
-        guard let port = found else { throw BenchAPI.Failure(description: "parley serve did not start listening") }
+        guard let port = found else {
+            kill(pid, SIGKILL)
+            throw BenchAPI.Failure(description: "parley serve did not start listening")
+        }
         self.port = port
-        self.pid = process.processIdentifier
-        self.process = ProcessBox(process)
-        self.exited = exited
+        self.pid = pid
         self.log = log
     }
 
-    private let exited: DispatchSemaphore
+    /// Starts `binary` with `arguments`: standard output to /dev/null, standard error to a pipe
+    /// whose reading end is returned with the child's pid.
+    ///
+    /// posix_spawn rather than Foundation's `Process`: `Process.run()` on Linux (swift-corelibs-
+    /// foundation in Swift 6.3) can crash while it lists `/proc/self/fd` (an over-read fixed upstream
+    /// in swift-corelibs-foundation pull request 5472), seen here as a SIGSEGV of the whole test run.
+    /// The child keeps no descriptor of ours beyond the three standard ones (a shell closes them,
+    /// then execs the binary): a server inheriting a test's listening socket would hold its port.
+    static func spawn(_ binary: String, _ arguments: [String]) throws -> (pid: Int32, standardError: Int32) {
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { throw BenchAPI.Failure(description: "cannot make a pipe for parley serve") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, ends[1], 2)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        let script = closeInheritedDescriptors + #"exec "$0" "$@""#
+        let argv: [UnsafeMutablePointer<CChar>?] = (["/bin/bash", "-c", script, binary] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, "/bin/bash", &actions, nil, argv, environ)
+        close(ends[1])
+        guard spawned == 0 else {
+            close(ends[0])
+            throw BenchAPI.Failure(description: "cannot start \(binary) (error \(spawned))")
+        }
+        return (pid, ends[0])
+    }
+
+    /// Bash that closes every descriptor above the standard three, so the program it then starts
+    /// inherits none of its parent's (NIO's sockets are not close-on-exec, and glibc's
+    /// `posix_spawn_file_actions_addclosefrom_np` is not visible to Swift).
+    public static let closeInheritedDescriptors = #"for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && exec {n}>&-; done; "#
+
     /// The exit status once the process has exited (`nil` before).
     private let exitStatus = Mutex<Int32?>(nil)
 
-    /// Waits until the process has exited and returns its status (its exit code, or 128 + the
-    /// signal that ended it); later calls return at once.
-    ///
-    /// Foundation hears of a child's exit through SIGCHLD, and a thread that does not block the
-    /// signal can take it instead: then the termination handler never runs, the child stays a
-    /// zombie and a wait on the handler alone waits for ever (a full test run hung on it). So the
-    /// exit is also polled with `waitid(WNOWAIT)`, which reads the status and leaves the reaping to
-    /// Foundation.
+    /// Waits until the process has exited, reaps it and returns its status (its exit code, or
+    /// 128 + the signal that ended it); later calls return at once.
     @discardableResult
     private func waitForExit() -> Int32 {
         if let status = exitStatus.withLock({ $0 }) { return status }
         var status: Int32?
         while status == nil {
-            if exited.wait(timeout: .now() + .milliseconds(50)) == .success {
-                exited.signal()  // for any other waiter
-                let code = process.value.terminationStatus
-                status = process.value.terminationReason == .uncaughtSignal ? 128 + code : code
-            } else {
-                status = Self.exitedStatus(of: pid)
-            }
+            status = Self.exitedStatus(of: pid)
+            if status == nil { usleep(20_000) }
         }
+        var raw: Int32 = 0
+        while waitpid(pid, &raw, 0) == -1 && errno == EINTR {}  // reap: the status was read above
         exitStatus.withLock { $0 = $0 ?? status }
-        return status ?? -1
+        return exitStatus.withLock { $0 } ?? -1
     }
 
     /// The status of `pid` if it has exited (its zombie is left in place), else `nil`.
@@ -100,7 +115,7 @@ public final class ServerLauncher: Sendable {
     /// Everything the server logged so far.
     public var output: String { log.text }
 
-    public var isRunning: Bool { exitStatus.withLock { $0 } == nil && process.value.isRunning && Self.exitedStatus(of: pid) == nil }
+    public var isRunning: Bool { exitStatus.withLock { $0 } == nil && Self.exitedStatus(of: pid) == nil }
 
     /// SIGTERM and wait (graceful shutdown); returns the exit status.
     @discardableResult
@@ -119,12 +134,6 @@ public final class ServerLauncher: Sendable {
     public static var currentExecutable: String {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
-}
-
-/// A child process handle, touched only to stop it.
-final class ProcessBox: @unchecked Sendable {
-    let value: Process
-    init(_ value: Process) { self.value = value }
 }
 
 final class LogLines: Sendable {

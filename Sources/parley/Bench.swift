@@ -66,6 +66,11 @@ struct Bench: AsyncParsableCommand {
     struct Messages: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "P pairs; each sender sends M messages to its partner.")
         @OptionGroup var target: Target
+        @Option(
+            help:
+                "A recorded rung, the one definition the scripts and docs/benchmarks.md use: 1k, 5k, 20k or max. Sets --pairs, --messages, --rate and --window (given ones are ignored)."
+        )
+        var rung: MessageRung?
         @Option(help: "Sender/receiver pairs.") var pairs = 50
         @Option(help: "Messages per sender.") var messages = 200
         @Option(help: "Aggregate messages per second; 0 = as fast as possible.") var rate = 1000.0
@@ -84,6 +89,7 @@ struct Bench: AsyncParsableCommand {
 
         func run() async throws {
             var options = MessageBench.Options()
+            let (pairs, messages, rate, window) = rung?.shape ?? (pairs, messages, rate, window)
             options.pairs = pairs
             options.messagesPerSender = messages
             options.rate = rate > 0 ? rate : nil
@@ -118,6 +124,21 @@ struct Bench: AsyncParsableCommand {
                     "server RSS \(report.serverRSSBeforeKiB.map { "\($0 / 1024) MiB" } ?? "?") → \(report.serverRSSAfterKiB.map { "\($0 / 1024) MiB" } ?? "?")",
                 ], report)
             if report.lost + report.duplicated + report.outOfOrder > 0 { throw ExitCode(2) }
+        }
+    }
+
+    /// The rungs every recorded figure is measured on (`scripts/bench-ladder`, `scripts/bench-compare`).
+    enum MessageRung: String, ExpressibleByArgument, CaseIterable {
+        case oneK = "1k", fiveK = "5k", twentyK = "20k", max
+
+        /// Pairs, messages per sender, aggregate rate (0: as fast as possible) and window.
+        var shape: (pairs: Int, messages: Int, rate: Double, window: Int) {
+            switch self {
+            case .oneK: (50, 200, 1000, 16)
+            case .fiveK: (100, 300, 5000, 16)
+            case .twentyK: (200, 500, 20000, 16)
+            case .max: (100, 300, 0, 16)
+            }
         }
     }
 

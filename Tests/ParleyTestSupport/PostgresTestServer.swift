@@ -95,13 +95,11 @@ public enum PostgresTestServer {
         let quoted = ([program] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
         let assignments = environment.map { "\($0.key)='" + $0.value.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
         // The program gets no descriptor of ours beyond the standard three: a PostgreSQL server
-        // started here would otherwise keep the test servers' listening sockets (inherited: NIO does
-        // not mark them close-on-exec) open while it runs, and a test server restarting on its port
-        // would find it in use. (glibc's posix_spawn_file_actions_addclosefrom_np is not visible
-        // to Swift here, so the shell closes them.)
-        let closeInherited = #"for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done 2>/dev/null; "#
+        // started here would otherwise keep the test servers' listening sockets open while it runs,
+        // and a test server restarting on its port would find it in use.
         let command =
-            closeInherited + "\(assignments.isEmpty ? "" : "env " + assignments + " ")\(quoted) </dev/null >'\(scratch).out' 2>'\(scratch).err'"
+            ServerLauncher.closeInheritedDescriptors
+            + "\(assignments.isEmpty ? "" : "env " + assignments + " ")\(quoted) </dev/null >'\(scratch).out' 2>'\(scratch).err'"
         var pid: pid_t = 0
         let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/bash"), strdup("-c"), strdup(command), nil]
         defer { argv.forEach { free($0) } }
