@@ -35,6 +35,22 @@ struct ClusterRelay: Service {
         }
     }
 
+    /// Presence frames are ephemeral and reach this node only while it listens: after the bus was
+    /// away, each user connected here is told their contacts' presence again, since a change made
+    /// meanwhile on another node was announced to nobody here. (Signals are applied one at a time,
+    /// so a change announced after this refresh arrives after it.)
+    func refreshPresence() async {
+        let presence = PresenceAnnouncer(store: store, hub: hub)
+        for user in hub.connectionCounts().keys {
+            do {
+                try await presence.resendSnapshot(to: user)
+            } catch {
+                logger.warning("Could not refresh presence after the bus reconnected", metadata: ["error": "\(error)"])
+                return
+            }
+        }
+    }
+
     func apply(_ signal: ClusterSignal) async {
         switch signal {
         case .streamsMoved(let heads):
@@ -44,6 +60,7 @@ struct ClusterRelay: Service {
         case .reconnected:
             hub.catchUpAll()
             await dropStalePresence()
+            await refreshPresence()
         case .sessionsRevoked(let user):
             var revoked = Set<String>()
             for token in hub.sessionTokens(of: user) {

@@ -110,6 +110,11 @@ struct PresenceAnnouncer: Sendable {
         for frame in try await presenceFrames(of: contacts) { connection.send(frame) }
     }
 
+    /// Tells every connection of `user` on this node the current presence of each of their contacts.
+    func resendSnapshot(to user: UserID) async throws {
+        for frame in try await presenceFrames(of: try await store.contacts(of: user)) { hub.sendLocally(frame, to: [user]) }
+    }
+
     /// When a new conversation makes its members contacts, each learns the others' presence.
     func introduce(_ members: [UserID]) async throws {
         let frames = try await presenceFrames(of: members)
