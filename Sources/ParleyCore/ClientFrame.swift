@@ -38,7 +38,7 @@ public struct SendRequest: Codable, Equatable, Sendable {
 }
 
 extension ClientFrame: Codable {
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case type, ref, token, after, clientId, conversationId, recipientId, text, deliveredSeq, readSeq, isTyping
     }
 

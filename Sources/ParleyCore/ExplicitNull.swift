@@ -1,24 +1,23 @@
 import Foundation
 
-/// Client input never carries `null`: a field is present with a value of its type, or left out.
-/// openapi.yaml marks no request field `nullable`, and a decoder that read `null` as "absent" would
-/// let a request mean something the API does not say, so REST bodies and WebSocket frames with a
-/// `null` anywhere are refused before they are decoded.
+/// A field of a request is present with a value of its type, or left out: an explicit `null` for a
+/// declared field is refused. openapi.yaml marks no request field `nullable`, and a decoder that
+/// read `null` as "absent" would let a request mean something the API does not say. Undeclared
+/// fields are ignored whatever they hold, as every unknown field is (docs/protocol.md).
 public enum ExplicitNull {
-    /// The name of the field holding the first `null` in the JSON `bytes` ("" when it has no
-    /// plain name, such as an array element), or `nil` when there is none or the bytes are not JSON.
-    /// Parses only when the bytes contain `null` at all, so ordinary input costs one scan.
-    public static func field(in bytes: [UInt8]) -> String? {
+    /// The first of `declared` that the JSON object in `bytes` sets to `null`, or `nil` (also when
+    /// the bytes are not a JSON object). Parses only when the bytes contain `null` at all, so
+    /// ordinary input costs one scan.
+    public static func field(in bytes: [UInt8], declared: Set<String>) -> String? {
         guard containsNullToken(bytes),
-            let object = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
+            let object = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) as? [String: Any]
         else { return nil }
-        return firstNull(in: object, key: "")
+        return declared.sorted().first { object[$0] is NSNull }
     }
 
-    /// The message to answer with: names the field only when its name is plain (never echoes input).
+    /// The error message for a declared field sent as `null`.
     public static func message(field: String) -> String {
-        let plain = !field.isEmpty && field.count <= 40 && field.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
-        return plain ? "'\(field)' is null: leave a field out instead of sending null." : "Fields may not be null: leave a field out instead."
+        "'\(field)' is null: leave a field out instead of sending null."
     }
 
     private static func containsNullToken(_ bytes: [UInt8]) -> Bool {
@@ -29,19 +28,22 @@ public enum ExplicitNull {
         }
         return false
     }
+}
 
-    private static func firstNull(in value: Any, key: String) -> String? {
-        switch value {
-        case is NSNull: return key
-        case let dictionary as [String: Any]:
-            for (name, child) in dictionary.sorted(by: { $0.key < $1.key }) {
-                if let found = firstNull(in: child, key: name) { return found }
-            }
-            return nil
-        case let array as [Any]:
-            for child in array { if let found = firstNull(in: child, key: "") { return found } }
-            return nil
-        default: return nil
-        }
-    }
+/// A request body whose fields are known by name, so an explicit `null` for one is refused
+/// (``ExplicitNull``). Every request body of the REST API and the WebSocket's frames declare theirs.
+public protocol DeclaredFields {
+    static var declaredFields: Set<String> { get }
+}
+
+extension API.RegisterRequest: DeclaredFields { public static let declaredFields: Set<String> = ["username", "displayName", "password"] }
+extension API.LoginRequest: DeclaredFields { public static let declaredFields: Set<String> = ["username", "password"] }
+extension API.ChangePasswordRequest: DeclaredFields { public static let declaredFields: Set<String> = ["currentPassword", "newPassword"] }
+extension API.CreateConversationRequest: DeclaredFields { public static let declaredFields: Set<String> = ["userId"] }
+extension API.ReceiptRequest: DeclaredFields { public static let declaredFields: Set<String> = ["deliveredSeq", "readSeq"] }
+extension SendRequest: DeclaredFields {
+    public static let declaredFields: Set<String> = ["ref", "clientId", "conversationId", "recipientId", "text"]
+}
+extension ClientFrame: DeclaredFields {
+    public static let declaredFields: Set<String> = Set(CodingKeys.allCases.map(\.stringValue))
 }

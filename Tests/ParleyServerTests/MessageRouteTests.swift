@@ -75,8 +75,11 @@ import ParleyServer
             let text = try await api.request(
                 .post, "/v1/messages", token: bob.token, json: #"{"clientId":"\#(UUID())","conversationId":"\#(id)","text":"null"}"#)
             #expect(text.status == .created, "the word null inside a string is text")
+            let unknown = try await api.request(
+                .post, "/v1/messages", token: bob.token, json: #"{"clientId":"\#(UUID())","conversationId":"\#(id)","text":"x","extra":null}"#)
+            #expect(unknown.status == .created, "an unknown field is ignored, null or not")
             let page = try await api.request(.get, "/v1/conversations/\(id)/messages", token: alice.token).decode(API.MessagePage.self)
-            #expect(page.messages.map(\.text) == ["hi", "null"], "refused requests stored nothing")
+            #expect(page.messages.map(\.text) == ["hi", "null", "x"], "refused requests stored nothing")
         }
     }
 

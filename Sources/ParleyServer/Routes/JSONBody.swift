@@ -23,7 +23,9 @@ enum JSONBody {
         guard String(validating: bytes, as: UTF8.self) != nil else {
             throw ParleyError(.invalidUTF8, "The request body is not valid UTF-8.")
         }
-        if let field = ExplicitNull.field(in: bytes) { throw ParleyError(.invalidJSON, ExplicitNull.message(field: field)) }
+        if let declared = (T.self as? any DeclaredFields.Type)?.declaredFields, let field = ExplicitNull.field(in: bytes, declared: declared) {
+            throw ParleyError(.invalidJSON, ExplicitNull.message(field: field))
+        }
         do {
             return try JSONDecoder().decode(T.self, from: Data(bytes))
         } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {

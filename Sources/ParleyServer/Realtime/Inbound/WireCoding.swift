@@ -13,7 +13,9 @@ enum WireCoding {
             return .failure(ParleyError(.invalidUTF8, "Frames must be valid UTF-8."))
         }
         if let send = PlainSendFrame.read(bytes) { return .success(.send(send)) }
-        if let field = ExplicitNull.field(in: bytes) { return .failure(ParleyError(.invalidFrame, ExplicitNull.message(field: field))) }
+        if let field = ExplicitNull.field(in: bytes, declared: ClientFrame.declaredFields) {
+            return .failure(ParleyError(.invalidFrame, ExplicitNull.message(field: field)))
+        }
         let data = Data(bytes)
         do {
             return .success(try JSONDecoder().decode(ClientFrame.self, from: data))
