@@ -52,6 +52,7 @@ let package = Package(
                 "ParleyStore", "SQLiteProcessSetup",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
+            exclude: ["README.md"],
             swiftSettings: swiftSettings
         ),
         // Scale-out backend: storage, cross-node fan-out (LISTEN/NOTIFY) and cluster presence.
@@ -63,6 +64,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            exclude: ["README.md"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -100,11 +102,12 @@ let package = Package(
         ),
         // The app's view models, on the client SDK alone.
         .target(name: "ParleyViewModels", dependencies: ["ParleySDK"], swiftSettings: swiftSettings),
-        // Load and latency benchmark: a client of the protocol, so it never imports the server.
+        // Load and latency benchmark: a client of the protocol (REST through the SDK's client), so it
+        // never imports the server.
         .target(
             name: "ParleyBench",
             dependencies: [
-                "ParleyCore",
+                "ParleyCore", "ParleySDK",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

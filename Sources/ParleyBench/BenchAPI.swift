@@ -3,15 +3,20 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import ParleyCore
+import ParleySDK
 
-/// The REST calls the bench needs, over AsyncHTTPClient.
+/// The REST calls the bench needs: the SDK's ``HTTPParleyAPI`` (one REST client in the project),
+/// plus what only a load generator wants (many accounts at once, a whole history, a quick
+/// reachability check).
 public struct BenchAPI: Sendable {
     public let baseURL: String
     let client: HTTPClient
+    private let rest: HTTPParleyAPI
 
     public init(baseURL: String, client: HTTPClient = .shared) {
         self.baseURL = baseURL
         self.client = client
+        rest = HTTPParleyAPI(baseURL: URL(string: baseURL) ?? URL(fileURLWithPath: "/"), client: client)
     }
 
     public struct Failure: Error, CustomStringConvertible {
@@ -24,26 +29,17 @@ public struct BenchAPI: Sendable {
         public let token: String
     }
 
-    func call<Response: Decodable>(
-        _ method: HTTPMethod, _ path: String, token: String? = nil, body: (some Encodable)? = nil as String?, as type: Response.Type
-    ) async throws -> Response {
-        var request = HTTPClientRequest(url: baseURL + path)
-        request.method = method
-        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
-        if let body {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(bytes: try WireFormat.encoder().encode(body)))
+    /// Runs one REST call; a refusal becomes a ``Failure`` naming the call.
+    private func calling<T>(_ what: String, _ call: () async throws -> T) async throws -> T {
+        do {
+            return try await call()
+        } catch let error as ParleyClientError {
+            throw Failure(description: "\(what): \(error.status) \(error.code?.rawValue ?? "") \(error.message)")
         }
-        let response = try await client.execute(request, timeout: .seconds(60))
-        let bytes = try await response.body.collect(upTo: 64 << 20)
-        guard (200..<300).contains(response.status.code) else {
-            throw Failure(description: "\(method) \(path): \(response.status.code) \(String(buffer: bytes))")
-        }
-        return try JSONDecoder().decode(Response.self, from: Data(bytes.readableBytesView))
     }
 
     /// Fails within `limit` unless a Parley server answers `/healthz` at ``baseURL``: the client
-    /// otherwise retries a refused connection until a request's own 60 s deadline.
+    /// otherwise retries a refused connection until a request's own timeout.
     public func checkReachable(within limit: TimeAmount = .seconds(5)) async throws {
         let response: HTTPClientResponse
         do {
@@ -56,35 +52,47 @@ public struct BenchAPI: Sendable {
         }
     }
 
+    /// The server's count of open WebSockets, from its metrics (`nil` when it cannot be read).
+    public func openWebSockets() async -> Int? {
+        guard let response = try? await client.execute(HTTPClientRequest(url: baseURL + "/metrics"), timeout: .seconds(5)),
+            let body = try? await response.body.collect(upTo: 4 << 20)
+        else { return nil }
+        let line = String(buffer: body).split(separator: "\n").first { $0.hasPrefix("parley_websocket_connections ") }
+        return line.flatMap { Double($0.split(separator: " ").last ?? "") }.map { Int($0) }
+    }
+
     public func register(_ username: String, password: String = "bench-password") async throws -> Session {
-        let response = try await call(
-            .POST, "/v1/auth/register", body: API.RegisterRequest(username: username, displayName: username, password: password),
-            as: API.SessionResponse.self)
+        let response = try await calling("register \(username)") {
+            try await rest.register(username: username, displayName: username, password: password)
+        }
         return Session(user: response.user, token: response.token)
     }
 
     public func startConversation(_ session: Session, with other: UserID) async throws -> ConversationSummary {
-        try await call(.POST, "/v1/conversations", token: session.token, body: API.CreateConversationRequest(userId: other), as: ConversationSummary.self)
+        try await calling("start a conversation") { try await rest.startConversation(with: other, token: session.token) }
+    }
+
+    /// The session's conversation list (first page), with each member's presence.
+    public func conversations(_ session: Session) async throws -> [ConversationSummary] {
+        try await calling("conversations") { try await rest.conversations(token: session.token) }
     }
 
     public func history(_ session: Session, _ conversation: ConversationID, before: Int64? = nil, limit: Int = 50) async throws -> MessagePage {
-        let query = "?limit=\(limit)" + (before.map { "&before=\($0)" } ?? "")
-        return try await call(.GET, "/v1/conversations/\(conversation)/messages\(query)", token: session.token, as: MessagePage.self)
+        try await calling("history") { try await rest.history(conversation, before: before, limit: limit, token: session.token) }
     }
 
-    /// Registers `count` users named `<prefix><n>`, `concurrency` at a time.
     /// A conversation's whole history, oldest first.
     public func fullHistory(_ session: Session, _ conversation: ConversationID) async throws -> [Message] {
         var messages: [Message] = []
         while true {
-            let page = try await call(
-                .GET, "/v1/conversations/\(conversation)/messages?limit=200&after=\(messages.last?.seq ?? 0)", token: session.token,
-                as: MessagePage.self)
+            let after = messages.last?.seq ?? 0
+            let page = try await calling("history") { try await rest.history(conversation, after: after, limit: 200, token: session.token) }
             messages += page.messages
             if page.messages.isEmpty || !page.hasMore { return messages }
         }
     }
 
+    /// Registers `count` users named `<prefix><n>`, `concurrency` at a time.
     public func registerMany(prefix: String, count: Int, concurrency: Int = 16) async throws -> [Session] {
         var sessions = [Session?](repeating: nil, count: count)
         try await withThrowingTaskGroup(of: (Int, Session).self) { group in

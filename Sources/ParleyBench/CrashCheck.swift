@@ -46,7 +46,7 @@ public struct CrashCheck: Sendable {
         }
         let stopConnections = Flag(), stopWriting = Flag()
         let connections = clients.map { client in
-            Task { await client.maintainConnection(url: "ws://127.0.0.1:\(port)/v1/ws", stop: { stopConnections.isSet }) }
+            Task { await client.maintainConnection(url: { "ws://127.0.0.1:\(port)/v1/ws" }, stop: { stopConnections.isSet }) }
         }
         let writers = clients.enumerated().map { index, client in
             Task {
@@ -69,19 +69,19 @@ public struct CrashCheck: Sendable {
         }
         stopWriting.set()
         for writer in writers { await writer.value }
-        let drained = await drain(clients, api: api)
+        let drained = await Self.drain(clients, within: .seconds(60))
         stopConnections.set()
         for client in clients { client.stopNow() }
         for connection in connections { await connection.value }
-        let report = try await judge(clients, api: api, restarts: restarts, drained: drained)
+        let report = try await Self.judge(clients, api: api, restarts: restarts, drained: drained)
         server.stop()
         return report
     }
 
-    /// Waits (at most a minute) until every message written is acknowledged and every client has
+    /// Waits (at most `limit`) until every message written is acknowledged and every client has
     /// seen its whole conversation.
-    private func drain(_ clients: [CrashCheckClient], api: BenchAPI) async -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: .seconds(60))
+    static func drain(_ clients: [CrashCheckClient], within limit: Duration) async -> Bool {
+        let deadline = ContinuousClock.now.advanced(by: limit)
         while ContinuousClock.now < deadline {
             if clients.allSatisfy(\.allAcked) {
                 let expected = clients.reduce(0) { $0 + $1.outbox.count }
@@ -93,9 +93,10 @@ public struct CrashCheck: Sendable {
         return false
     }
 
-    private func judge(_ clients: [CrashCheckClient], api: BenchAPI, restarts: [Double], drained: Bool) async throws -> CrashCheckReport {
+    /// Checks every client against what the server stored (rules 1–5).
+    static func judge(_ clients: [CrashCheckClient], api: BenchAPI, restarts: [Double], drained: Bool) async throws -> CrashCheckReport {
         var report = CrashCheckReport(kills: restarts.count, restartSeconds: restarts, drained: drained)
-        if !drained { report.violations.append("the drain did not finish within a minute") }
+        if !drained { report.violations.append("the drain did not finish: a message stayed unacknowledged or undelivered") }
         for (index, client) in clients.enumerated() {
             let conversation = ConversationID.direct(client.session.user.id, client.partner)
             let stored = try await api.fullHistory(client.session, conversation)
@@ -120,6 +121,9 @@ public struct CrashCheckReport: Codable, Sendable {
     public var messages = 0
     public var reconnects = 0
     public var resyncs = 0
+    /// Cluster check only: PostgreSQL restarts and node freezes done.
+    public var databaseRestarts = 0
+    public var freezes = 0
     public var violations: [String] = []
 }
 

@@ -8,6 +8,10 @@ import Synchronization
 /// As a client it: writes each message once into its outbox with a new clientId; sends it when
 /// connected; after every reconnect resends every unacknowledged message, in order, with the same
 /// clientId; resumes its stream from the last position it processed.
+/// With `oneInFlight` it sends as the SDK's outbox does: one message at a time, the next once the
+/// previous is acknowledged, and a refusal for a passing reason (the database restarting) sends the
+/// same message again. That keeps a sender's order through refusals, which a pipelining client
+/// cannot: the cluster check, where refusals are expected, uses it.
 /// As a witness it records: each `sent` answer, each stream event's position (which must be the
 /// previous one + 1, unless the server said `resync`), and each message event (which must be new).
 final class CrashCheckClient: Sendable {
@@ -25,15 +29,19 @@ final class CrashCheckClient: Sendable {
         var acked: [ClientMessageID: Message] = [:]
         var socket: BenchSocket?
         var connections = 0
+        /// With `oneInFlight`: the message sent and not yet answered.
+        var inFlight: ClientMessageID?
     }
 
     let session: BenchAPI.Session
     let partner: UserID
+    let oneInFlight: Bool
     private let state = Mutex(State())
 
-    init(session: BenchAPI.Session, partner: UserID) {
+    init(session: BenchAPI.Session, partner: UserID, oneInFlight: Bool = false) {
         self.session = session
         self.partner = partner
+        self.oneInFlight = oneInFlight
     }
 
     // MARK: Client
@@ -45,22 +53,40 @@ final class CrashCheckClient: Sendable {
         let entry = Written(clientId: .random(), text: text)
         state.withLock { state in
             state.outbox.append(entry)
-            state.socket?.send(frame(entry))
+            if oneInFlight { sendNext(&state) } else { state.socket?.send(frame(entry)) }
         }
     }
 
+    /// With `oneInFlight`: sends the oldest unacknowledged message unless one is in flight.
+    private func sendNext(_ state: inout State) {
+        guard state.inFlight == nil, let socket = state.socket,
+            let next = state.outbox.first(where: { state.acked[$0.clientId] == nil })
+        else { return }
+        state.inFlight = next.clientId
+        socket.send(frame(next))
+    }
+
     /// Keeps a connection open (reconnecting whenever the server goes away) until `stop` says so.
-    func maintainConnection(url: String, stop: @escaping @Sendable () -> Bool) async {
+    /// `url` is asked before each connection (a cluster check spreads them over its nodes).
+    func maintainConnection(url: @escaping @Sendable () -> String, stop: @escaping @Sendable () -> Bool) async {
         while !stop() {
             let after = state.withLock { $0.position }
-            if let socket = try? await BenchSocket.connect(url: url, token: session.token, after: after, onText: { [self] in receive($0) }) {
+            if let socket = try? await BenchSocket.connect(url: url(), token: session.token, after: after, onText: { [self] in receive($0) }) {
                 state.withLock { state in
-                    for entry in state.outbox where state.acked[entry.clientId] == nil { socket.send(frame(entry)) }
                     state.socket = socket
                     state.connections += 1
+                    state.inFlight = nil
+                    if oneInFlight {
+                        sendNext(&state)
+                    } else {
+                        for entry in state.outbox where state.acked[entry.clientId] == nil { socket.send(frame(entry)) }
+                    }
                 }
                 await socket.closed()
-                state.withLock { $0.socket = nil }
+                state.withLock { state in
+                    state.socket = nil
+                    state.inFlight = nil
+                }
             }
             try? await Task.sleep(for: .milliseconds(Int.random(in: 20...120)))
         }
@@ -109,13 +135,32 @@ final class CrashCheckClient: Sendable {
                     state.violations.append("clientId \(message.clientId) acknowledged as two different messages")
                 }
                 state.acked[message.clientId] = message
-            case .error(_, _, let code, let message) where ![.rateLimited, .storageUnavailable, .unavailable].contains(code):
+                if oneInFlight, state.inFlight == message.clientId {
+                    state.inFlight = nil
+                    sendNext(&state)
+                }
+            case .error(_, let clientId, let code, _) where Self.passingRefusals.contains(code):
+                // Sent again, in order: at once by the pipelining client's next reconnect, or here.
+                if oneInFlight, let clientId, state.inFlight == clientId {
+                    Task { [self] in
+                        try? await Task.sleep(for: .milliseconds(100))
+                        self.state.withLock { state in
+                            guard state.inFlight == clientId else { return }
+                            state.inFlight = nil
+                            sendNext(&state)
+                        }
+                    }
+                }
+            case .error(_, _, let code, let message):
                 state.violations.append("refused: \(code.rawValue) \(message)")
             default:
                 break
             }
         }
     }
+
+    /// Refusals a correct server may answer while it or its database restarts.
+    static let passingRefusals: Set<ErrorCode> = [.rateLimited, .storageUnavailable, .unavailable]
 
     // MARK: Results
 

@@ -78,10 +78,10 @@ extension PostgresStore: MessageStore {
         let row = try await transaction { connection in
             try await connection.execute(statement, logger: self.logger).reduce(into: []) { $0.append($1) }.first
         }
-        guard let c = row else { throw StoreError.conversationNotFound }
-        let receipt = ReceiptUpdate(conversationId: conversation, userId: member, deliveredSeq: c.0, readSeq: c.1)
-        guard c.2 else { return ReceiptOutcome(receipt: receipt, deliveries: []) }
-        let deliveries = zip(c.3 ?? [], c.4 ?? []).map { user, position in
+        guard let row else { throw StoreError.conversationNotFound }
+        let receipt = ReceiptUpdate(conversationId: conversation, userId: member, deliveredSeq: row.delivered, readSeq: row.read)
+        guard row.moved else { return ReceiptOutcome(receipt: receipt, deliveries: []) }
+        let deliveries = zip(row.members, row.positions).map { user, position in
             Delivery(recipient: UserID(rawValue: user), event: StreamEvent(position: position, payload: .receipt(receipt)))
         }
         return ReceiptOutcome(receipt: receipt, deliveries: deliveries)

@@ -46,7 +46,14 @@ enum Prepared {
     /// `parley_receipt` (``PostgresReceiptFunction``).
     struct Receipt: PostgresPreparedStatement {
         static let sql = "SELECT * FROM parley_receipt($1, $2, $3, $4, $5, $6)"
-        typealias Row = (Int64, Int64, Bool, [String]?, [Int64]?)
+
+        /// `parley_receipt`'s result row, by the names of its `RETURNS TABLE` columns.
+        struct Row {
+            /// The member's cursors after the call (they only move forward).
+            var delivered: Int64, read: Int64
+            /// A cursor moved: every member, and the position of the receipt event in each one's stream.
+            var moved: Bool, members: [String], positions: [Int64]
+        }
 
         var conversation: String, member: String, delivered: Int64?, read: Int64?, now: Int64, node: String
 
@@ -61,7 +68,10 @@ enum Prepared {
             return bindings
         }
 
-        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+        func decodeRow(_ row: PostgresRow) throws -> Row {
+            let c = try row.decode((Int64, Int64, Bool, [String]?, [Int64]?).self)
+            return Row(delivered: c.0, read: c.1, moved: c.2, members: c.3 ?? [], positions: c.4 ?? [])
+        }
     }
 
     /// A user's stream bounds and the events after a position, in one round trip: every row carries

@@ -64,6 +64,16 @@ public struct HTTPParleyAPI: ParleyAPI {
         try await call(.GET, "/v1/conversations/\(id)/messages?limit=\(limit)" + (before.map { "&before=\($0)" } ?? ""), token: token)
     }
 
+    /// Starts (or finds) the direct conversation with `user`, before any message (`POST /v1/conversations`).
+    public func startConversation(with user: UserID, token: String) async throws -> ConversationSummary {
+        try await call(.POST, "/v1/conversations", token: token, body: API.CreateConversationRequest(userId: user))
+    }
+
+    /// A page of history after `after`, ascending by seq: for reading a conversation from its start.
+    public func history(_ id: ConversationID, after: Int64, limit: Int, token: String) async throws -> MessagePage {
+        try await call(.GET, "/v1/conversations/\(id)/messages?limit=\(limit)&after=\(after)", token: token)
+    }
+
     /// Users whose username or display name starts with `query` (at least 3 characters).
     public func searchUsers(_ query: String, token: String) async throws -> [User] {
         let encoded = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""

@@ -27,16 +27,40 @@ struct Torture: AsyncParsableCommand {
     var durability = "full"
     @Option(help: "Folder for the database (e.g. on disk or tmpfs). Default: a new temporary folder.")
     var directory: String?
+    @Flag(help: "Check a cluster instead: nodes on the PostgreSQL given by --database, killed, frozen, the database restarted.")
+    var cluster = false
+    @Option(help: "With --cluster: the PostgreSQL database the nodes share (postgres://…; its tables are used as they are).")
+    var database: String?
+    @Option(help: "With --cluster: how many nodes.")
+    var nodes = 3
+    @Option(help: "With --cluster: how many times to restart PostgreSQL, with --restart-database.")
+    var databaseRestarts = 3
+    @Option(help: "With --cluster: a shell command that restarts PostgreSQL (stop fast, then start), e.g. 'scripts/postgres restart DIR PORT'.")
+    var restartDatabase: String?
+    @Option(help: "With --cluster: seconds one node stays frozen (SIGSTOP); 0 for none.")
+    var freezeSeconds = 20.0
 
     func validate() throws {
         guard (1...10_000).contains(kills) else { throw ValidationError("--kills must be 1…10000.") }
         guard (1...100).contains(pairs) else { throw ValidationError("--pairs must be 1…100.") }
         guard minGap > 0, maxGap >= minGap, maxGap <= 60 else { throw ValidationError("Need 0 < --min-gap ≤ --max-gap ≤ 60.") }
         guard ["full", "normal"].contains(durability) else { throw ValidationError("--durability must be full or normal.") }
+        if cluster {
+            guard let database, database.hasPrefix("postgres://") || database.hasPrefix("postgresql://") else {
+                throw ValidationError("--cluster needs --database postgres://… (the nodes share it).")
+            }
+            guard (1...16).contains(nodes) else { throw ValidationError("--nodes must be 1…16.") }
+            guard (0...1000).contains(databaseRestarts) else { throw ValidationError("--database-restarts must be 0…1000.") }
+            guard databaseRestarts == 0 || restartDatabase != nil else {
+                throw ValidationError("--database-restarts needs --restart-database 'COMMAND' (or --database-restarts 0).")
+            }
+            guard (0...600).contains(freezeSeconds) else { throw ValidationError("--freeze-seconds must be 0…600.") }
+        }
     }
 
     func run() async throws {
         FileLimits.raise()
+        if cluster { return try await runCluster() }
         let folder = URL(fileURLWithPath: directory ?? FileManager.default.temporaryDirectory.path)
             .appendingPathComponent("parley-torture-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -58,9 +82,59 @@ struct Torture: AsyncParsableCommand {
             restarts \(String(format: "%.2f", restarts.first ?? 0))–\(String(format: "%.2f", restarts.last ?? 0)) s; \
             integrity_check: \(integrity.joined(separator: "; "))
             """)
+        try conclude(report)
+    }
+
+    private func conclude(_ report: CrashCheckReport) throws {
         say(report.violations.isEmpty ? "OK: every guarantee held." : "VIOLATIONS (\(report.violations.count)):")
         for violation in report.violations.prefix(50) { say("  - \(violation)") }
         say(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
         if !report.violations.isEmpty { throw ExitCode(1) }
+    }
+
+    private func runCluster() async throws {
+        let command = restartDatabase
+        var options = ClusterCrashCheck.Options(binary: ServerLauncher.currentExecutable, database: database ?? "") {
+            guard let command else { return }
+            let status = try await ShellCommand.run(command)
+            guard status == 0 else { throw ValidationError("--restart-database exited with status \(status).") }
+        }
+        options.nodes = nodes
+        options.pairs = pairs
+        options.kills = kills
+        options.databaseRestarts = databaseRestarts
+        options.freezeSeconds = freezeSeconds
+        options.gap = minGap...maxGap
+        let report = try await ClusterCrashCheck(options: options).run { say($0) }
+        say(
+            """
+            \(nodes) nodes: \(report.kills) kills, \(report.databaseRestarts) PostgreSQL restarts, \(report.freezes) freezes; \
+            \(report.messages) messages written, \(report.reconnects) reconnects, \(report.resyncs) resyncs
+            """)
+        try conclude(report)
+    }
+}
+
+/// Runs a shell command to completion off Swift's cooperative threads; returns its exit status.
+enum ShellCommand {
+    static func run(_ command: String) async throws -> Int32 {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                var pid: pid_t = 0
+                // No descriptor of ours passes to what the command starts (a PostgreSQL server would
+                // keep the check's client sockets open, and their users online, for as long as it runs).
+                let script = ServerLauncher.closeInheritedDescriptors + command
+                let words: [String] = ["/bin/bash", "-c", script]
+                let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+                defer { argv.forEach { free($0) } }
+                guard posix_spawn(&pid, "/bin/bash", nil, nil, argv, environ) == 0 else {
+                    continuation.resume(throwing: ValidationError("cannot run: \(command)"))
+                    return
+                }
+                var status: Int32 = 0
+                while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+                continuation.resume(returning: (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f))
+            }
+        }
     }
 }

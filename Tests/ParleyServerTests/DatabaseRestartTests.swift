@@ -70,8 +70,6 @@ import Testing
 
     /// The node's count of open WebSockets, from its metrics.
     static func openSockets(_ node: TestAPI) async throws -> Int? {
-        let text = String(buffer: try await node.request(.get, "/metrics").body)
-        let line = text.split(separator: "\n").first { $0.hasPrefix("parley_websocket_connections ") }
-        return line.flatMap { Double($0.split(separator: " ").last ?? "") }.map { Int($0) }
+        await BenchAPI(baseURL: "http://127.0.0.1:\(node.port)").openWebSockets()
     }
 }

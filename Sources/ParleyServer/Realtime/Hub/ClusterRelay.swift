@@ -14,24 +14,38 @@ struct ClusterRelay: Service {
     let store: any ParleyStore
     let logger: Logger
 
+    /// How often this node's presence counts are checked against its live connections.
+    static let presenceCheckInterval: Duration = .seconds(5)
+
     func run() async throws {
         await cancelWhenGracefulShutdown {
-            for await signal in bus.signals {
-                await apply(signal)
+            await withDiscardingTaskGroup { group in
+                group.addTask {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: Self.presenceCheckInterval)
+                        if !Task.isCancelled { await dropStalePresence() }
+                    }
+                }
+                for await signal in bus.signals {
+                    await apply(signal)
+                }
+                group.cancelAll()
             }
         }
     }
 
-    /// After the database was away, closes that could not be counted leave their users online:
-    /// this node's counts are checked against its hub, and the users now offline everywhere are
-    /// announced (``ClusterBus/dropStalePresence(isLiveHere:)``).
+    /// Closes whose count could not be written (the database was away, or came back only after a
+    /// close gave up waiting), and counts restored for a node taken for dead while its sockets
+    /// were closing, leave users online: this node's counts are checked against its hub when the
+    /// bus reconnects and every ``presenceCheckInterval``, and the users now offline everywhere are
+    /// announced (``ClusterBus/dropStalePresence(isLiveHere:)``). Found by `parley torture --cluster`.
     func dropStalePresence() async {
         do {
             let left = try await bus.dropStalePresence { [hub] user in !hub.online(among: [user]).isEmpty }
             let presence = PresenceAnnouncer(store: store, hub: hub)
             for user in left { try await presence.announceOffline(user) }
         } catch {
-            logger.warning("Could not check presence after the database came back", metadata: ["error": "\(error)"])
+            logger.warning("Could not check this node's presence counts", metadata: ["error": "\(error)"])
         }
     }
 
