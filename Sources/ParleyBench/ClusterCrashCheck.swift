@@ -44,30 +44,10 @@ public struct ClusterCrashCheck: Sendable {
         let nodes = try await ClusterNodes(options: options)
         defer { nodes.stopAll() }
         let api = BenchAPI(baseURL: nodes.url(0))
-        var clients: [CrashCheckClient] = []
         // Names of this run's own: the database may hold an earlier run's users.
         let run = String(UInt32.random(in: 0...UInt32.max), radix: 36)
-        for pair in 0..<options.pairs {
-            let a = try await api.register("crash_\(run)_\(pair)a"), b = try await api.register("crash_\(run)_\(pair)b")
-            clients += [
-                CrashCheckClient(session: a, partner: b.user.id, oneInFlight: true),
-                CrashCheckClient(session: b, partner: a.user.id, oneInFlight: true),
-            ]
-        }
-        let stopConnections = Flag(), stopWriting = Flag()
-        let connections = clients.map { client in
-            Task { await client.maintainConnection(url: { nodes.webSocketURL(Int.random(in: 0..<nodes.count)) }, stop: { stopConnections.isSet }) }
-        }
-        let writers = clients.enumerated().map { index, client in
-            Task {
-                var count = 0
-                while !stopWriting.isSet {
-                    count += 1
-                    client.write("u\(index)-\(count)")
-                    try? await Task.sleep(for: options.writeInterval)
-                }
-            }
-        }
+        let clients = try await CrashCheck.register(pairs: options.pairs, api: api, names: "crash_\(run)_", oneInFlight: true)
+        let load = ClientLoad(clients, every: options.writeInterval) { nodes.webSocketURL(Int.random(in: 0..<nodes.count)) }
         var events = Array(repeating: Event.kill, count: options.kills) + Array(repeating: .databaseRestart, count: options.databaseRestarts)
         if options.freezeSeconds > 0 { events.append(.freeze) }
         var restarts: [Double] = [], unexpected: [String] = [], databaseRestarts = 0, freezes = 0
@@ -89,12 +69,7 @@ public struct ClusterCrashCheck: Sendable {
             }
             unexpected += try await nodes.restartTheStopped()
         }
-        stopWriting.set()
-        for writer in writers { await writer.value }
-        let drained = await CrashCheck.drain(clients, within: .seconds(120))
-        stopConnections.set()
-        for client in clients { client.stopNow() }
-        for connection in connections { await connection.value }
+        let drained = await load.finish(drainingWithin: .seconds(120))
         unexpected += try await nodes.restartTheStopped()
 
         var report = try await CrashCheck.judge(clients, api: api, restarts: restarts, drained: drained)

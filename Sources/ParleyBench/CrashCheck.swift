@@ -39,25 +39,8 @@ public struct CrashCheck: Sendable {
             binary: options.binary, database: options.database, port: try LoopbackPort.reservable(), extraArguments: options.serveArguments)
         let port = server.port, url = "http://127.0.0.1:\(port)"
         let api = BenchAPI(baseURL: url)
-        var clients: [CrashCheckClient] = []
-        for pair in 0..<options.pairs {
-            let a = try await api.register("crash\(pair)a"), b = try await api.register("crash\(pair)b")
-            clients += [CrashCheckClient(session: a, partner: b.user.id), CrashCheckClient(session: b, partner: a.user.id)]
-        }
-        let stopConnections = Flag(), stopWriting = Flag()
-        let connections = clients.map { client in
-            Task { await client.maintainConnection(url: { "ws://127.0.0.1:\(port)/v1/ws" }, stop: { stopConnections.isSet }) }
-        }
-        let writers = clients.enumerated().map { index, client in
-            Task {
-                var count = 0
-                while !stopWriting.isSet {
-                    count += 1
-                    client.write("u\(index)-\(count)")
-                    try? await Task.sleep(for: options.writeInterval)
-                }
-            }
-        }
+        let clients = try await Self.register(pairs: options.pairs, api: api, names: "crash", oneInFlight: false)
+        let load = ClientLoad(clients, every: options.writeInterval) { "ws://127.0.0.1:\(port)/v1/ws" }
         var restarts: [Double] = []
         for kill in 1...max(1, options.kills) {
             try await Task.sleep(for: .milliseconds(Int(Double.random(in: options.gap) * 1000)))
@@ -67,15 +50,23 @@ public struct CrashCheck: Sendable {
             restarts.append(Self.seconds(ContinuousClock.now - start))
             progress("kill \(kill)/\(options.kills): restarted in \(String(format: "%.2f", restarts.last ?? 0)) s")
         }
-        stopWriting.set()
-        for writer in writers { await writer.value }
-        let drained = await Self.drain(clients, within: .seconds(60))
-        stopConnections.set()
-        for client in clients { client.stopNow() }
-        for connection in connections { await connection.value }
+        let drained = await load.finish(drainingWithin: .seconds(60))
         let report = try await Self.judge(clients, api: api, restarts: restarts, drained: drained)
         server.stop()
         return report
+    }
+
+    /// Registers `pairs` pairs of users named `<names><n>a` / `b`, each a client writing to the other.
+    static func register(pairs: Int, api: BenchAPI, names: String, oneInFlight: Bool) async throws -> [CrashCheckClient] {
+        var clients: [CrashCheckClient] = []
+        for pair in 0..<pairs {
+            let a = try await api.register("\(names)\(pair)a"), b = try await api.register("\(names)\(pair)b")
+            clients += [
+                CrashCheckClient(session: a, partner: b.user.id, oneInFlight: oneInFlight),
+                CrashCheckClient(session: b, partner: a.user.id, oneInFlight: oneInFlight),
+            ]
+        }
+        return clients
     }
 
     /// Waits (at most `limit`) until every message written is acknowledged and every client has
@@ -125,6 +116,42 @@ public struct CrashCheckReport: Codable, Sendable {
     public var databaseRestarts = 0
     public var freezes = 0
     public var violations: [String] = []
+}
+
+/// The clients' load: each keeps a connection open (to `url()`, asked again at each reconnect) and
+/// writes a message every `interval`, until ``finish(drainingWithin:)``.
+struct ClientLoad {
+    let clients: [CrashCheckClient]
+    private let stopConnections = Flag(), stopWriting = Flag()
+    private let connections: [Task<Void, Never>], writers: [Task<Void, Never>]
+
+    init(_ clients: [CrashCheckClient], every interval: Duration, url: @escaping @Sendable () -> String) {
+        self.clients = clients
+        let stopConnections = stopConnections, stopWriting = stopWriting
+        connections = clients.map { client in Task { await client.maintainConnection(url: url, stop: { stopConnections.isSet }) } }
+        writers = clients.enumerated().map { index, client in
+            Task {
+                var count = 0
+                while !stopWriting.isSet {
+                    count += 1
+                    client.write("u\(index)-\(count)")
+                    try? await Task.sleep(for: interval)
+                }
+            }
+        }
+    }
+
+    /// Stops writing, waits for the drain (``CrashCheck/drain(_:within:)``), then closes every
+    /// connection; returns whether it drained.
+    func finish(drainingWithin limit: Duration) async -> Bool {
+        stopWriting.set()
+        for writer in writers { await writer.value }
+        let drained = await CrashCheck.drain(clients, within: limit)
+        stopConnections.set()
+        for client in clients { client.stopNow() }
+        for connection in connections { await connection.value }
+        return drained
+    }
 }
 
 /// A flag set once, read from anywhere.
