@@ -37,6 +37,9 @@ public struct ClusterCrashCheck: Sendable {
 
     enum Event: CaseIterable { case kill, databaseRestart, freeze }
 
+    /// How a rule-7 (presence) violation begins.
+    public static let presenceViolation = "presence:"
+
     public let options: Options
     public init(options: Options) { self.options = options }
 
@@ -96,7 +99,7 @@ public struct ClusterCrashCheck: Sendable {
             for client in clients {
                 let summaries = (try? await api.conversations(client.session)) ?? []
                 for member in summaries.flatMap(\.members) where member.userId == client.partner && member.online == true {
-                    online.append("presence: \(member.userId) still online for \(client.session.user.id) after every client left")
+                    online.append("\(Self.presenceViolation) \(member.userId) still online for \(client.session.user.id) after every client left")
                 }
             }
             if online.isEmpty { return [] }

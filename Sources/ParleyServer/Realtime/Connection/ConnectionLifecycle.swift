@@ -137,16 +137,9 @@ final class ConnectionLifecycle: @unchecked Sendable {  // `phase` is only touch
         let inbound = InboundFrameQueue(
             executor: executor, answer: handler.answer, room: { channel.triggerUserOutboundEvent(WebSocketChannelHandler.ReadFlow.resume, promise: nil) })
         let counted = CountedAnywhere()
-        // Bounded: a sign-in that waits on the database without end (a restart) would keep the
-        // connection attached, counted and its user online, after its socket is long gone.
         let head: Int64
         do {
-            let shared = shared
-            let begun = await boundedWait(RealtimeGateway.signInLimit) {
-                try await shared.begin(connection, firstHere: firstHere, counted: counted)
-            }
-            guard let begun else { throw StoreError.storageUnavailable }
-            head = try begun.get()
+            head = try await shared.begin(connection, firstHere: firstHere, counted: counted)
         } catch {
             await shared.finish(connection, inbound: inbound, outbound: nil, counted: counted)
             throw error

@@ -119,10 +119,6 @@ final class RealtimeGateway: Sendable {
 
     /// How long the close of a connection waits for each step that needs the database.
     static let closeStepLimit: Duration = .seconds(3)
-    /// How long signing in (attached, counted, presence told) may wait for the database; past it
-    /// the connection is closed and the client reconnects. Found by `parley torture --cluster`:
-    /// sockets whose sign-in waited through a PostgreSQL restart stayed attached after they closed.
-    static let signInLimit: Duration = .seconds(10)
 }
 
 /// A valid `hello`: the session it signed in with and where the stream resumes.
