@@ -17,8 +17,8 @@ import ParleyStore
 ///    do, is never paused (a pause and resume cost two system calls per connect).
 /// 3. A signed-in connection's messages go to its ``InboundFrameQueue``; while the inbound queue is full,
 ///    reads pause, and its room resumes them.
-/// 4. When the socket closes, frames already read are still answered (their sends commit) before
-///    the connection leaves the hub (``RealtimeGateway/finish(_:inbound:outbound:counted:)``).
+/// 4. When the socket closes, the connection leaves the hub at once, and frames already read are
+///    still answered (their sends commit) (``RealtimeGateway/finish(_:inbound:outbound:counted:)``).
 /// 5. Graceful shutdown: a signed-in connection ends after its answers, 1001 (``ClientConnection``
 ///    rule 4); one not signed in yet is closed 1001 at once.
 final class ConnectionLifecycle: @unchecked Sendable {  // `phase` is only touched on the channel's event loop
