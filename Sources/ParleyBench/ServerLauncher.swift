@@ -51,14 +51,8 @@ public final class ServerLauncher: Sendable {
         self.log = log
     }
 
-    /// Starts `binary` with `arguments`: standard output to /dev/null, standard error to a pipe
-    /// whose reading end is returned with the child's pid.
-    ///
-    /// posix_spawn rather than Foundation's `Process`: `Process.run()` on Linux (swift-corelibs-
-    /// foundation in Swift 6.3) can crash while it lists `/proc/self/fd` (an over-read fixed upstream
-    /// in swift-corelibs-foundation pull request 5472), seen here as a SIGSEGV of the whole test run.
-    /// The child keeps no descriptor of ours beyond the three standard ones (a shell closes them,
-    /// then execs the binary): a server inheriting a test's listening socket would hold its port.
+    /// Starts `binary` with `arguments` (``ChildProcess``): standard output to /dev/null, standard
+    /// error to a pipe whose reading end is returned with the child's pid.
     static func spawn(_ binary: String, _ arguments: [String]) throws -> (pid: Int32, standardError: Int32) {
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { throw BenchAPI.Failure(description: "cannot make a pipe for parley serve") }
@@ -67,23 +61,14 @@ public final class ServerLauncher: Sendable {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, ends[1], 2)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        let script = closeInheritedDescriptors + #"exec "$0" "$@""#
-        let argv: [UnsafeMutablePointer<CChar>?] = (["/bin/bash", "-c", script, binary] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, "/bin/bash", &actions, nil, argv, environ)
-        close(ends[1])
-        guard spawned == 0 else {
+        defer { close(ends[1]) }
+        do {
+            return (try ChildProcess.spawnShell(#"exec "$0" "$@""#, arguments: [binary] + arguments, actions: &actions), ends[0])
+        } catch {
             close(ends[0])
-            throw BenchAPI.Failure(description: "cannot start \(binary) (error \(spawned))")
+            throw BenchAPI.Failure(description: "cannot start \(binary)")
         }
-        return (pid, ends[0])
     }
-
-    /// Bash that closes every descriptor above the standard three, so the program it then starts
-    /// inherits none of its parent's (NIO's sockets are not close-on-exec, and glibc's
-    /// `posix_spawn_file_actions_addclosefrom_np` is not visible to Swift).
-    public static let closeInheritedDescriptors = #"for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && exec {n}>&-; done; "#
 
     /// The exit status once the process has exited (`nil` before).
     private let exitStatus = Mutex<Int32?>(nil)
@@ -98,8 +83,7 @@ public final class ServerLauncher: Sendable {
             status = Self.exitedStatus(of: pid)
             if status == nil { usleep(20_000) }
         }
-        var raw: Int32 = 0
-        while waitpid(pid, &raw, 0) == -1 && errno == EINTR {}  // reap: the status was read above
+        _ = ChildProcess.waitForExit(pid)  // reaps it: the status was read above
         exitStatus.withLock { $0 = $0 ?? status }
         return exitStatus.withLock { $0 } ?? -1
     }

@@ -96,7 +96,8 @@ struct Torture: AsyncParsableCommand {
         let command = restartDatabase
         var options = ClusterCrashCheck.Options(binary: ServerLauncher.currentExecutable, database: database ?? "") {
             guard let command else { return }
-            let status = try await ShellCommand.run(command)
+            // ChildProcess: a PostgreSQL server it starts keeps none of this process's sockets.
+            let status = try await ChildProcess.run(command)
             guard status == 0 else { throw ValidationError("--restart-database exited with status \(status).") }
         }
         options.nodes = nodes
@@ -112,29 +113,5 @@ struct Torture: AsyncParsableCommand {
             \(report.messages) messages written, \(report.reconnects) reconnects, \(report.resyncs) resyncs
             """)
         try conclude(report)
-    }
-}
-
-/// Runs a shell command to completion off Swift's cooperative threads; returns its exit status.
-enum ShellCommand {
-    static func run(_ command: String) async throws -> Int32 {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                var pid: pid_t = 0
-                // No descriptor of ours passes to what the command starts (a PostgreSQL server would
-                // keep the check's client sockets open, and their users online, for as long as it runs).
-                let script = ServerLauncher.closeInheritedDescriptors + command
-                let words: [String] = ["/bin/bash", "-c", script]
-                let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
-                defer { argv.forEach { free($0) } }
-                guard posix_spawn(&pid, "/bin/bash", nil, nil, argv, environ) == 0 else {
-                    continuation.resume(throwing: ValidationError("cannot run: \(command)"))
-                    return
-                }
-                var status: Int32 = 0
-                while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-                continuation.resume(returning: (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f))
-            }
-        }
     }
 }

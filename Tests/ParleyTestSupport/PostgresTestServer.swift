@@ -94,22 +94,17 @@ public enum PostgresTestServer {
         defer { try? FileManager.default.removeItem(atPath: scratch + ".out"); try? FileManager.default.removeItem(atPath: scratch + ".err") }
         let quoted = ([program] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
         let assignments = environment.map { "\($0.key)='" + $0.value.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        // The program gets no descriptor of ours beyond the standard three: a PostgreSQL server
-        // started here would otherwise keep the test servers' listening sockets open while it runs,
-        // and a test server restarting on its port would find it in use.
-        let command =
-            ServerLauncher.closeInheritedDescriptors
-            + "\(assignments.isEmpty ? "" : "env " + assignments + " ")\(quoted) </dev/null >'\(scratch).out' 2>'\(scratch).err'"
-        var pid: pid_t = 0
-        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/bash"), strdup("-c"), strdup(command), nil]
-        defer { argv.forEach { free($0) } }
-        guard posix_spawn(&pid, "/bin/bash", nil, nil, argv, environ) == 0 else { throw TestServerError(message: "cannot start \(program)") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        // ChildProcess: the program gets none of our descriptors (a PostgreSQL server would keep
+        // the test servers' listening sockets open while it runs).
+        let command = "\(assignments.isEmpty ? "" : "env " + assignments + " ")\(quoted) </dev/null >'\(scratch).out' 2>'\(scratch).err'"
+        let exitCode: Int32
+        do {
+            exitCode = ChildProcess.waitForExit(try ChildProcess.spawnShell(command))
+        } catch {
+            throw TestServerError(message: "cannot start \(program)")
+        }
         let output = (try? String(contentsOfFile: scratch + ".out", encoding: .utf8)) ?? ""
         let errors = (try? String(contentsOfFile: scratch + ".err", encoding: .utf8)) ?? ""
-        // waitpid's raw status: the exit code is in the second byte when the program exited normally.
-        let exitCode = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
         return (exitCode, output, errors)
     }
 }

@@ -94,8 +94,7 @@ final class RealtimeGateway: Sendable {
     /// a database that restarts, or a query whose answer is lost, must not keep a closed socket
     /// counted, hold its user online, or hold graceful shutdown. A step cut short is repaired later:
     /// a send answered after the close was committed (the client retries it idempotently), and the
-    /// cluster's presence rows are checked against the hub when the bus reconnects
-    /// (``ClusterSignal/reconnected``).
+    /// cluster's presence rows are checked against the hub (``ClusterRelay/dropStalePresence()``).
     /// Graceful shutdown waits for all of it (``ConnectionHub/finishing(_:)``), so the store is still
     /// open when last seen is recorded.
     func finish(_ connection: ClientConnection, inbound: InboundFrameQueue, outbound: OutboundStream?, counted: CountedAnywhere) async {
