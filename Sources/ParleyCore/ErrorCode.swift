@@ -31,6 +31,15 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case textInvalidCharacters = "text_invalid_characters"
     case invalidCursor = "invalid_cursor"
     case cursorBeyondEnd = "cursor_beyond_end"
+    // Groups
+    case invalidTitle = "invalid_title"
+    case invalidMembers = "invalid_members"
+    case invalidRole = "invalid_role"
+    case groupFull = "group_full"
+    case forbidden
+    case memberNotFound = "member_not_found"
+    case messageNotFound = "message_not_found"
+    case invitationNotFound = "invitation_not_found"
     // Limits and failures
     case rateLimited = "rate_limited"
     case unavailable

@@ -99,8 +99,19 @@ public struct ConversationID: StringIdentifier {
         return ConversationID(rawValue: "dm_\(low.rawValue)_\(high.rawValue)")
     }
 
+    /// A new group's id: `grp_` and a random lowercase UUID.
+    public static func newGroup() -> ConversationID { ConversationID(rawValue: "grp_" + UUIDText.random()) }
+
+    /// Whether this is a group's id (`grp_…`) rather than a direct conversation's.
+    public var isGroup: Bool { rawValue.hasPrefix("grp_") }
+
     /// Parses a client-supplied id; `nil` when it cannot be a conversation id (wrong shape or order).
     public init?(validating string: String) {
+        if string.utf8.count == 40, string.hasPrefix("grp_") {
+            guard let uuid = UUIDText.normalized(String(string.dropFirst(4))) else { return nil }
+            self.init(rawValue: "grp_" + uuid)
+            return
+        }
         // Ids as the server makes them (lowercase, as clients send them back) are checked in place.
         enum Shape { case invalid, lowercase, uppercase }
         let shape = UUIDText.withBytes(string) { bytes -> Shape in

@@ -34,11 +34,15 @@ public struct Message: Hashable, Codable, Sendable {
     public var text: String
     /// Server time at which the message was committed.
     public var createdAt: Timestamp
+    /// Set when this is a membership entry of a group ("Ada added Grace"), whose `text` is empty.
+    public var entry: GroupEntry?
+    /// Members of the group mentioned by `@username` in the text, resolved by the server.
+    public var mentions: [UserID]?
 
     /// Creates a value.
     public init(
         id: MessageID, conversationId: ConversationID, seq: Int64, senderId: UserID,
-        clientId: ClientMessageID, text: String, createdAt: Timestamp
+        clientId: ClientMessageID, text: String, createdAt: Timestamp, entry: GroupEntry? = nil, mentions: [UserID]? = nil
     ) {
         self.id = id
         self.conversationId = conversationId
@@ -47,7 +51,12 @@ public struct Message: Hashable, Codable, Sendable {
         self.clientId = clientId
         self.text = text
         self.createdAt = createdAt
+        self.entry = entry
+        self.mentions = mentions
     }
+
+    /// Whether it is a membership entry rather than something someone wrote.
+    public var isEntry: Bool { entry != nil }
 }
 
 /// One member of a conversation with their receipt cursors (guarantee 4: they only move forward).
@@ -66,12 +75,15 @@ public struct ConversationMember: Hashable, Codable, Sendable {
     public var online: Bool?
     /// When the member was last connected; `nil` while online or if never seen.
     public var lastSeenAt: Timestamp?
+    /// The member's role in a group (absent in a direct conversation).
+    public var role: MemberRole?
 
     /// Creates a value.
     public init(
         userId: UserID, username: String, displayName: String, deliveredSeq: Int64, readSeq: Int64,
-        online: Bool? = nil, lastSeenAt: Timestamp? = nil
+        online: Bool? = nil, lastSeenAt: Timestamp? = nil, role: MemberRole? = nil
     ) {
+        self.role = role
         self.userId = userId
         self.username = username
         self.displayName = displayName
@@ -82,9 +94,12 @@ public struct ConversationMember: Hashable, Codable, Sendable {
     }
 }
 
-/// The kind of a conversation; only `direct` exists today.
+/// The kind of a conversation.
 public enum ConversationKind: String, Codable, Sendable {
+    /// Exactly two people; the id is derived from theirs.
     case direct
+    /// A titled conversation of 1 to N members with roles.
+    case group
 }
 
 /// A conversation as one member sees it in their list.
@@ -108,13 +123,29 @@ public struct ConversationSummary: Hashable, Codable, Sendable {
     /// Whether the members see each other's presence (online, last seen): only once each has sent
     /// a message here, so a stranger who writes first learns nothing until they get a reply.
     public var presenceShared: Bool?
+    /// A group's title.
+    public var title: String?
+    /// Messages after my readSeq that mention me.
+    public var mentionCount: Int64?
+    /// In a group: everyone has received up to here (the lowest deliveredSeq among the members).
+    public var everyoneDeliveredSeq: Int64?
+    /// In a group: everyone has read up to here (the lowest readSeq among the members).
+    public var everyoneReadSeq: Int64?
+    /// Set once I am no longer a member: the seq of the entry that ended my membership.
+    public var leftSeq: Int64?
 
     /// Creates a value.
     public init(
         id: ConversationID, kind: ConversationKind, createdAt: Timestamp, lastSeq: Int64,
         lastMessage: Message?, lastActivityAt: Timestamp, unreadCount: Int64, members: [ConversationMember],
-        presenceShared: Bool? = nil
+        presenceShared: Bool? = nil, title: String? = nil, mentionCount: Int64? = nil,
+        everyoneDeliveredSeq: Int64? = nil, everyoneReadSeq: Int64? = nil, leftSeq: Int64? = nil
     ) {
+        self.title = title
+        self.mentionCount = mentionCount
+        self.everyoneDeliveredSeq = everyoneDeliveredSeq
+        self.everyoneReadSeq = everyoneReadSeq
+        self.leftSeq = leftSeq
         self.id = id
         self.kind = kind
         self.createdAt = createdAt
@@ -162,9 +193,12 @@ public struct ConversationInfo: Hashable, Codable, Sendable {
     public var createdAt: Timestamp
     /// Its members.
     public var members: [User]
+    /// A group's title.
+    public var title: String?
 
     /// Creates a value.
-    public init(id: ConversationID, kind: ConversationKind, createdAt: Timestamp, members: [User]) {
+    public init(id: ConversationID, kind: ConversationKind, createdAt: Timestamp, members: [User], title: String? = nil) {
+        self.title = title
         self.id = id
         self.kind = kind
         self.createdAt = createdAt

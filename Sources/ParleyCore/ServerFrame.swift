@@ -24,7 +24,7 @@ public enum ServerFrame: Equatable, Sendable {
 
 extension ServerFrame: Codable {
     enum CodingKeys: String, CodingKey {
-        case type, userId, head, pos, position, message, receipt, conversation, ref, duplicate, conversationId,
+        case type, userId, head, pos, position, message, receipt, conversation, invitation, summary, ref, duplicate, conversationId,
             isTyping, online, lastSeenAt, clientId, code, error
     }
 
@@ -42,6 +42,13 @@ extension ServerFrame: Codable {
             self = .event(
                 StreamEvent(
                     position: try c.decode(Int64.self, forKey: .pos), payload: .conversation(try c.decode(ConversationInfo.self, forKey: .conversation))))
+        case "invitation":
+            self = .event(
+                StreamEvent(position: try c.decode(Int64.self, forKey: .pos), payload: .invitation(try c.decode(Invitation.self, forKey: .invitation))))
+        case "receiptSummary":
+            self = .event(
+                StreamEvent(
+                    position: try c.decode(Int64.self, forKey: .pos), payload: .receiptSummary(try c.decode(ReceiptSummary.self, forKey: .summary))))
         case "synced":
             self = .synced(position: try c.decode(Int64.self, forKey: .position))
         case "resync":
@@ -92,6 +99,12 @@ extension ServerFrame: Codable {
             case .conversation(let info):
                 try c.encode("conversation", forKey: .type)
                 try c.encode(info, forKey: .conversation)
+            case .invitation(let invitation):
+                try c.encode("invitation", forKey: .type)
+                try c.encode(invitation, forKey: .invitation)
+            case .receiptSummary(let summary):
+                try c.encode("receiptSummary", forKey: .type)
+                try c.encode(summary, forKey: .summary)
             }
         case .synced(let position):
             try c.encode("synced", forKey: .type)

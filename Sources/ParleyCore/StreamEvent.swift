@@ -16,6 +16,10 @@ public struct StreamEvent: Hashable, Sendable {
         case receipt(ReceiptUpdate)
         /// A conversation appeared in the user's list.
         case conversation(ConversationInfo)
+        /// Someone invited the user to a group.
+        case invitation(Invitation)
+        /// A group's receipt aggregate moved (sent to the senders it concerns).
+        case receiptSummary(ReceiptSummary)
     }
 
     /// Creates an event.
@@ -30,6 +34,8 @@ public struct StreamEvent: Hashable, Sendable {
         case .message(let message): message.conversationId
         case .receipt(let receipt): receipt.conversationId
         case .conversation(let info): info.id
+        case .invitation(let invitation): invitation.conversationId
+        case .receiptSummary(let summary): summary.conversationId
         }
     }
 }

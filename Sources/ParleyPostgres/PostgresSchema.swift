@@ -96,6 +96,38 @@ enum PostgresSchema {
         ),
         ("v2-send-function", [PostgresSendFunction.create]),
         ("v3-receipt-function", [PostgresReceiptFunction.create]),
+        (
+            "v4-groups",
+            [
+                // Groups (docs/protocol.md "Groups"); every default is what a direct conversation is.
+                "ALTER TABLE conversations ADD COLUMN title TEXT",
+                "ALTER TABLE conversations ADD COLUMN closed BOOLEAN NOT NULL DEFAULT false",
+                "ALTER TABLE conversations ADD COLUMN everyone_delivered_seq BIGINT NOT NULL DEFAULT 0",
+                "ALTER TABLE conversations ADD COLUMN everyone_read_seq BIGINT NOT NULL DEFAULT 0",
+                "ALTER TABLE conversation_members ADD COLUMN role TEXT",
+                "ALTER TABLE messages ADD COLUMN entry TEXT",
+                "ALTER TABLE messages ADD COLUMN mentions TEXT",
+                """
+                CREATE TABLE member_spans (
+                    conversation_id TEXT NOT NULL, user_id TEXT NOT NULL, from_seq BIGINT NOT NULL, joined_seq BIGINT NOT NULL,
+                    to_seq BIGINT, PRIMARY KEY (conversation_id, user_id, joined_seq))
+                """,
+                """
+                CREATE TABLE former_members (
+                    user_id TEXT NOT NULL, conversation_id TEXT NOT NULL, left_seq BIGINT NOT NULL, left_at BIGINT NOT NULL,
+                    read_seq BIGINT NOT NULL, title TEXT NOT NULL, PRIMARY KEY (user_id, conversation_id))
+                """,
+                """
+                CREATE TABLE invitations (
+                    user_id TEXT NOT NULL, conversation_id TEXT NOT NULL, inviter_id TEXT NOT NULL, share_history BOOLEAN NOT NULL,
+                    created_at BIGINT NOT NULL, PRIMARY KEY (user_id, conversation_id))
+                """,
+                """
+                CREATE TABLE mentions (
+                    user_id TEXT NOT NULL, conversation_id TEXT NOT NULL, seq BIGINT NOT NULL, PRIMARY KEY (user_id, conversation_id, seq))
+                """,
+            ]
+        ),
     ]
 
     static func migrate(_ client: PostgresClient, logger: Logger) async throws {
@@ -141,4 +173,6 @@ enum EventKind: Int16 {
     case message = 1
     case receipt = 2
     case conversation = 3
+    case invitation = 4
+    case receiptSummary = 5
 }

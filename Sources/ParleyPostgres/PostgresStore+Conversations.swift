@@ -44,22 +44,18 @@ extension PostgresStore: ConversationStore {
 
     public func conversations(of user: UserID, limit: Int, before: ConversationCursor?) async throws -> [ConversationSummary] {
         try await read { db in
-            let ids: [String]
-            if let before {
-                ids = try await db.values(
-                    """
-                    SELECT c.id FROM conversation_members me JOIN conversations c ON c.id = me.conversation_id
-                    WHERE me.user_id = \(user.rawValue) AND (c.last_activity_at < \(before.lastActivityAt.milliseconds)
-                        OR (c.last_activity_at = \(before.lastActivityAt.milliseconds) AND c.id < \(before.id.rawValue) COLLATE "C"))
-                    ORDER BY c.last_activity_at DESC, c.id COLLATE "C" DESC LIMIT \(limit)
-                    """, as: String.self, self.logger)
-            } else {
-                ids = try await db.values(
-                    """
-                    SELECT c.id FROM conversation_members me JOIN conversations c ON c.id = me.conversation_id
-                    WHERE me.user_id = \(user.rawValue) ORDER BY c.last_activity_at DESC, c.id COLLATE "C" DESC LIMIT \(limit)
-                    """, as: String.self, self.logger)
-            }
+            // Groups one has left stay in the list, placed by when one left.
+            let at = before?.lastActivityAt.milliseconds ?? Int64.max, id = before?.id.rawValue ?? ""
+            let ids = try await db.values(
+                """
+                SELECT id FROM (
+                    SELECT c.id AS id, c.last_activity_at AS at FROM conversation_members me JOIN conversations c ON c.id = me.conversation_id
+                    WHERE me.user_id = \(user.rawValue)
+                    UNION ALL
+                    SELECT conversation_id, left_at FROM former_members WHERE user_id = \(user.rawValue)) AS mine
+                WHERE \(before == nil) OR at < \(at) OR (at = \(at) AND id < \(id) COLLATE "C")
+                ORDER BY at DESC, id COLLATE "C" DESC LIMIT \(limit)
+                """, as: String.self, self.logger)
             return try await self.summaries(of: user, ids: ids.map(ConversationID.init(rawValue:)), db)
         }
     }
@@ -89,58 +85,109 @@ extension PostgresStore: ConversationStore {
                 SELECT DISTINCT other.user_id FROM conversation_members me
                 JOIN conversation_members other ON other.conversation_id = me.conversation_id AND other.user_id <> me.user_id
                 WHERE me.user_id = \(user.rawValue) AND me.first_sent_seq IS NOT NULL AND other.first_sent_seq IS NOT NULL
+                    AND me.conversation_id LIKE 'dm\\_%'
                 """, as: String.self, self.logger
             ).map(UserID.init(rawValue:))
         }
     }
 
     /// Summaries of the given conversations as `user` sees them, in the order of `ids`;
-    /// conversations `user` is not a member of are left out.
+    /// conversations `user` is not (and, for groups, never was) a member of are left out.
     func summaries(of user: UserID, ids: [ConversationID], _ db: PostgresConnection) async throws -> [ConversationSummary] {
         var summaries: [ConversationSummary] = []
         for id in ids {
+            if let row = try await db.rows(
+                """
+                SELECT c.kind, c.created_at, c.last_seq, c.last_activity_at, me.read_seq, c.title, c.everyone_delivered_seq, c.everyone_read_seq
+                FROM conversations c JOIN conversation_members me ON me.conversation_id = c.id AND me.user_id = \(user.rawValue)
+                WHERE c.id = \(id.rawValue)
+                """, logger
+            ).first {
+                let (kind, createdAt, lastSeq, lastActivity, readSeq, title, everyoneDelivered, everyoneRead) = try row.decode(
+                    (String, Int64, Int64, Int64, Int64, String?, Int64, Int64).self)
+                let (members, presenceShared) = try await self.members(of: id, as: user, db)
+                var summary = ConversationSummary(
+                    id: id, kind: ConversationKind(rawValue: kind) ?? .direct, createdAt: Timestamp(milliseconds: createdAt),
+                    lastSeq: lastSeq, lastMessage: try await lastMessage(id, at: lastSeq, db), lastActivityAt: Timestamp(milliseconds: lastActivity),
+                    unreadCount: max(0, lastSeq - readSeq), members: members, presenceShared: presenceShared)
+                if summary.kind == .group {
+                    summary.title = title
+                    summary.everyoneDeliveredSeq = everyoneDelivered
+                    summary.everyoneReadSeq = everyoneRead
+                    (summary.unreadCount, summary.mentionCount) = try await unread(id, of: user, after: readSeq, through: lastSeq, db)
+                }
+                summaries.append(summary)
+                continue
+            }
+            // A group I left: what I could see up to my departure, and no members.
             guard
                 let row = try await db.rows(
                     """
-                    SELECT c.kind, c.created_at, c.last_seq, c.last_activity_at, me.read_seq
-                    FROM conversations c JOIN conversation_members me ON me.conversation_id = c.id AND me.user_id = \(user.rawValue)
-                    WHERE c.id = \(id.rawValue)
+                    SELECT c.created_at, f.left_seq, f.left_at, f.read_seq, f.title FROM former_members f
+                    JOIN conversations c ON c.id = f.conversation_id WHERE f.user_id = \(user.rawValue) AND f.conversation_id = \(id.rawValue)
                     """, logger
                 ).first
             else { continue }
-            let (kind, createdAt, lastSeq, lastActivity, readSeq) = try row.decode((String, Int64, Int64, Int64, Int64).self)
-            let memberRows = try await db.rows(
-                """
-                SELECT m.user_id, u.username, u.display_name, m.delivered_seq, m.read_seq, u.last_seen_at, m.first_sent_seq IS NOT NULL
-                FROM conversation_members m JOIN users u ON u.id = m.user_id
-                WHERE m.conversation_id = \(id.rawValue) ORDER BY m.user_id COLLATE "C"
-                """, logger
-            ).map { try $0.decode((String, String, String, Int64, Int64, Int64?, Bool).self) }
-            let presenceShared = memberRows.allSatisfy(\.6)
-            let members = memberRows.map { member in
-                let userId = UserID(rawValue: member.0)
-                return ConversationMember(
-                    userId: userId, username: member.1, displayName: member.2, deliveredSeq: member.3, readSeq: member.4,
-                    lastSeenAt: presenceShared || userId == user ? member.5.map(Timestamp.init(milliseconds:)) : nil)
-            }
-            let lastMessage = try await db.rows(
-                "SELECT \(unescaped: Columns.message) FROM messages m WHERE m.conversation_id = \(id.rawValue) AND m.seq = \(lastSeq)", logger
-            ).first.map { Message(try $0.decode(MessageRow.self)) }
+            let (createdAt, leftSeq, leftAt, readSeq, title) = try row.decode((Int64, Int64, Int64, Int64, String).self)
+            let (unread, mentions) = try await unread(id, of: user, after: readSeq, through: leftSeq, db)
             summaries.append(
                 ConversationSummary(
-                    id: id, kind: ConversationKind(rawValue: kind) ?? .direct, createdAt: Timestamp(milliseconds: createdAt),
-                    lastSeq: lastSeq, lastMessage: lastMessage, lastActivityAt: Timestamp(milliseconds: lastActivity),
-                    unreadCount: max(0, lastSeq - readSeq), members: members, presenceShared: presenceShared))
+                    id: id, kind: .group, createdAt: Timestamp(milliseconds: createdAt), lastSeq: leftSeq,
+                    lastMessage: try await lastMessage(id, at: leftSeq, db), lastActivityAt: Timestamp(milliseconds: leftAt), unreadCount: unread,
+                    members: [], title: title, mentionCount: mentions, leftSeq: leftSeq))
         }
         return summaries
     }
 
+    private func lastMessage(_ id: ConversationID, at seq: Int64, _ db: PostgresConnection) async throws -> Message? {
+        try await db.rows(
+            "SELECT \(unescaped: Columns.message) FROM messages m WHERE m.conversation_id = \(id.rawValue) AND m.seq = \(seq)", logger
+        ).first.map { Message(try $0.decode(MessageRow.self)) }
+    }
+
+    /// The members with their cursors; presence (last seen) only where it is shared (direct
+    /// conversations where both have written), roles only in groups.
+    private func members(of id: ConversationID, as user: UserID, _ db: PostgresConnection) async throws -> ([ConversationMember], Bool?) {
+        let memberRows = try await db.rows(
+            """
+            SELECT m.user_id, u.username, u.display_name, m.delivered_seq, m.read_seq, u.last_seen_at, m.first_sent_seq IS NOT NULL, m.role
+            FROM conversation_members m JOIN users u ON u.id = m.user_id
+            WHERE m.conversation_id = \(id.rawValue) ORDER BY m.user_id COLLATE "C"
+            """, logger
+        ).map { try $0.decode((String, String, String, Int64, Int64, Int64?, Bool, String?).self) }
+        let presenceShared: Bool? = id.isGroup ? nil : memberRows.allSatisfy(\.6)
+        let members = memberRows.map { member in
+            let userId = UserID(rawValue: member.0)
+            return ConversationMember(
+                userId: userId, username: member.1, displayName: member.2, deliveredSeq: member.3, readSeq: member.4,
+                lastSeenAt: presenceShared == true || userId == user ? member.5.map(Timestamp.init(milliseconds:)) : nil,
+                role: member.7.flatMap(MemberRole.init(rawValue:)))
+        }
+        return (members, presenceShared)
+    }
+
+    /// Other people's messages in (after, through] (entries and my own never count), and those that mention me.
+    private func unread(
+        _ id: ConversationID, of user: UserID, after: Int64, through: Int64, _ db: PostgresConnection
+    ) async throws -> (Int64, Int64) {
+        guard through > after else { return (0, 0) }
+        let row = try await db.rows(
+            """
+            SELECT
+                (SELECT COUNT(*) FROM messages WHERE conversation_id = \(id.rawValue) AND seq > \(after) AND seq <= \(through)
+                    AND entry IS NULL AND sender_id <> \(user.rawValue)),
+                (SELECT COUNT(*) FROM mentions WHERE user_id = \(user.rawValue) AND conversation_id = \(id.rawValue)
+                    AND seq > \(after) AND seq <= \(through))
+            """, logger)
+        return try row.first?.decode((Int64, Int64).self) ?? (0, 0)
+    }
+
     func conversationInfo(_ id: ConversationID, _ db: PostgresConnection) async throws -> ConversationInfo {
-        guard let row = try await db.rows("SELECT kind, created_at FROM conversations WHERE id = \(id.rawValue)", logger).first
+        guard let row = try await db.rows("SELECT kind, created_at, title FROM conversations WHERE id = \(id.rawValue)", logger).first
         else { throw StoreError.conversationNotFound }
-        let (kind, createdAt) = try row.decode((String, Int64).self)
+        let (kind, createdAt, title) = try row.decode((String, Int64, String?).self)
         return ConversationInfo(
             id: id, kind: ConversationKind(rawValue: kind) ?? .direct, createdAt: Timestamp(milliseconds: createdAt),
-            members: try await Self.users(memberIDs(id, db), db, logger))
+            members: try await Self.users(memberIDs(id, db), db, logger), title: title)
     }
 }

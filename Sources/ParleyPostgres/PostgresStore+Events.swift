@@ -18,6 +18,10 @@ extension PostgresStore: EventLog {
             case .receipt(let receipt):
                 (.receipt, receipt.conversationId.rawValue, nil, receipt.userId.rawValue, receipt.deliveredSeq, receipt.readSeq)
             case .conversation(let info): (.conversation, info.id.rawValue, nil, nil, nil, nil)
+            case .invitation(let invitation):
+                (.invitation, invitation.conversationId.rawValue, nil, invitation.inviter.id.rawValue, Int64(invitation.memberCount), nil)
+            case .receiptSummary(let summary):
+                (.receiptSummary, summary.conversationId.rawValue, nil, nil, summary.everyoneDeliveredSeq, summary.everyoneReadSeq)
             }
         try await db.query(
             """
@@ -59,13 +63,25 @@ extension PostgresStore: EventLog {
                 guard let id = c.8, let messageConversation = c.9, let seq = c.10, let sender = c.11, let clientID = c.12,
                     let text = c.13, let created = c.14
                 else { continue }
-                payload = .message(Message((id, messageConversation, seq, sender, clientID, text, created)))
+                payload = .message(Message((id, messageConversation, seq, sender, clientID, text, created, c.15, c.16)))
             case .receipt:
                 payload = .receipt(
                     ReceiptUpdate(
                         conversationId: conversation, userId: UserID(rawValue: c.5 ?? ""), deliveredSeq: c.6 ?? 0, readSeq: c.7 ?? 0))
             case .conversation:
                 payload = .conversation(try await read { db in try await self.conversationInfo(conversation, db) })
+            case .invitation:
+                // The invitation as it was sent, with the group's title as it is now.
+                guard let inviter = try await users([UserID(rawValue: c.5 ?? "")]).first else { continue }
+                let title = try await read { db in
+                    try await db.value("SELECT title FROM conversations WHERE id = \(conversation.rawValue)", as: String?.self, self.logger)
+                }
+                payload = .invitation(
+                    Invitation(
+                        conversationId: conversation, title: (title ?? nil) ?? "", inviter: inviter, memberCount: Int(c.6 ?? 0),
+                        createdAt: Timestamp(milliseconds: c.17 ?? 0)))
+            case .receiptSummary:
+                payload = .receiptSummary(ReceiptSummary(conversationId: conversation, everyoneDeliveredSeq: c.6 ?? 0, everyoneReadSeq: c.7 ?? 0))
             case nil:
                 continue
             }

@@ -16,6 +16,7 @@ extension PostgresStore: MessageStore {
     /// The transaction is the `parley_send` function (``PostgresSendFunction``) between `BEGIN` and
     /// `COMMIT`: the answer means committed.
     public func send(_ new: NewMessage, now: Timestamp) async throws -> SendOutcome {
+        if case .conversation(let id) = new.target, id.isGroup { return try await sendToGroup(new, id, now: now) }
         let (conversation, recipient): (ConversationID, UserID?) =
             switch new.target {
             case .conversation(let id): (id, nil)
@@ -49,16 +50,19 @@ extension PostgresStore: MessageStore {
 
     public func messages(in conversation: ConversationID, as user: UserID, query: HistoryQuery) async throws -> MessagePage {
         try await read { db in
-            guard
-                try await db.value(
-                    "SELECT 1 FROM conversation_members WHERE conversation_id = \(conversation.rawValue) AND user_id = \(user.rawValue)",
-                    as: Int32.self, self.logger) != nil
-            else { throw StoreError.conversationNotFound }
+            // A group member (or former member) sees the seqs inside their spans only.
+            let membership =
+                conversation.isGroup
+                ? "SELECT 1 FROM member_spans WHERE conversation_id = \(conversation.rawValue) AND user_id = \(user.rawValue) LIMIT 1" as PostgresQuery
+                : "SELECT 1 FROM conversation_members WHERE conversation_id = \(conversation.rawValue) AND user_id = \(user.rawValue)"
+            guard try await db.value(membership, as: Int32.self, self.logger) != nil else { throw StoreError.conversationNotFound }
             // With `after` the page grows forward from it; otherwise it is the newest part of the range.
             let ascending = query.after != nil
             let sql: PostgresQuery = """
                 SELECT \(unescaped: Columns.message) FROM messages m WHERE m.conversation_id = \(conversation.rawValue)
                   AND m.seq > \(query.after ?? -1) AND m.seq < \(query.before ?? Int64.max)
+                  AND (\(!conversation.isGroup) OR EXISTS (SELECT 1 FROM member_spans s WHERE s.conversation_id = m.conversation_id
+                    AND s.user_id = \(user.rawValue) AND m.seq >= s.from_seq AND (s.to_seq IS NULL OR m.seq <= s.to_seq)))
                 ORDER BY m.seq \(unescaped: ascending ? "ASC" : "DESC") LIMIT \(query.limit + 1)
                 """
             let messages = try await db.rows(sql, self.logger).map { Message(try $0.decode(MessageRow.self)) }
@@ -72,6 +76,9 @@ extension PostgresStore: MessageStore {
     public func updateReceipt(
         in conversation: ConversationID, member: UserID, deliveredSeq: Int64?, readSeq: Int64?, now: Timestamp
     ) async throws -> ReceiptOutcome {
+        if conversation.isGroup {
+            return try await groupReceipt(in: conversation, member: member, deliveredSeq: deliveredSeq, readSeq: readSeq, now: now)
+        }
         let statement = Prepared.Receipt(
             conversation: conversation.rawValue, member: member.rawValue, delivered: deliveredSeq, read: readSeq,
             now: now.milliseconds, node: nodeID)

@@ -1,14 +1,15 @@
 import ParleyCore
+import ParleyStore
 import PostgresNIO
 
 /// Column lists shared by the queries, so every query decodes a model the same way.
 enum Columns {
     static let user = "u.id, u.username, u.display_name, u.created_at"
-    static let message = "m.id, m.conversation_id, m.seq, m.sender_id, m.client_id, m.text, m.created_at"
+    static let message = "m.id, m.conversation_id, m.seq, m.sender_id, m.client_id, m.text, m.created_at, m.entry, m.mentions"
 }
 
 typealias UserRow = (String, String, String, Int64)
-typealias MessageRow = (String, String, Int64, String, String, String, Int64)
+typealias MessageRow = (String, String, Int64, String, String, String, Int64, String?, String?)
 
 extension User {
     init(_ row: UserRow) {
@@ -21,7 +22,7 @@ extension Message {
         self.init(
             id: MessageID(rawValue: row.0), conversationId: ConversationID(rawValue: row.1), seq: row.2,
             senderId: UserID(rawValue: row.3), clientId: ClientMessageID(rawValue: row.4), text: row.5,
-            createdAt: Timestamp(milliseconds: row.6))
+            createdAt: Timestamp(milliseconds: row.6), entry: StoredJSON.entry(row.7), mentions: StoredJSON.mentions(row.8))
     }
 }
 

@@ -119,6 +119,8 @@ extension ParleyClient {
             conversations[info.id] = summary
             try? store.save(conversations: [summary])
             emit(.conversationsChanged)
+        case .invitation, .receiptSummary:
+            break
         }
     }
 

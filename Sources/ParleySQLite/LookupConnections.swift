@@ -81,6 +81,7 @@ final class LookupStatements: @unchecked Sendable {
                 SELECT DISTINCT other.user_id FROM conversation_members me
                 JOIN conversation_members other ON other.conversation_id = me.conversation_id AND other.user_id != me.user_id
                 WHERE me.user_id = ? AND me.first_sent_seq IS NOT NULL AND other.first_sent_seq IS NOT NULL
+                    AND substr(me.conversation_id, 1, 3) = 'dm_'
                 """)
             begin = try prepare("BEGIN")
             commit = try prepare("COMMIT")

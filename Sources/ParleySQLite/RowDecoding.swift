@@ -1,10 +1,11 @@
 import GRDB
 import ParleyCore
+import ParleyStore
 
 /// Column lists and row readers shared by the queries, so every query decodes a model the same way.
 enum Columns {
     static let user = "u.id, u.username, u.display_name, u.created_at"
-    static let message = "m.id, m.conversation_id, m.seq, m.sender_id, m.client_id, m.text, m.created_at"
+    static let message = "m.id, m.conversation_id, m.seq, m.sender_id, m.client_id, m.text, m.created_at, m.entry, m.mentions"
 }
 
 extension User {
@@ -23,7 +24,8 @@ extension Message {
             id: MessageID(rawValue: row[offset]), conversationId: ConversationID(rawValue: row[offset + 1]),
             seq: row[offset + 2], senderId: UserID(rawValue: row[offset + 3]),
             clientId: ClientMessageID(rawValue: row[offset + 4]), text: row[offset + 5],
-            createdAt: Timestamp(milliseconds: row[offset + 6]))
+            createdAt: Timestamp(milliseconds: row[offset + 6]),
+            entry: StoredJSON.entry(row[offset + 7]), mentions: StoredJSON.mentions(row[offset + 8]))
     }
 }
 
@@ -33,6 +35,7 @@ extension Message {
         self.init(
             id: MessageID(rawValue: row.text(0)), conversationId: ConversationID(rawValue: row.text(1)), seq: row.int64(2),
             senderId: UserID(rawValue: row.text(3)), clientId: ClientMessageID(rawValue: row.text(4)), text: row.text(5),
-            createdAt: Timestamp(milliseconds: row.int64(6)))
+            createdAt: Timestamp(milliseconds: row.int64(6)),
+            entry: row.isNull(7) ? nil : StoredJSON.entry(row.text(7)), mentions: row.isNull(8) ? nil : StoredJSON.mentions(row.text(8)))
     }
 }

@@ -87,6 +87,60 @@ enum SQLiteSchema {
                         WHERE m.conversation_id = conversation_members.conversation_id AND m.sender_id = conversation_members.user_id);
                     """)
         }
+        migrator.registerMigration("v3-groups") { db in
+            // Groups (docs/protocol.md "Groups"). Direct conversations keep their rows and ids:
+            // every new column defaults to what a direct conversation is.
+            try db.execute(
+                sql: """
+                    ALTER TABLE conversations ADD COLUMN title TEXT;
+                    ALTER TABLE conversations ADD COLUMN closed INTEGER NOT NULL DEFAULT 0;
+                    -- The lowest cursors among the members (a group's receipt aggregate; never goes back).
+                    ALTER TABLE conversations ADD COLUMN everyone_delivered_seq INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE conversations ADD COLUMN everyone_read_seq INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE conversation_members ADD COLUMN role TEXT;
+                    -- A membership entry's JSON (GroupEntry) and a group message's mentioned user ids (JSON).
+                    ALTER TABLE messages ADD COLUMN entry TEXT;
+                    ALTER TABLE messages ADD COLUMN mentions TEXT;
+
+                    -- The seqs a group member may see: one row per span, to_seq NULL while it lasts;
+                    -- joined_seq is the entry that began it (from_seq is 1 when history was shared).
+                    CREATE TABLE member_spans (
+                        conversation_id TEXT NOT NULL,
+                        user_id TEXT NOT NULL,
+                        from_seq INTEGER NOT NULL,
+                        joined_seq INTEGER NOT NULL,
+                        to_seq INTEGER,
+                        PRIMARY KEY (conversation_id, user_id, joined_seq)
+                    ) WITHOUT ROWID;
+
+                    -- People who were in a group and are not now: what their list still shows.
+                    CREATE TABLE former_members (
+                        user_id TEXT NOT NULL,
+                        conversation_id TEXT NOT NULL,
+                        left_seq INTEGER NOT NULL,
+                        left_at INTEGER NOT NULL,
+                        read_seq INTEGER NOT NULL,
+                        title TEXT NOT NULL,
+                        PRIMARY KEY (user_id, conversation_id)
+                    ) WITHOUT ROWID;
+
+                    CREATE TABLE invitations (
+                        user_id TEXT NOT NULL,
+                        conversation_id TEXT NOT NULL,
+                        inviter_id TEXT NOT NULL,
+                        share_history INTEGER NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        PRIMARY KEY (user_id, conversation_id)
+                    ) WITHOUT ROWID;
+
+                    CREATE TABLE mentions (
+                        user_id TEXT NOT NULL,
+                        conversation_id TEXT NOT NULL,
+                        seq INTEGER NOT NULL,
+                        PRIMARY KEY (user_id, conversation_id, seq)
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 }
@@ -96,4 +150,6 @@ enum EventKind: Int64 {
     case message = 1
     case receipt = 2
     case conversation = 3
+    case invitation = 4
+    case receiptSummary = 5
 }

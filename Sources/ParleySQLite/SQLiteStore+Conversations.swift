@@ -37,16 +37,20 @@ extension SQLiteStore: ConversationStore {
 
     public func conversations(of user: UserID, limit: Int, before: ConversationCursor?) async throws -> [ConversationSummary] {
         try await pool.read { db in
+            // Groups one has left stay in the list, placed by when one left (what came later is not theirs to see).
             var sql = """
-                SELECT c.id FROM conversation_members me JOIN conversations c ON c.id = me.conversation_id
-                WHERE me.user_id = ?
+                SELECT id FROM (
+                    SELECT c.id AS id, c.last_activity_at AS at FROM conversation_members me JOIN conversations c ON c.id = me.conversation_id
+                    WHERE me.user_id = ?
+                    UNION ALL
+                    SELECT conversation_id, left_at FROM former_members WHERE user_id = ?)
                 """
-            var arguments: StatementArguments = [user.rawValue]
+            var arguments: StatementArguments = [user.rawValue, user.rawValue]
             if let before {
-                sql += " AND (c.last_activity_at < ? OR (c.last_activity_at = ? AND c.id < ?))"
+                sql += " WHERE (at < ? OR (at = ? AND id < ?))"
                 arguments += [before.lastActivityAt.milliseconds, before.lastActivityAt.milliseconds, before.id.rawValue]
             }
-            sql += " ORDER BY c.last_activity_at DESC, c.id DESC LIMIT ?"
+            sql += " ORDER BY at DESC, id DESC LIMIT ?"
             arguments += [limit]
             let ids = try String.fetchAll(db, sql: sql, arguments: arguments).map(ConversationID.init(rawValue:))
             return try Self.summaries(of: user, ids: ids, db)
@@ -87,54 +91,105 @@ extension SQLiteStore: ConversationStore {
     }
 
     /// Summaries of the given conversations as `user` sees them, in the order of `ids`;
-    /// conversations `user` is not a member of are left out.
+    /// conversations `user` is not (and, for groups, never was) a member of are left out.
     static func summaries(of user: UserID, ids: [ConversationID], _ db: Database) throws -> [ConversationSummary] {
         try ids.compactMap { id -> ConversationSummary? in
-            guard
-                let row = try Row.fetchOne(
-                    db.cachedStatement(
-                        sql: """
-                            SELECT c.kind, c.created_at, c.last_seq, c.last_activity_at, me.read_seq
-                            FROM conversations c JOIN conversation_members me ON me.conversation_id = c.id AND me.user_id = ?
-                            WHERE c.id = ?
-                            """),
-                    arguments: [user.rawValue, id.rawValue])
-            else { return nil }
-            let lastSeq: Int64 = row[2], readSeq: Int64 = row[4]
-            let rows = try Row.fetchAll(
+            if let row = try Row.fetchOne(
                 db.cachedStatement(
                     sql: """
-                        SELECT m.user_id, u.username, u.display_name, m.delivered_seq, m.read_seq, u.last_seen_at,
-                            m.first_sent_seq IS NOT NULL
-                        FROM conversation_members m JOIN users u ON u.id = m.user_id
-                        WHERE m.conversation_id = ? ORDER BY m.user_id
+                        SELECT c.kind, c.created_at, c.last_seq, c.last_activity_at, me.read_seq, c.title,
+                            c.everyone_delivered_seq, c.everyone_read_seq
+                        FROM conversations c JOIN conversation_members me ON me.conversation_id = c.id AND me.user_id = ?
+                        WHERE c.id = ?
                         """),
-                arguments: [id.rawValue]
-            )
-            let presenceShared = rows.allSatisfy { $0[6] as Bool }
-            let members = rows.map { member in
-                let userId = UserID(rawValue: member[0])
-                return ConversationMember(
-                    userId: userId, username: member[1], displayName: member[2],
-                    deliveredSeq: member[3], readSeq: member[4],
-                    lastSeenAt: presenceShared || userId == user ? (member[5] as Int64?).map(Timestamp.init(milliseconds:)) : nil)
+                arguments: [user.rawValue, id.rawValue])
+            {
+                let lastSeq: Int64 = row[2], readSeq: Int64 = row[4]
+                let members = try Self.members(of: id, as: user, db)
+                var summary = ConversationSummary(
+                    id: id, kind: ConversationKind(rawValue: row[0]) ?? .direct, createdAt: Timestamp(milliseconds: row[1]),
+                    lastSeq: lastSeq, lastMessage: try lastMessage(id, at: lastSeq, db), lastActivityAt: Timestamp(milliseconds: row[3]),
+                    unreadCount: max(0, lastSeq - readSeq), members: members.list, presenceShared: members.presenceShared)
+                if summary.kind == .group {
+                    summary.title = row[5]
+                    summary.everyoneDeliveredSeq = row[6]
+                    summary.everyoneReadSeq = row[7]
+                    summary.unreadCount = try unreadCount(id, of: user, after: readSeq, through: lastSeq, db)
+                    summary.mentionCount = try mentionCount(id, of: user, after: readSeq, through: lastSeq, db)
+                }
+                return summary
             }
-            let lastMessage = try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT \(Columns.message) FROM messages m WHERE m.conversation_id = ? AND m.seq = ?"),
-                arguments: [id.rawValue, lastSeq]
-            ).map { Message(row: $0) }
+            // A group I left: what I could see up to my departure, and no members.
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT c.created_at, f.left_seq, f.left_at, f.read_seq, f.title FROM former_members f
+                        JOIN conversations c ON c.id = f.conversation_id WHERE f.user_id = ? AND f.conversation_id = ?
+                        """,
+                    arguments: [user.rawValue, id.rawValue])
+            else { return nil }
+            let leftSeq: Int64 = row[1], readSeq: Int64 = row[3]
             return ConversationSummary(
-                id: id, kind: ConversationKind(rawValue: row[0]) ?? .direct, createdAt: Timestamp(milliseconds: row[1]),
-                lastSeq: lastSeq, lastMessage: lastMessage, lastActivityAt: Timestamp(milliseconds: row[3]),
-                unreadCount: max(0, lastSeq - readSeq), members: members, presenceShared: presenceShared)
+                id: id, kind: .group, createdAt: Timestamp(milliseconds: row[0]), lastSeq: leftSeq, lastMessage: try lastMessage(id, at: leftSeq, db),
+                lastActivityAt: Timestamp(milliseconds: row[2]), unreadCount: try unreadCount(id, of: user, after: readSeq, through: leftSeq, db),
+                members: [], title: row[4], mentionCount: try mentionCount(id, of: user, after: readSeq, through: leftSeq, db), leftSeq: leftSeq)
         }
     }
 
+    private static func lastMessage(_ id: ConversationID, at seq: Int64, _ db: Database) throws -> Message? {
+        try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT \(Columns.message) FROM messages m WHERE m.conversation_id = ? AND m.seq = ?"),
+            arguments: [id.rawValue, seq]
+        ).map { Message(row: $0) }
+    }
+
+    /// The members with their cursors; presence (last seen) only where it is shared (direct
+    /// conversations where both have written), roles only in groups.
+    private static func members(of id: ConversationID, as user: UserID, _ db: Database) throws -> (list: [ConversationMember], presenceShared: Bool?) {
+        let rows = try Row.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT m.user_id, u.username, u.display_name, m.delivered_seq, m.read_seq, u.last_seen_at,
+                        m.first_sent_seq IS NOT NULL, m.role
+                    FROM conversation_members m JOIN users u ON u.id = m.user_id
+                    WHERE m.conversation_id = ? ORDER BY m.user_id
+                    """),
+            arguments: [id.rawValue]
+        )
+        let presenceShared: Bool? = id.isGroup ? nil : rows.allSatisfy { $0[6] as Bool }
+        let list = rows.map { member in
+            let userId = UserID(rawValue: member[0])
+            return ConversationMember(
+                userId: userId, username: member[1], displayName: member[2],
+                deliveredSeq: member[3], readSeq: member[4],
+                lastSeenAt: presenceShared == true || userId == user ? (member[5] as Int64?).map(Timestamp.init(milliseconds:)) : nil,
+                role: (member[7] as String?).flatMap(MemberRole.init(rawValue:)))
+        }
+        return (list, presenceShared)
+    }
+
+    /// Other people's messages in (after, through] — membership entries and my own never count.
+    private static func unreadCount(_ id: ConversationID, of user: UserID, after: Int64, through: Int64, _ db: Database) throws -> Int64 {
+        guard through > after else { return 0 }
+        return try Int64.fetchOne(
+            db.cachedStatement(
+                sql: "SELECT COUNT(*) FROM messages WHERE conversation_id = ? AND seq > ? AND seq <= ? AND entry IS NULL AND sender_id != ?"),
+            arguments: [id.rawValue, after, through, user.rawValue]) ?? 0
+    }
+
+    private static func mentionCount(_ id: ConversationID, of user: UserID, after: Int64, through: Int64, _ db: Database) throws -> Int64 {
+        guard through > after else { return 0 }
+        return try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT COUNT(*) FROM mentions WHERE user_id = ? AND conversation_id = ? AND seq > ? AND seq <= ?"),
+            arguments: [user.rawValue, id.rawValue, after, through]) ?? 0
+    }
+
     static func conversationInfo(_ id: ConversationID, _ db: Database) throws -> ConversationInfo {
-        guard let row = try Row.fetchOne(db, sql: "SELECT kind, created_at FROM conversations WHERE id = ?", arguments: [id.rawValue])
+        guard let row = try Row.fetchOne(db, sql: "SELECT kind, created_at, title FROM conversations WHERE id = ?", arguments: [id.rawValue])
         else { throw StoreError.conversationNotFound }
         return ConversationInfo(
             id: id, kind: ConversationKind(rawValue: row[0]) ?? .direct, createdAt: Timestamp(milliseconds: row[1]),
-            members: try users(memberIDs(id, db), db))
+            members: try users(memberIDs(id, db), db), title: row[2])
     }
 }

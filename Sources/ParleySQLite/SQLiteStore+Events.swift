@@ -26,6 +26,14 @@ extension SQLiteStore: EventLog {
             try insert.execute(
                 .text(user.rawValue), .int(position), .int(EventKind.conversation.rawValue), .text(info.id.rawValue),
                 .null, .null, .null, .null, at)
+        case .invitation(let invitation):
+            try insert.execute(
+                .text(user.rawValue), .int(position), .int(EventKind.invitation.rawValue), .text(invitation.conversationId.rawValue),
+                .null, .text(invitation.inviter.id.rawValue), .int(Int64(invitation.memberCount)), .null, at)
+        case .receiptSummary(let summary):
+            try insert.execute(
+                .text(user.rawValue), .int(position), .int(EventKind.receiptSummary.rawValue), .text(summary.conversationId.rawValue),
+                .null, .null, .int(summary.everyoneDeliveredSeq), .int(summary.everyoneReadSeq), at)
         }
         return Delivery(recipient: user, event: StreamEvent(position: position, payload: payload))
     }
@@ -39,7 +47,7 @@ extension SQLiteStore: EventLog {
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT e.pos, e.kind, e.conversation_id, e.subject_id, e.delivered_seq, e.read_seq, \(Columns.message)
+                    SELECT e.pos, e.kind, e.conversation_id, e.subject_id, e.delivered_seq, e.read_seq, e.created_at, \(Columns.message)
                     FROM events e
                     LEFT JOIN messages m ON e.kind = \(EventKind.message.rawValue) AND m.conversation_id = e.conversation_id AND m.seq = e.seq
                     WHERE e.user_id = ? AND e.pos > ? ORDER BY e.pos LIMIT ?
@@ -52,7 +60,7 @@ extension SQLiteStore: EventLog {
                 let payload: StreamEvent.Payload
                 switch EventKind(rawValue: row[1]) {
                 case .message:
-                    payload = .message(Message(row: row, at: 6))
+                    payload = .message(Message(row: row, at: 7))
                 case .receipt:
                     payload = .receipt(
                         ReceiptUpdate(
@@ -60,6 +68,16 @@ extension SQLiteStore: EventLog {
                             deliveredSeq: row[4], readSeq: row[5]))
                 case .conversation:
                     payload = .conversation(try Self.conversationInfo(conversation, db))
+                case .invitation:
+                    // The invitation as it was sent, with the group's title as it is now.
+                    let title = try String.fetchOne(db, sql: "SELECT title FROM conversations WHERE id = ?", arguments: [conversation.rawValue])
+                    guard let inviter = try Self.users([UserID(rawValue: row[3])], db).first else { continue }
+                    payload = .invitation(
+                        Invitation(
+                            conversationId: conversation, title: title ?? "", inviter: inviter, memberCount: Int(row[4] as Int64),
+                            createdAt: Timestamp(milliseconds: row[6])))
+                case .receiptSummary:
+                    payload = .receiptSummary(ReceiptSummary(conversationId: conversation, everyoneDeliveredSeq: row[4], everyoneReadSeq: row[5]))
                 case nil:
                     continue
                 }

@@ -42,6 +42,9 @@ extension SQLiteStore: MessageStore {
     /// 6. The sender's first message is remembered (`first_sent_seq`); when every member has then
     ///    written, the outcome says contacts were formed (presence is shared from now on).
     /// 7. Everything that can refuse a message is read before anything is written (``check(_:_:)``).
+    /// 8. In a group, `@username`s of current members other than the sender become the message's
+    ///    `mentions` (and rows of `mentions`, for the mention count); a sender whose cursors were the
+    ///    group's lowest moves the receipt aggregate (``GroupReceiptAggregate``).
     static func send(_ new: NewMessage, now: Timestamp, _ statements: WriterStatements, _ db: Database) throws -> SendOutcome {
         try write(new, try check(new, statements), now: now, statements, db)
     }
@@ -92,22 +95,32 @@ extension SQLiteStore: MessageStore {
             members = [new.sender, recipient].sorted { $0.rawValue < $1.rawValue }
         }
         guard let seq = try statements.nextSeq(in: targetID.rawValue, at: now.milliseconds) else { throw StoreError.conversationNotFound }
+        // Rule 8: in a group, mentions of current members, and whether the sender held back the receipt aggregate.
+        let isGroup = targetID.isGroup
+        let mentions = isGroup ? try resolveMentions(new.mentionNames, of: new.sender, in: targetID, db) : nil
+        let heldBack = try isGroup && GroupReceiptAggregate.holdsBack(new.sender, in: targetID, db)
         let message = Message(
             id: .random(), conversationId: targetID, seq: seq, senderId: new.sender, clientId: new.clientId,
-            text: new.text, createdAt: now)
+            text: new.text, createdAt: now, mentions: mentions)
         try statements.insertMessage.execute(
             .text(message.id.rawValue), .text(targetID.rawValue), .int(seq), .text(new.sender.rawValue),
-            .text(new.clientId.rawValue), .text(message.text), .int(now.milliseconds))
+            .text(new.clientId.rawValue), .text(message.text), .int(now.milliseconds), .null,
+            StoredJSON.text(mentions).map(RawValue.text) ?? .null)
+        for user in mentions ?? [] {
+            try db.cachedStatement(sql: "INSERT INTO mentions (user_id, conversation_id, seq) VALUES (?, ?, ?)")
+                .execute(arguments: [user.rawValue, targetID.rawValue, seq])
+        }
         let firstSent = try statements.markSenderSeen(seq, in: targetID.rawValue, sender: new.sender.rawValue)
         // Rule 6: the sender's first message where everyone else has written forms contacts.
         let contactsFormed =
-            try firstSent == seq
+            try !isGroup && firstSent == seq
             && Int.fetchOne(
                 db.cachedStatement(sql: "SELECT COUNT(*) FROM conversation_members WHERE conversation_id = ? AND first_sent_seq IS NULL"),
                 arguments: [targetID.rawValue]) == 0
         for member in members {
             deliveries.append(try appendEvent(.message(message), to: member, now: now, statements))
         }
+        if heldBack { deliveries += try GroupReceiptAggregate.refresh(targetID, now: now, statements, db) }
         return SendOutcome(message: message, duplicate: false, deliveries: deliveries, contactsFormed: contactsFormed)
     }
 
@@ -118,13 +131,27 @@ extension SQLiteStore: MessageStore {
 
     public func messages(in conversation: ConversationID, as user: UserID, query: HistoryQuery) async throws -> MessagePage {
         try await pool.read { db in
-            guard
-                try Bool.fetchOne(
-                    db.cachedStatement(sql: "SELECT 1 FROM conversation_members WHERE conversation_id = ? AND user_id = ?"),
-                    arguments: [conversation.rawValue, user.rawValue]) == true
-            else { throw StoreError.conversationNotFound }
             var sql = "SELECT \(Columns.message) FROM messages m WHERE m.conversation_id = ?"
             var arguments: StatementArguments = [conversation.rawValue]
+            if conversation.isGroup {
+                // A group member (or former member) sees the seqs inside their spans only.
+                guard
+                    try Bool.fetchOne(
+                        db, sql: "SELECT 1 FROM member_spans WHERE conversation_id = ? AND user_id = ? LIMIT 1",
+                        arguments: [conversation.rawValue, user.rawValue]) == true
+                else { throw StoreError.conversationNotFound }
+                sql += """
+                     AND EXISTS (SELECT 1 FROM member_spans s WHERE s.conversation_id = m.conversation_id AND s.user_id = ?
+                    AND m.seq >= s.from_seq AND (s.to_seq IS NULL OR m.seq <= s.to_seq))
+                    """
+                arguments += [user.rawValue]
+            } else {
+                guard
+                    try Bool.fetchOne(
+                        db.cachedStatement(sql: "SELECT 1 FROM conversation_members WHERE conversation_id = ? AND user_id = ?"),
+                        arguments: [conversation.rawValue, user.rawValue]) == true
+                else { throw StoreError.conversationNotFound }
+            }
             if let after = query.after {
                 sql += " AND m.seq > ?"
                 arguments += [after]
@@ -164,9 +191,16 @@ extension SQLiteStore: MessageStore {
             guard moved else { return ReceiptOutcome(receipt: receipt, deliveries: []) }
             try db.cachedStatement(sql: "UPDATE conversation_members SET delivered_seq = ?, read_seq = ? WHERE conversation_id = ? AND user_id = ?")
                 .execute(arguments: [receipt.deliveredSeq, receipt.readSeq, conversation.rawValue, member.rawValue])
-            let deliveries = try Self.memberIDs(conversation, statements).map {
-                try Self.appendEvent(.receipt(receipt), to: $0, now: now, statements)
+            // In a group only the member's own devices hear of their cursors, and the senders
+            // whose messages changed status hear of the aggregate (docs/protocol.md "Receipts in groups").
+            guard conversation.isGroup else {
+                let deliveries = try Self.memberIDs(conversation, statements).map {
+                    try Self.appendEvent(.receipt(receipt), to: $0, now: now, statements)
+                }
+                return ReceiptOutcome(receipt: receipt, deliveries: deliveries)
             }
+            var deliveries = [try Self.appendEvent(.receipt(receipt), to: member, now: now, statements)]
+            deliveries += try GroupReceiptAggregate.refresh(conversation, now: now, statements, db)
             return ReceiptOutcome(receipt: receipt, deliveries: deliveries)
         }
     }

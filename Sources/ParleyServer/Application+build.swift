@@ -81,10 +81,11 @@ struct ServerContext: Sendable {
     let searchLimiter: RateLimiter
     let conversationLimiter: RateLimiter
     let typingLimiter: RateLimiter
+    let groupLimiter: RateLimiter
     let messenger: Messenger
     let health: StorageHealth
 
-    var limiters: [RateLimiter] { [sendLimiter, registerLimiter, searchLimiter, conversationLimiter, typingLimiter] }
+    var limiters: [RateLimiter] { [sendLimiter, registerLimiter, searchLimiter, conversationLimiter, typingLimiter, groupLimiter] }
 
     init(configuration: ServerConfiguration, store: any ParleyStore, bus: (any ClusterBus)?, logger: Logger?) {
         var logger = logger ?? Logger(label: "parley")
@@ -107,6 +108,7 @@ struct ServerContext: Sendable {
         searchLimiter = RateLimiter(ratePerSecond: configuration.searchesPerMinute / 60, burst: configuration.searchesPerMinute)
         conversationLimiter = RateLimiter(ratePerSecond: configuration.conversationsPerHour / 3600, burst: configuration.conversationsPerHour)
         typingLimiter = RateLimiter(ratePerSecond: configuration.typingPerSecond, burst: 5)
+        groupLimiter = RateLimiter(ratePerSecond: configuration.groupActionsPerHour / 3600, burst: configuration.groupActionsPerHour)
         health = StorageHealth(logger: logger)
         messenger = Messenger(
             store: store, hub: hub, sendLimiter: sendLimiter, conversationLimiter: conversationLimiter, metrics: metrics,
@@ -132,6 +134,10 @@ func makeRouter(_ server: ServerContext) -> Router<ParleyRequestContext> {
     OperationsRoutes(store: server.store, health: server.health, metricsToken: server.configuration.metricsToken).add(to: router)
     AccountRoutes(server).add(to: router)
     ConversationRoutes(store: server.store, hub: server.hub, messenger: server.messenger).add(to: router)
+    GroupRoutes(
+        groups: GroupService(
+            store: server.store, hub: server.hub, limiter: server.groupLimiter, maxMembers: server.configuration.maxGroupMembers)
+    ).add(to: router)
     // The upgrade itself is taken by the child channel (HTTPConnectionChannel); a plain GET lands here.
     router.get("/v1/ws") { _, _ -> Response in
         var error = ParleyError(.upgradeRequired, "This is the WebSocket endpoint: connect with a WebSocket upgrade.")

@@ -88,7 +88,9 @@ struct Messenger: Sendable {
             throw ParleyError(.invalidJSON, "Give exactly one of conversationId and recipientId.")
         }
         let text = try Validation.messageText(request.text).get()
-        return NewMessage(sender: sender, clientId: clientId, target: target, text: text)
+        var mentionNames: [String] = []
+        if case .conversation(let id) = target, id.isGroup { mentionNames = Validation.mentionedUsernames(in: text) }
+        return NewMessage(sender: sender, clientId: clientId, target: target, text: text, mentionNames: mentionNames)
     }
 
     /// Fans a stored message out to live connections (nothing for a duplicate: it went out before).

@@ -39,9 +39,9 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
     static func status(for code: ErrorCode) -> HTTPResponse.Status {
         switch code {
         case .unauthorized, .notAuthenticated, .invalidCredentials: .unauthorized
-        case .notFound, .conversationNotFound, .userNotFound: .notFound
-        case .usernameTaken, .clientIdConflict, .cursorBeyondEnd: .conflict
-        case .invalidRecipient: .forbidden
+        case .notFound, .conversationNotFound, .userNotFound, .memberNotFound, .messageNotFound, .invitationNotFound: .notFound
+        case .usernameTaken, .clientIdConflict, .cursorBeyondEnd, .groupFull: .conflict
+        case .invalidRecipient, .forbidden: .forbidden
         case .payloadTooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         case .methodNotAllowed: .methodNotAllowed
@@ -51,7 +51,7 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
         case .internalError: .internalServerError
         case .invalidJSON, .invalidUTF8, .invalidFrame, .unknownFrameType, .invalidQuery, .alreadyAuthenticated,
             .invalidUsername, .invalidDisplayName, .invalidPassword, .invalidClientId,
-            .textEmpty, .textTooLong, .textInvalidCharacters, .invalidCursor:
+            .textEmpty, .textTooLong, .textInvalidCharacters, .invalidCursor, .invalidTitle, .invalidMembers, .invalidRole:
             .badRequest
         }
     }
@@ -69,6 +69,13 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
         case .invalidRecipient: self.init(.invalidRecipient, "You cannot message yourself.")
         case .clientIdConflict: self.init(.clientIdConflict, "This client id was already used for another conversation.")
         case .cursorBeyondEnd: self.init(.cursorBeyondEnd, "The cursor is beyond the conversation's last message.")
+        case .forbidden(let reason): self.init(.forbidden, reason)
+        case .invalidMembers(let reason): self.init(.invalidMembers, reason)
+        case .invalidRole: self.init(.invalidRole, "Role must be admin or member.")
+        case .groupFull(let limit): self.init(.groupFull, "A group has at most \(limit) members.")
+        case .memberNotFound: self.init(.memberNotFound, "That person is not a member of this group.")
+        case .messageNotFound: self.init(.messageNotFound, "No such message.")
+        case .invitationNotFound: self.init(.invitationNotFound, "No such invitation.")
         case .storageUnavailable:
             self.init(.storageUnavailable, "The server cannot store anything right now; nothing was lost, try again shortly.", retryAfter: 5)
         }

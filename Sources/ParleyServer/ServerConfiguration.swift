@@ -29,6 +29,10 @@ public struct ServerConfiguration: Sendable {
     public var searchesPerMinute: Double = 30
     /// New conversations a user may start per hour (a bucket of this size).
     public var conversationsPerHour: Double = 30
+    /// Group creations and adds a user may make per hour (a bucket of this size).
+    public var groupActionsPerHour: Double = 30
+    /// Most members a group may have (1…``Validation/maxGroupMembersCeiling``).
+    public var maxGroupMembers = Validation.defaultMaxGroupMembers
     /// Typing frames per user a second (burst 5); the rest are ignored.
     public var typingPerSecond: Double = 2
 

@@ -56,6 +56,27 @@ public protocol MessageStore: Sendable {
     func updateReceipt(in conversation: ConversationID, member: UserID, deliveredSeq: Int64?, readSeq: Int64?, now: Timestamp) async throws -> ReceiptOutcome
 }
 
+/// Groups: creation, membership changes, invitations and message info (docs/protocol.md "Groups").
+/// Every action is idempotent by (actor, clientId), shared with sends, and decided by
+/// ``GroupPlan`` before anything is written.
+public protocol GroupStore: Sendable {
+    /// Creates a group whose owner is the creator; contacts are added, anyone else invited. A retry
+    /// returns the original group and entry with `duplicate`.
+    /// - Throws: ``StoreError/invalidMembers(_:)``, ``StoreError/groupFull(limit:)``,
+    ///   ``StoreError/clientIdConflict``.
+    func createGroup(_ group: NewGroup, now: Timestamp) async throws -> GroupOutcome
+    /// Applies a membership change (``GroupPlan`` rules), or accepts an invitation.
+    func changeGroup(_ change: MembershipChange, now: Timestamp) async throws -> GroupOutcome
+    /// The user's pending invitations, newest first.
+    func invitations(of user: UserID) async throws -> [Invitation]
+    /// - Throws: ``StoreError/invitationNotFound``.
+    func declineInvitation(to conversation: ConversationID, user: UserID) async throws
+    /// Who has the message at `seq`, which `user` sent, among the members when it was sent who are
+    /// still members. - Throws: ``StoreError/conversationNotFound``, ``StoreError/messageNotFound``,
+    /// ``StoreError/forbidden(_:)`` (not the sender).
+    func messageInfo(in conversation: ConversationID, seq: Int64, as user: UserID) async throws -> MessageInfo
+}
+
 /// Each user's ordered, resumable event stream.
 public protocol EventLog: Sendable {
     /// Events of `user` after position `after`, at most `limit`, or ``Replay/tooOld(head:)``.
@@ -67,7 +88,7 @@ public protocol EventLog: Sendable {
 }
 
 /// Everything the server needs from a database. Every backend passes the same conformance suite.
-public protocol ParleyStore: AccountStore, ConversationStore, MessageStore, EventLog {
+public protocol ParleyStore: AccountStore, ConversationStore, MessageStore, GroupStore, EventLog {
     /// What a new live connection of `user` needs, read together: the stream head and the contacts
     /// (as ``streamHead(of:)`` and ``contacts(of:)`` would return them). A store that can read both
     /// at once saves a round trip per connect.

@@ -13,6 +13,20 @@ public enum StoreError: Error, Equatable, Sendable {
     case clientIdConflict
     /// A receipt cursor beyond the conversation's last message.
     case cursorBeyondEnd
+    /// A group action the caller's role does not allow (the reason is safe to show).
+    case forbidden(String)
+    /// A create or add names someone who cannot be added (unknown, a duplicate, oneself, already in).
+    case invalidMembers(String)
+    /// A role change to anything but admin or member.
+    case invalidRole
+    /// The group would have more members than the server allows.
+    case groupFull(limit: Int)
+    /// The person acted on is not a member of the group.
+    case memberNotFound
+    /// No message with that seq is visible to the caller.
+    case messageNotFound
+    /// No pending invitation of the caller to that group.
+    case invitationNotFound
     /// The database cannot write (disk full, I/O error). Nothing of the failed write was kept;
     /// retrying later is safe, and the store recovers by itself when the cause goes away.
     case storageUnavailable

@@ -44,11 +44,15 @@ public struct NewMessage: Sendable {
     public var clientId: ClientMessageID
     public var target: SendTarget
     public var text: String
-    public init(sender: UserID, clientId: ClientMessageID, target: SendTarget, text: String) {
+    /// The usernames the text mentions (``Validation/mentionedUsernames(in:)``); in a group, the
+    /// store resolves those of current members into ``Message/mentions``.
+    public var mentionNames: [String]
+    public init(sender: UserID, clientId: ClientMessageID, target: SendTarget, text: String, mentionNames: [String] = []) {
         self.sender = sender
         self.clientId = clientId
         self.target = target
         self.text = text
+        self.mentionNames = mentionNames
     }
 }
 

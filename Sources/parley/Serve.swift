@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import ParleyCore
 import ParleyPostgres
 import ParleyServer
 import ParleyStore
@@ -45,6 +46,8 @@ struct Serve: AsyncParsableCommand {
     var maxConnectionsPerAddress: Int?
     @Option(help: "Bearer token for /metrics; without one, /metrics answers loopback clients only. [env: PARLEY_METRICS_TOKEN]")
     var metricsToken: String?
+    @Option(help: "Most members of a group, 1–1024. [env: PARLEY_MAX_GROUP_MEMBERS] (default: 256)")
+    var maxGroupMembers: Int?
 
     func run() async throws {
         let settings = Settings(environment: ProcessInfo.processInfo.environment)
@@ -84,6 +87,9 @@ struct Serve: AsyncParsableCommand {
             "max-connections-per-address",
             maxConnectionsPerAddress ?? (try settings.int("PARLEY_MAX_CONNECTIONS_PER_ADDRESS")) ?? configuration.maxConnectionsPerAddress,
             in: 1...1_000_000)
+        configuration.maxGroupMembers = try settings.checked(
+            "max-group-members", maxGroupMembers ?? (try settings.int("PARLEY_MAX_GROUP_MEMBERS")) ?? configuration.maxGroupMembers,
+            in: 1...Validation.maxGroupMembersCeiling)
         if let token = metricsToken ?? settings.string("PARLEY_METRICS_TOKEN") {
             guard token.utf8.count >= 16, token.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }) else {
                 throw ValidationError("metrics-token must be at least 16 printable characters without spaces.")

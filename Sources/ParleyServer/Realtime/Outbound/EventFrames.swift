@@ -17,10 +17,13 @@ struct EventFrameEncoder {
     mutating func encode(_ event: StreamEvent) throws -> EncodedEvent {
         let (kind, json) = try payload(event.payload)
         // Keys in sorted order, as WireFormat writes them.
+        // Keys in sorted order: the payload's key sorts after "pos" for receipt and receiptSummary ("summary").
         let text =
-            kind == "receipt"
-            ? #"{"pos":\#(event.position),"receipt":\#(json),"type":"receipt"}"#
-            : #"{"\#(kind)":\#(json),"pos":\#(event.position),"type":"\#(kind)"}"#
+            switch kind {
+            case "receipt": #"{"pos":\#(event.position),"receipt":\#(json),"type":"receipt"}"#
+            case "receiptSummary": #"{"pos":\#(event.position),"summary":\#(json),"type":"receiptSummary"}"#
+            default: #"{"\#(kind)":\#(json),"pos":\#(event.position),"type":"\#(kind)"}"#
+            }
         return EncodedEvent(position: event.position, text: text)
     }
 
@@ -31,6 +34,8 @@ struct EventFrameEncoder {
             case .message(let message): ("message", MessageFrameJSON.message(message))
             case .receipt(let receipt): ("receipt", String(decoding: try encoder.encode(receipt), as: UTF8.self))
             case .conversation(let info): ("conversation", String(decoding: try encoder.encode(info), as: UTF8.self))
+            case .invitation(let invitation): ("invitation", String(decoding: try encoder.encode(invitation), as: UTF8.self))
+            case .receiptSummary(let summary): ("receiptSummary", String(decoding: try encoder.encode(summary), as: UTF8.self))
             }
         cache[payload] = result
         return result

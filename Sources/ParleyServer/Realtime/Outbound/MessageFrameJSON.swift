@@ -1,3 +1,4 @@
+import Foundation
 import ParleyCore
 
 /// Hand-written JSON for the two frames written for every message: the recipient's `message` event
@@ -7,6 +8,10 @@ import ParleyCore
 enum MessageFrameJSON {
     /// The message object, as `WireFormat.encoder().encode(message)` writes it.
     static func message(_ message: Message) -> String {
+        // Entries and mentions are rare: the encoder writes those.
+        if message.entry != nil || message.mentions != nil {
+            return (try? WireFormat.encoder().encode(message)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        }
         var out = JSONBytes(capacity: 256 + message.text.utf8.count)
         out.append(message)
         return out.text
@@ -14,6 +19,10 @@ enum MessageFrameJSON {
 
     /// A whole `sent` frame, as encoding ``ServerFrame/sent(ref:message:duplicate:position:)`` writes it.
     static func sent(ref: String?, message: Message, duplicate: Bool, position: Int64?) -> String {
+        if message.entry != nil || message.mentions != nil {
+            let frame = ServerFrame.sent(ref: ref, message: message, duplicate: duplicate, position: position)
+            return (try? WireFormat.encoder().encode(frame)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        }
         var out = JSONBytes(capacity: 320 + message.text.utf8.count + (ref?.utf8.count ?? 0))
         out.raw(#"{"duplicate":"#)
         out.raw(duplicate ? "true" : "false")

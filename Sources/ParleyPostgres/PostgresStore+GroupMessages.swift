@@ -1,0 +1,85 @@
+import ParleyCore
+import ParleyStore
+import PostgresNIO
+
+/// Sends and receipts in groups: the rules of the direct path (``PostgresStore/send(_:now:)``), plus
+/// mentions and the receipt aggregate, as statements from Swift under the conversation row's lock
+/// rather than a server-side function.
+extension PostgresStore {
+    func sendToGroup(_ new: NewMessage, _ conversation: ConversationID, now: Timestamp) async throws -> SendOutcome {
+        try await transaction { db in
+            var writer = PostgresGroupWriter(store: self, conversation: conversation, now: now, db: db)
+            let state = try await writer.lockGroup()
+            if let earlier = try await self.earlierAction(by: new.sender, new.clientId, db) {
+                guard earlier.conversationId == conversation else { throw StoreError.clientIdConflict }
+                return SendOutcome(message: earlier, duplicate: true, deliveries: [])
+            }
+            guard let state, !state.closed, state.member(new.sender) != nil else { throw StoreError.conversationNotFound }
+            let heldBack = try await self.holdsBack(new.sender, in: conversation, db)
+            let mentions = try await self.resolveMentions(new.mentionNames, of: new.sender, in: conversation, db)
+            let message = try await writer.insert(text: new.text, by: new.sender, new.clientId, entry: nil, mentions: mentions)
+            try await writer.deliver(message)
+            if heldBack { try await writer.refreshAggregate() }
+            try await self.notify(writer.deliveries, db)
+            return SendOutcome(message: message, duplicate: false, deliveries: writer.deliveries)
+        }
+    }
+
+    func groupReceipt(in conversation: ConversationID, member: UserID, deliveredSeq: Int64?, readSeq: Int64?, now: Timestamp) async throws
+        -> ReceiptOutcome
+    {
+        try await transaction { db in
+            guard
+                let row = try await db.rows(
+                    """
+                    SELECT m.delivered_seq, m.read_seq, c.last_seq FROM conversation_members m JOIN conversations c ON c.id = m.conversation_id
+                    WHERE m.conversation_id = \(conversation.rawValue) AND m.user_id = \(member.rawValue) FOR UPDATE OF c
+                    """, self.logger
+                ).first
+            else { throw StoreError.conversationNotFound }
+            let (oldDelivered, oldRead, lastSeq) = try row.decode((Int64, Int64, Int64).self)
+            let (receipt, moved) = try ReceiptUpdate.advancing(
+                conversation: conversation, member: member, delivered: oldDelivered, read: oldRead, lastSeq: lastSeq,
+                requestedDelivered: deliveredSeq, requestedRead: readSeq)
+            guard moved else { return ReceiptOutcome(receipt: receipt, deliveries: []) }
+            try await db.query(
+                """
+                UPDATE conversation_members SET delivered_seq = \(receipt.deliveredSeq), read_seq = \(receipt.readSeq)
+                WHERE conversation_id = \(conversation.rawValue) AND user_id = \(member.rawValue)
+                """, logger: self.logger)
+            // The member's own devices hear of their cursors; the senders it concerns of the aggregate.
+            var writer = PostgresGroupWriter(store: self, conversation: conversation, now: now, db: db)
+            let own = try await self.appendEvent(.receipt(receipt), to: member, now: now, db)
+            try await writer.refreshAggregate()
+            let deliveries = [own] + writer.deliveries
+            try await self.notify(deliveries, db)
+            return ReceiptOutcome(receipt: receipt, deliveries: deliveries)
+        }
+    }
+
+    private func holdsBack(_ user: UserID, in conversation: ConversationID, _ db: PostgresConnection) async throws -> Bool {
+        try await db.value(
+            """
+            SELECT m.delivered_seq <= c.everyone_delivered_seq OR m.read_seq <= c.everyone_read_seq
+            FROM conversation_members m JOIN conversations c ON c.id = m.conversation_id
+            WHERE m.conversation_id = \(conversation.rawValue) AND m.user_id = \(user.rawValue)
+            """, as: Bool.self, logger) ?? false
+    }
+
+    /// The current members (not the sender) whose usernames the text mentions, in order of mention.
+    private func resolveMentions(_ names: [String], of sender: UserID, in conversation: ConversationID, _ db: PostgresConnection) async throws
+        -> [UserID]?
+    {
+        let names = Array(names.prefix(50))
+        guard !names.isEmpty else { return nil }
+        let rows = try await db.rows(
+            """
+            SELECT u.username, u.id FROM conversation_members m JOIN users u ON u.id = m.user_id
+            WHERE m.conversation_id = \(conversation.rawValue) AND m.user_id <> \(sender.rawValue) AND u.username = ANY(\(names))
+            """, logger
+        ).map { try $0.decode((String, String).self) }
+        let byName = Dictionary(rows.map { ($0.0, UserID(rawValue: $0.1)) }, uniquingKeysWith: { first, _ in first })
+        let mentioned = names.compactMap { byName[$0] }
+        return mentioned.isEmpty ? nil : mentioned
+    }
+}

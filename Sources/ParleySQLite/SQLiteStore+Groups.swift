@@ -1,0 +1,182 @@
+import GRDB
+import ParleyCore
+import ParleyStore
+
+extension SQLiteStore: GroupStore {
+    public func createGroup(_ group: NewGroup, now: Timestamp) async throws -> GroupOutcome {
+        let statements = writerStatements
+        return try await batchedWrite { db in
+            let statements = try statements.on(db)
+            if let earlier = try Self.earlierAction(by: group.creator, group.clientId, statements) {
+                guard earlier.entry?.type == .created else { throw StoreError.clientIdConflict }
+                return GroupOutcome(
+                    conversationId: earlier.conversationId, entry: earlier, invited: try Self.invited(by: group.creator, to: earlier.conversationId, db),
+                    duplicate: true, deliveries: [])
+            }
+            let known = Set(try Self.users(group.memberIds, db).map(\.id))
+            try GroupPlan.checkNewMembers(group.memberIds, actor: group.creator, known: known)
+            guard group.memberIds.count + 1 <= group.maxMembers else { throw StoreError.groupFull(limit: group.maxMembers) }
+            let contacts = try Self.directContacts(of: group.creator, among: group.memberIds, db)
+            let joining = group.memberIds.filter(contacts.contains)
+            let id = ConversationID.newGroup()
+            try db.execute(
+                sql: "INSERT INTO conversations (id, kind, created_at, last_seq, last_activity_at, title) VALUES (?, 'group', ?, 0, ?, ?)",
+                arguments: [id.rawValue, now.milliseconds, now.milliseconds, group.title])
+            var writer = GroupWriter(conversation: id, now: now, statements: statements, db: db)
+            try writer.addMember(group.creator, role: .owner)
+            for user in joining { try writer.addMember(user, role: .member) }
+            let entry = try writer.append(
+                GroupEntry(type: .created, userIds: joining, title: group.title), by: group.creator, group.clientId,
+                joined: [group.creator] + joining, shareHistory: false, departing: nil)
+            let invited = group.memberIds.filter { !contacts.contains($0) }
+            try writer.invite(invited, by: group.creator, shareHistory: false)
+            return GroupOutcome(conversationId: id, entry: entry, invited: invited, duplicate: false, deliveries: writer.deliveries)
+        }
+    }
+
+    public func changeGroup(_ change: MembershipChange, now: Timestamp) async throws -> GroupOutcome {
+        let statements = writerStatements
+        return try await batchedWrite { db in
+            let statements = try statements.on(db)
+            if let earlier = try Self.earlierAction(by: change.actor, change.clientId, statements) {
+                guard earlier.conversationId == change.conversation, earlier.isEntry else { throw StoreError.clientIdConflict }
+                return GroupOutcome(conversationId: change.conversation, entry: earlier, invited: [], duplicate: true, deliveries: [])
+            }
+            let state = try Self.groupState(change.conversation, db)
+            var writer = GroupWriter(conversation: change.conversation, now: now, statements: statements, db: db)
+            if change.action == .accept { return try Self.accept(change, state: state, &writer) }
+            var named: [UserID] = []
+            if case .add(let users, _) = change.action { named = users }
+            let known = Set(try Self.users(named, db).map(\.id))
+            let contacts = try Self.directContacts(of: change.actor, among: named, db)
+            let plan = try GroupPlan.decide(change.action, by: change.actor, in: state, known: known, contacts: contacts, maxMembers: change.maxMembers)
+            if let title = plan.title {
+                try db.execute(sql: "UPDATE conversations SET title = ? WHERE id = ?", arguments: [title, change.conversation.rawValue])
+            }
+            for (user, role) in plan.roles {
+                try db.execute(
+                    sql: "UPDATE conversation_members SET role = ? WHERE conversation_id = ? AND user_id = ?",
+                    arguments: [role.rawValue, change.conversation.rawValue, user.rawValue])
+            }
+            for user in plan.joining { try writer.addMember(user, role: .member) }
+            var shareHistory = false
+            if case .add(_, let share) = change.action { shareHistory = share }
+            let entry = try plan.entry.map {
+                try writer.append($0, by: change.actor, change.clientId, joined: plan.joining, shareHistory: shareHistory, departing: plan.departing)
+            }
+            try writer.invite(plan.inviting, by: change.actor, shareHistory: shareHistory)
+            if plan.closes {
+                try db.execute(sql: "UPDATE conversations SET closed = 1 WHERE id = ?", arguments: [change.conversation.rawValue])
+                try db.execute(sql: "DELETE FROM invitations WHERE conversation_id = ?", arguments: [change.conversation.rawValue])
+            }
+            return GroupOutcome(
+                conversationId: change.conversation, entry: entry, invited: plan.inviting, duplicate: false, deliveries: writer.deliveries,
+                departed: plan.departing.map { [$0] } ?? [])
+        }
+    }
+
+    /// Accepting an invitation: the invitee joins (from the start when the inviter shared history).
+    private static func accept(_ change: MembershipChange, state: GroupState?, _ writer: inout GroupWriter) throws -> GroupOutcome {
+        let db = writer.db
+        guard
+            let shareHistory = try Bool.fetchOne(
+                db, sql: "SELECT share_history FROM invitations WHERE user_id = ? AND conversation_id = ?",
+                arguments: [change.actor.rawValue, change.conversation.rawValue])
+        else { throw StoreError.invitationNotFound }
+        guard let state, !state.closed else { throw StoreError.invitationNotFound }
+        guard state.members.count < change.maxMembers else { throw StoreError.groupFull(limit: change.maxMembers) }
+        try writer.addMember(change.actor, role: .member)
+        let entry = try writer.append(
+            GroupEntry(type: .joined), by: change.actor, change.clientId, joined: [change.actor], shareHistory: shareHistory, departing: nil)
+        return GroupOutcome(conversationId: change.conversation, entry: entry, invited: [], duplicate: false, deliveries: writer.deliveries)
+    }
+
+    public func invitations(of user: UserID) async throws -> [Invitation] {
+        try await lookup { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT i.conversation_id, c.title, i.created_at,
+                        (SELECT COUNT(*) FROM conversation_members m WHERE m.conversation_id = i.conversation_id), \(Columns.user)
+                    FROM invitations i JOIN conversations c ON c.id = i.conversation_id JOIN users u ON u.id = i.inviter_id
+                    WHERE i.user_id = ? ORDER BY i.created_at DESC, i.conversation_id
+                    """,
+                arguments: [user.rawValue]
+            ).map { row in
+                Invitation(
+                    conversationId: ConversationID(rawValue: row[0]), title: row[1], inviter: User(row: row, at: 4), memberCount: row[3],
+                    createdAt: Timestamp(milliseconds: row[2]))
+            }
+        }
+    }
+
+    public func declineInvitation(to conversation: ConversationID, user: UserID) async throws {
+        try await batchedWrite { db in
+            try db.execute(
+                sql: "DELETE FROM invitations WHERE user_id = ? AND conversation_id = ?", arguments: [user.rawValue, conversation.rawValue])
+            guard db.changesCount == 1 else { throw StoreError.invitationNotFound }
+        }
+    }
+
+    public func messageInfo(in conversation: ConversationID, seq: Int64, as user: UserID) async throws -> MessageInfo {
+        try await lookup { db in
+            let members = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT m.user_id, m.delivered_seq, m.read_seq, COALESCE(s.joined_seq, 0) FROM conversation_members m
+                    LEFT JOIN member_spans s ON s.conversation_id = m.conversation_id AND s.user_id = m.user_id AND s.to_seq IS NULL
+                    WHERE m.conversation_id = ? ORDER BY m.user_id
+                    """,
+                arguments: [conversation.rawValue])
+            guard members.contains(where: { $0[0] == user.rawValue }) else { throw StoreError.conversationNotFound }
+            guard
+                let sender = try String.fetchOne(
+                    db, sql: "SELECT sender_id FROM messages WHERE conversation_id = ? AND seq = ? AND entry IS NULL",
+                    arguments: [conversation.rawValue, seq])
+            else { throw StoreError.messageNotFound }
+            guard sender == user.rawValue else { throw StoreError.forbidden("Message info is shown for your own messages only.") }
+            return MessageInfo(
+                seq: seq,
+                states: members.filter { $0[0] != user.rawValue && ($0[3] as Int64) < seq }.map { (UserID(rawValue: $0[0]), $0[1], $0[2]) })
+        }
+    }
+
+    /// The stored entry (or message) of an earlier action with the same client id.
+    static func earlierAction(by actor: UserID, _ clientId: ClientMessageID, _ statements: WriterStatements) throws -> Message? {
+        try statements.sentBefore.firstRow(.text(actor.rawValue), .text(clientId.rawValue), read: Message.init(row:))
+    }
+
+    static func invited(by inviter: UserID, to conversation: ConversationID, _ db: Database) throws -> [UserID] {
+        try String.fetchAll(
+            db, sql: "SELECT user_id FROM invitations WHERE conversation_id = ? AND inviter_id = ? ORDER BY user_id",
+            arguments: [conversation.rawValue, inviter.rawValue]
+        ).map(UserID.init(rawValue:))
+    }
+
+    /// Those of `users` with whom `user` has exchanged messages in their direct conversation.
+    static func directContacts(of user: UserID, among users: [UserID], _ db: Database) throws -> Set<UserID> {
+        guard !users.isEmpty else { return [] }
+        let ids = users.map { ConversationID.direct(user, $0).rawValue }
+        let rows = try String.fetchAll(
+            db,
+            sql: """
+                SELECT conversation_id FROM conversation_members WHERE conversation_id IN (\(databaseQuestionMarks(count: ids.count)))
+                GROUP BY conversation_id HAVING COUNT(first_sent_seq) = 2
+                """,
+            arguments: StatementArguments(ids))
+        let formed = Set(rows)
+        return Set(users.filter { formed.contains(ConversationID.direct(user, $0).rawValue) })
+    }
+
+    /// The group as the rules need it, or nil if there is no such group.
+    static func groupState(_ conversation: ConversationID, _ db: Database) throws -> GroupState? {
+        guard conversation.isGroup,
+            let row = try Row.fetchOne(
+                db, sql: "SELECT title, closed FROM conversations WHERE id = ? AND kind = 'group'", arguments: [conversation.rawValue])
+        else { return nil }
+        let members = try Row.fetchAll(
+            db, sql: "SELECT user_id, role, joined_at FROM conversation_members WHERE conversation_id = ?", arguments: [conversation.rawValue]
+        ).map { GroupMemberState(userId: UserID(rawValue: $0[0]), role: MemberRole(rawValue: $0[1] ?? "") ?? .member, joinedAt: $0[2]) }
+        return GroupState(title: row[0] ?? "", closed: row[1], members: members)
+    }
+}

@@ -1,0 +1,26 @@
+import Foundation
+import ParleyCore
+
+/// The JSON columns of messages (`entry`, `mentions`), written and read the same way by every backend.
+public enum StoredJSON {
+    /// A membership entry as stored.
+    public static func text(_ entry: GroupEntry) -> String {
+        String(decoding: (try? WireFormat.encoder().encode(entry)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+
+    /// Mentioned user ids as stored (nil for none).
+    public static func text(_ mentions: [UserID]?) -> String? {
+        guard let mentions, !mentions.isEmpty else { return nil }
+        return String(decoding: (try? WireFormat.encoder().encode(mentions)) ?? Data("[]".utf8), as: UTF8.self)
+    }
+
+    public static func entry(_ text: String?) -> GroupEntry? {
+        guard let text else { return nil }
+        return try? JSONDecoder().decode(GroupEntry.self, from: Data(text.utf8))
+    }
+
+    public static func mentions(_ text: String?) -> [UserID]? {
+        guard let text else { return nil }
+        return try? JSONDecoder().decode([UserID].self, from: Data(text.utf8))
+    }
+}
