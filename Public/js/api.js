@@ -44,4 +44,23 @@ export class Api {
   }
   searchUsers(query) { return this.request("GET", `/v1/users?limit=20&query=${encodeURIComponent(query)}`); }
   user(id) { return this.request("GET", `/v1/users/${encodeURIComponent(id)}`); }
+
+  // Groups. Every action carries a clientId: the caller keeps it until the action succeeds, so a
+  // retry after a network error answers the original entry instead of acting twice.
+  createGroup(clientId, title, memberIds) { return this.request("POST", "/v1/groups", { clientId, title, memberIds }); }
+  addMembers(id, clientId, userIds) { return this.request("POST", `${conversationPath(id)}/members`, { clientId, userIds }); }
+  removeMember(id, userId, clientId) {
+    return this.request("POST", `${conversationPath(id)}/members/${encodeURIComponent(userId)}/remove`, { clientId });
+  }
+  setRole(id, userId, role, clientId) {
+    return this.request("POST", `${conversationPath(id)}/members/${encodeURIComponent(userId)}/role`, { clientId, role });
+  }
+  leaveGroup(id, clientId) { return this.request("POST", `${conversationPath(id)}/leave`, { clientId }); }
+  renameGroup(id, title, clientId) { return this.request("POST", `${conversationPath(id)}/title`, { clientId, title }); }
+  messageInfo(id, seq) { return this.request("GET", `${conversationPath(id)}/messages/${seq}/info`); }
+  invitations() { return this.request("GET", "/v1/invitations"); }
+  acceptInvitation(id, clientId) { return this.request("POST", `/v1/invitations/${encodeURIComponent(id)}/accept`, { clientId }); }
+  declineInvitation(id) { return this.request("POST", `/v1/invitations/${encodeURIComponent(id)}/decline`); }
 }
+
+const conversationPath = (id) => `/v1/conversations/${encodeURIComponent(id)}`;

@@ -2,7 +2,10 @@
 import { Api, ApiError } from "./api.js";
 import { ChatView } from "./chat-view.js";
 import { $ } from "./dom.js";
+import { entryLines } from "./entries.js";
+import { GroupPanel } from "./group-panel.js";
 import { ListView } from "./list-view.js";
+import { NewGroupDialog } from "./new-group.js";
 import { LiveSocket } from "./socket.js";
 import { ChatStore } from "./store.js";
 
@@ -76,13 +79,20 @@ function start() {
   $("auth-view").hidden = true;
   $("app-view").hidden = false;
   const store = new ChatStore({ api, session });
-  const chat = new ChatView(store);
+  const openConversation = (id) => { location.hash = `#/c/${id}`; };
+  const panel = new GroupPanel(store);
+  const chat = new ChatView(store, {
+    onGroupInfo: (id) => panel.open(id),
+    onMessageInfo: (id, message) => panel.openInfo(id, message),
+  });
+  const newGroup = new NewGroupDialog(store, { onOpen: openConversation });
   const list = new ListView(store, {
-    onOpen: (id) => { location.hash = `#/c/${id}`; },
+    onOpen: openConversation,
     onStartChat: (user) => {
       const id = store.conversationWith(user.id);
       location.hash = store.conversations.has(id) ? `#/c/${id}` : `#/u/${user.id}`;
     },
+    onNewGroup: () => newGroup.open(),
   });
   const socket = new LiveSocket({
     token: session.token,
@@ -96,13 +106,22 @@ function start() {
   store.socket = socket;
   store.onIncoming = (message) => {
     const summary = store.conversations.get(message.conversationId);
+    if (summary && store.isGroup(summary)) {
+      // In a group, who wrote it matters as much as where.
+      const title = `“${store.titleOf(summary)}”`;
+      if (message.entry) announce(`${title}: ${entryLines(message, (id) => store.nameOf(id, summary), store.me).join(". ")}`);
+      else announce(`New message from ${store.nameOf(message.senderId, summary) ?? "someone"} in ${title}: ${message.text.slice(0, 140)}`);
+      return;
+    }
     const name = summary ? store.other(summary)?.displayName : "someone";
     announce(`New message from ${name}: ${message.text.slice(0, 140)}`);
   };
+  store.onInvitation = (invitation) => announce(`${invitation.inviter?.displayName ?? "Someone"} invited you to “${invitation.title}”`);
   store.subscribe(() => {
     list.openId = chat.id;
     list.render();
     chat.render();
+    panel.render();
     showConnection(store.connection);
   });
   app = { store, chat, list, socket };
@@ -141,7 +160,7 @@ async function route() {
   $("app-view").classList.toggle("chat-open", Boolean(kind));
   if (kind === "c") {
     const summary = store.conversations.get(id);
-    await chat.open(id, summary ? store.other(summary) : null);
+    await chat.open(id, summary && !store.isGroup(summary) ? store.other(summary) : null);
   } else if (kind === "u") {
     const conversationId = store.conversationWith(id);
     if (store.conversations.has(conversationId)) { location.replace(`#/c/${conversationId}`); return; }

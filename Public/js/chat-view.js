@@ -1,7 +1,12 @@
 // One open chat: header, message list (keyed rendering, date separators, statuses), scrolling,
-// read marking and the composer.
-import { $, avatar, el, reconcile } from "./dom.js";
-import { COUNTER_THRESHOLD, MAX_CHARACTERS, canSend, characterCount, clockTime, dayKey, dayLabel, isEmojiOnly, normalizedText, presenceText } from "./format.js";
+// read marking and the composer. In a group: sender names, membership entries as lines of their
+// own, mentions, "Message info", and a notice instead of the composer once I am out.
+import { renderComposer, renderHeader } from "./chat-header.js";
+import { $, el, reconcile } from "./dom.js";
+import { entryLines } from "./entries.js";
+import { COUNTER_THRESHOLD, MAX_CHARACTERS, canSend, characterCount, clockTime, dayKey, dayLabel, isEmojiOnly, normalizedText,
+  senderColour } from "./format.js";
+import { MentionPicker, appendWithMentions } from "./mentions.js";
 
 // Sending is a small clock drawn in CSS (monochrome, not an emoji); failed is a red "!".
 const STATUS_MARKS = { sending: "", sent: "✓", delivered: "✓✓", read: "✓✓", failed: "!" };
@@ -15,8 +20,10 @@ const WINDOW = 150;
 const STEP = 50;
 const EDGE_PX = 600;
 export class ChatView {
-  constructor(store) {
+  constructor(store, { onGroupInfo = () => {}, onMessageInfo = () => {} } = {}) {
     this.store = store;
+    this.onGroupInfo = onGroupInfo;
+    this.onMessageInfo = onMessageInfo;
     this.id = null;
     this.other = null;
     this.visibleSeqs = new Set();
@@ -30,8 +37,10 @@ export class ChatView {
       .observe($("message-list"));
     $("new-messages-pill").addEventListener("click", () => this.scrollToBottom(true));
     const input = $("composer-input");
+    this.mentions = new MentionPicker($("composer-box"), input, $("mention-list"), () => this.mentionCandidates());
     input.addEventListener("input", () => this.onInput());
     input.addEventListener("keydown", (event) => {
+      if (this.mentions.handleKey(event)) return;  // the member listbox is open: its keys
       if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
         event.preventDefault();
         this.submit();
@@ -39,6 +48,16 @@ export class ChatView {
     });
     input.addEventListener("blur", () => this.stopTyping());
     $("composer").addEventListener("submit", (event) => { event.preventDefault(); this.submit(); });
+    // The group header opens the member panel: its name is a button, and the status line clicks too.
+    $("chat-title").addEventListener("click", (event) => {
+      if (this.isGroup && !event.target.closest("button")) this.onGroupInfo(this.id);
+    });
+    $("message-list").addEventListener("click", (event) => {
+      const button = event.target.closest(".info-button");
+      const seq = Number(button?.closest("li")?.dataset.seq);
+      const message = seq && this.store.thread(this.id).messages.get(seq);
+      if (message) this.onMessageInfo(this.id, message);
+    });
     for (const type of ["focus", "visibilitychange"]) {
       (type === "focus" ? window : document).addEventListener(type, () => this.markVisibleRead());
     }
@@ -58,6 +77,7 @@ export class ChatView {
       this.lastKey = undefined;
       $("message-list").replaceChildren();
       $("composer-input").value = "";
+      this.mentions.enable(this.store.isGroup(id));
       this.onInput();
     }
     $("chat").hidden = false;
@@ -68,7 +88,30 @@ export class ChatView {
     if (!thread.loaded) await this.store.loadThread(id);
     this.render();
     this.scrollToBottom(true);
-    $("composer-input").focus();
+    if (!$("composer").hidden) $("composer-input").focus();
+    else $("messages").focus();
+  }
+
+  get isGroup() { return Boolean(this.id) && this.store.isGroup(this.store.conversations.get(this.id) ?? this.id); }
+
+  /** Members I can mention: everyone in the group now but me. */
+  mentionCandidates() {
+    const summary = this.store.conversations.get(this.id);
+    if (!summary || summary.leftSeq) return [];
+    return summary.members.filter((m) => m.userId !== this.store.me);
+  }
+
+  /** Usernames of the members a message mentions (lowercase → id), for highlighting. */
+  mentionTargets(message, summary) {
+    if (!this.isGroup) return null;
+    const targets = new Map();
+    // The server resolved them; a message still in my outbox has none yet: the members now.
+    const ids = message.mentions ?? (message.seq ? [] : this.mentionCandidates().map((m) => m.userId));
+    for (const userId of ids) {
+      const username = this.store.groups.usernameOf(userId, summary);
+      if (username) targets.set(username.toLowerCase(), userId);
+    }
+    return targets;
   }
 
   close() {
@@ -87,6 +130,9 @@ export class ChatView {
       id: p.clientId, clientId: p.clientId, senderId: store.me, text: p.text, createdAt: p.createdAt, status: p.status, error: p.error,
     }));
     const items = [];
+    const group = this.isGroup;
+    const name = (userId) => store.nameOf(userId, summary);
+    const otherName = (summary && !group ? store.other(summary) : this.other)?.displayName || "Them";
     let day = null;
     for (const message of [...confirmed, ...pending]) {
       const key = dayKey(message.createdAt);
@@ -94,13 +140,19 @@ export class ChatView {
         day = key;
         items.push({ key: `day-${key}`, separator: dayLabel(message.createdAt) });
       }
+      if (message.entry) {
+        items.push({ key: `m-${message.clientId}`, message, entry: entryLines(message, name, store.me) });
+        continue;
+      }
       const mine = message.senderId === store.me;
       const previous = items[items.length - 1];
       // Consecutive messages of one sender on one day form a group: tighter, one tail (on the last).
-      const groupStart = !previous?.message || previous.message.senderId !== message.senderId;
+      const groupStart = !previous?.message || Boolean(previous.entry) || previous.message.senderId !== message.senderId;
       if (!groupStart) previous.groupEnd = false;
+      const senderName = mine ? "You" : group ? (name(message.senderId) ?? "…") : otherName;
       items.push({ key: `m-${message.clientId}`, message, mine, status: mine ? store.statusOf(message, summary) : null,
-                   groupStart, groupEnd: true });
+                   groupStart, groupEnd: true, senderName, showSender: group && !mine && groupStart,
+                   info: group && mine && Boolean(message.seq), mentions: this.mentionTargets(message, summary) });
     }
     return items;
   }
@@ -109,21 +161,8 @@ export class ChatView {
     if (!this.id) return;
     const store = this.store;
     const summary = store.conversations.get(this.id);
-    const other = (summary && store.other(summary)) ?? this.other;
-    const name = other?.displayName ?? "";
-    $("chat-name").textContent = name;
-    const avatarKey = `${other?.userId}|${name}`;
-    if ($("chat-avatar").dataset.key !== avatarKey) {  // rebuilt only when the person changes, not every render
-      const fresh = Object.assign(avatar(name, other?.userId ?? "", false), { id: "chat-avatar" });
-      fresh.dataset.key = avatarKey;
-      $("chat-avatar").replaceWith(fresh);
-    }
-    if (this.labelledName !== name) {  // the other person's name arrived or changed: their rows say it
-      this.labelledName = name;
-      for (const li of $("message-list").querySelectorAll("li.message.theirs")) li.setAttribute("aria-label", (name || "Them") + li.dataset.labelRest);
-    }
-    const typing = store.typingIn(this.id);
-    $("chat-status").textContent = typing ? "typing…" : presenceText(store.presenceOf(other?.userId));
+    renderHeader(this, summary);
+    renderComposer(this, summary);
     const thread = store.thread(this.id);
     // Opened while offline: load the history once the connection is back.
     if (!thread.loaded && !thread.loading && store.connection === "online") store.loadThread(this.id);
@@ -176,18 +215,24 @@ export class ChatView {
       return li;
     }
     const { message, mine } = item;
+    li.dataset.seq = message.seq ?? "";
+    if (item.entry) {
+      // A membership change: a line of its own, read like any other row.
+      li.className = "entry";
+      this.updateRow(li, item);
+      if (message.seq) this.observer.observe(li);
+      return li;
+    }
     li.className = `message ${mine ? "mine" : "theirs"}`;
     // Time and ticks sit inside the bubble, bottom right, after the text.
     const bubble = el("div", isEmojiOnly(message.text) ? "bubble emoji-only" : "bubble");
-    const text = el("span", "text", message.text);
+    const text = el("span", "text");
     text.dir = "auto";
     const meta = el("span", "meta");
     meta.append(el("time", null, clockTime(message.createdAt)));
     bubble.append(text, meta);
     li.append(bubble);
-    li.dataset.seq = message.seq ?? "";
     if (!mine && message.seq) this.observer.observe(li);
-    this.label(li, item);
     this.updateRow(li, item);
     return li;
   }
@@ -214,17 +259,49 @@ export class ChatView {
   /** The name a screen reader gives a message: who, when, its status, then the text. */
   label(li, item) {
     const { message, mine } = item;
-    const summary = this.store.conversations.get(this.id);
-    const sender = mine ? "You" : ((summary && this.store.other(summary)) ?? this.other)?.displayName || "Them";
     const status = mine ? `, ${STATUS_LABELS[item.status].toLowerCase()}` : "";
-    li.dataset.labelRest = `, ${clockTime(message.createdAt)}${status}: ${message.text}`;
-    li.setAttribute("aria-label", sender + li.dataset.labelRest);
+    li.setAttribute("aria-label", `${item.senderName}, ${clockTime(message.createdAt)}${status}: ${message.text}`);
   }
 
   updateRow(li, item) {
     if (item.separator) return;
+    if (item.entry) {
+      const text = item.entry.join("\n");
+      if (li.dataset.text !== text) {
+        li.dataset.text = text;
+        li.replaceChildren(...item.entry.map((line) => el("span", "entry-line", line)));
+      }
+      return;
+    }
     li.classList.toggle("group-start", item.groupStart);
     li.classList.toggle("group-end", item.groupEnd);
+    if (item.message.seq && li.dataset.seq !== String(item.message.seq)) li.dataset.seq = item.message.seq;
+    // Names resolve late (people no longer in the group are fetched): the row follows.
+    if (li.dataset.name !== item.senderName || li.dataset.showSender !== String(item.showSender)) {
+      li.dataset.name = item.senderName;
+      li.dataset.showSender = String(item.showSender);
+      const bubble = li.querySelector(".bubble");
+      bubble.querySelector(".sender")?.remove();
+      if (item.showSender) {
+        const sender = el("span", `sender sender-${senderColour(item.message.senderId)}`, item.senderName);
+        sender.setAttribute("aria-hidden", "true");  // the row's label says it already
+        bubble.prepend(sender);
+      }
+      this.label(li, item);
+    }
+    const mentionKey = item.mentions ? [...item.mentions.keys()].sort().join(" ") : "";
+    if (li.dataset.mentionKey !== mentionKey || !li.dataset.rendered) {
+      li.dataset.mentionKey = mentionKey;
+      li.dataset.rendered = "1";
+      appendWithMentions(li.querySelector(".text"), item.message.text, item.mentions, this.store.me);
+    }
+    if (item.info && !li.querySelector(".info-button")) {
+      const info = el("button", "info-button", "i");
+      info.type = "button";
+      info.setAttribute("aria-label", "Message info");
+      info.title = "Message info";
+      li.querySelector(".meta").prepend(info);
+    }
     if (!item.mine || li.dataset.status === item.status) return;
     li.dataset.status = item.status;
     this.label(li, item);
@@ -329,6 +406,7 @@ export class ChatView {
     const input = $("composer-input");
     input.style.height = "auto";
     input.style.height = `${input.scrollHeight}px`;
+    this.mentions.update();
     const count = characterCount(normalizedText(input.value));
     const counter = $("composer-counter");
     counter.hidden = count <= COUNTER_THRESHOLD;

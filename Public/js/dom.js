@@ -47,3 +47,18 @@ export function reconcile(parent, items, create, update, removed = () => {}) {
     removed(stale);
   }
 }
+
+/** A short notice at the bottom of the screen ("Invitations sent to …"), read out by screen readers. */
+let toastTimer = null;
+export function toast(text) {
+  const node = $("toast");
+  node.textContent = text;
+  node.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { node.hidden = true; }, 8000);
+}
+
+/** An error as a person reads it: a lost network says what to do. */
+export function errorText(error) {
+  return error?.code === "offline" ? "Cannot reach the server. Check your connection and try again." : (error?.message ?? "Something went wrong.");
+}

@@ -98,3 +98,24 @@ export function presenceText(presence, now = Date.now()) {
 export function directConversationId(a, b) {
   return a < b ? `dm_${a}_${b}` : `dm_${b}_${a}`;
 }
+
+/** "Ada", "Ada and Grace", "Ada, Grace and Alan". */
+export function joinNames(names) {
+  if (names.length <= 1) return names[0] ?? "";
+  return `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
+}
+
+/** "Ada is typing…", "Ada and Grace are typing…", "3 people are typing…" (empty: nobody). */
+export function typingText(names) {
+  if (names.length === 0) return "";
+  if (names.length === 1) return `${names[0]} is typing…`;
+  if (names.length === 2) return `${names[0]} and ${names[1]} are typing…`;
+  return `${names.length} people are typing…`;
+}
+
+/** Sender name colours: a stable slot of the palette in app.css (.sender-0 … .sender-7) per user id. */
+export const SENDER_COLOURS = 8;
+
+export function senderColour(id) {
+  return avatarHue(id ?? "") % SENDER_COLOURS;
+}

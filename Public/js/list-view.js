@@ -1,14 +1,16 @@
-// The conversation list and the "new chat" search.
-import { $, avatar, el, reconcile } from "./dom.js";
+// The conversation list (people and groups), pending group invitations on top, and the "new chat" search.
+import { $, avatar, el, errorText, reconcile } from "./dom.js";
+import { entryLines } from "./entries.js";
 import { smartTime } from "./format.js";
 
 export class ListView {
-  constructor(store, { onOpen, onStartChat }) {
+  constructor(store, { onOpen, onStartChat, onNewGroup }) {
     this.store = store;
     this.onOpen = onOpen;
     this.onStartChat = onStartChat;
     this.openId = null;
     $("new-chat").addEventListener("click", () => this.toggleSearch());
+    $("new-group").addEventListener("click", () => onNewGroup());
     $("empty-start-chat").addEventListener("click", () => this.toggleSearch(true));
     $("filter-input").addEventListener("input", () => this.render());
     $("list-error").querySelector("button").addEventListener("click", () => store.loadConversations());
@@ -57,9 +59,11 @@ export class ListView {
     // The filter matches the other person's name or the last message, as typed (case-insensitive).
     const filter = $("filter-input").value.trim().toLocaleLowerCase();
     const conversations = filter ? all.filter((summary) => {
-      const other = store.other(summary);
-      return [other?.displayName, other?.username, summary.lastMessage?.text].some((text) => text?.toLocaleLowerCase().includes(filter));
+      const other = store.isGroup(summary) ? null : store.other(summary);
+      return [summary.title, other?.displayName, other?.username, summary.lastMessage?.text]
+        .some((text) => text?.toLocaleLowerCase().includes(filter));
     }) : all;
+    this.renderInvitations();
     $("filter-empty").hidden = !(filter && all.length > 0 && conversations.length === 0);
     $("list-loading").hidden = !(store.listState === "loading" && conversations.length === 0);
     $("list-empty").hidden = !(store.listState === "ready" && all.length === 0);
@@ -79,7 +83,62 @@ export class ListView {
     return li;
   }
 
+  /** Invitations to groups: "Ada invited you to “Trip”", with Accept and Decline. */
+  renderInvitations() {
+    const invitations = this.store.groups.sortedInvitations();
+    $("invitations").hidden = invitations.length === 0;
+    const items = invitations.map((invitation) => ({ key: invitation.conversationId, invitation }));
+    reconcile($("invitation-list"), items, (item) => this.invitationRow(item), () => {});
+  }
+
+  invitationRow({ invitation }) {
+    const li = el("li", "invitation");
+    const id = invitation.conversationId;
+    const text = el("p", "invitation-text", `${invitation.inviter?.displayName ?? "Someone"} invited you to “${invitation.title}”`);
+    text.id = `invitation-${id}`;
+    const count = el("p", "muted invitation-count", invitation.memberCount === 1 ? "1 member" : `${invitation.memberCount} members`);
+    const error = el("p", "error invitation-error");
+    error.setAttribute("role", "alert");
+    error.hidden = true;
+    const accept = el("button", "primary small", "Accept");
+    const decline = el("button", "small", "Decline");
+    for (const button of [accept, decline]) {
+      button.type = "button";
+      button.setAttribute("aria-describedby", text.id);
+    }
+    const act = async (button, run) => {
+      accept.disabled = decline.disabled = true;
+      error.hidden = true;
+      try {
+        await run();
+      } catch (failure) {
+        error.textContent = errorText(failure);
+        error.hidden = false;
+        accept.disabled = decline.disabled = false;
+        button.focus();
+      }
+    };
+    accept.addEventListener("click", () => act(accept, async () => this.onOpen(await this.store.groups.accept(id))));
+    decline.addEventListener("click", () => act(decline, () => this.store.groups.decline(id).then(() => $("filter-input").focus())));
+    const actions = el("div", "invitation-actions");
+    actions.append(accept, decline);
+    li.append(avatar(invitation.title, id, false), text, count, actions, error);
+    return li;
+  }
+
+  /** The preview line: "You: …", "Ada: …" in groups, a membership entry as its line. */
+  preview(summary) {
+    const store = this.store;
+    const last = summary.lastMessage;
+    if (!last) return "No messages yet";
+    if (last.entry) return entryLines(last, (id) => store.nameOf(id, summary), store.me)[0];
+    if (last.senderId === store.me) return `You: ${last.text}`;
+    if (store.isGroup(summary)) return `${store.nameOf(last.senderId, summary) ?? "…"}: ${last.text}`;
+    return last.text;
+  }
+
   updateRow(li, { summary }) {
+    if (this.store.isGroup(summary)) { this.updateGroupRow(li, summary); return; }
     const store = this.store;
     const other = store.other(summary) ?? { displayName: "?", userId: "" };
     const online = store.presenceOf(other.userId)?.online;
@@ -100,5 +159,28 @@ export class ListView {
     const main = el("span", "row-main");
     main.append(top, bottom);
     button.replaceChildren(avatar(other.displayName, other.userId, online), main);
+  }
+
+  /** A group: its title and an avatar of it, no online dot; unread count and "@" when I am mentioned. */
+  updateGroupRow(li, summary) {
+    const unread = this.store.unread(summary);
+    const mentioned = (summary.mentionCount ?? 0) > 0;
+    const title = this.store.titleOf(summary);
+    const preview = this.preview(summary);
+    const signature = [title, preview, unread, mentioned, summary.lastActivityAt, summary.leftSeq, this.openId === summary.id].join("|");
+    if (li.dataset.signature === signature) return;
+    li.dataset.signature = signature;
+    const button = li.firstElementChild;
+    button.setAttribute("aria-current", String(this.openId === summary.id));
+    button.setAttribute("aria-label", `${title}, group${unread ? `, ${unread} unread` : ""}${mentioned ? ", you were mentioned" : ""}`);
+    const top = el("span", "row-top");
+    top.append(el("span", "row-name", title), el("span", "row-time", smartTime(summary.lastActivityAt)));
+    const bottom = el("span", "row-bottom");
+    bottom.append(el("span", "row-preview", preview.split("\n")[0]));
+    if (mentioned) bottom.append(el("span", "badge mention-badge", "@"));
+    if (unread > 0) bottom.append(el("span", "badge", String(unread)));
+    const main = el("span", "row-main");
+    main.append(top, bottom);
+    button.replaceChildren(avatar(title, summary.id, false), main);
   }
 }

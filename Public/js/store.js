@@ -14,8 +14,14 @@
 // 1. My cursors that cannot be sent (no connection) are kept and sent when the connection is back.
 // 2. A summary read over HTTP may be older than the stream: it never moves a cursor or the last
 //    message back, and receipts that came before it are applied to it.
+// 3. In a group my ticks follow the group's aggregate (everyoneDeliveredSeq / everyoneReadSeq, moved
+//    by `receiptSummary` events), never single members' cursors, which the server does not send.
+//
+// Stream events of a type this client does not know still count as processed (their `pos` is kept),
+// so a newer server never stalls the resume position of an older page.
 
 import { directConversationId } from "./format.js";
+import { GroupState } from "./group-state.js";
 
 const TRANSIENT = new Set(["rate_limited", "unavailable", "storage_unavailable", "internal_error"]);
 
@@ -27,7 +33,7 @@ export class ChatStore {
     this.conversations = new Map();   // id → summary (server shape)
     this.threads = new Map();         // id → { messages: Map<seq, message>, hasOlder, loaded }
     this.presence = new Map();        // userId → { online, lastSeenAt }
-    this.typing = new Map();          // conversationId → { userId, until }
+    this.typing = new Map();          // conversationId → Map<userId, until>
     this.position = null;             // last processed stream position (this page's life)
     this.connection = "connecting";
     this.listState = "loading";
@@ -40,6 +46,8 @@ export class ChatStore {
     this.deliveredTimers = new Map();
     this.unsentReceipts = new Map();  // conversationId → my cursors not yet sent (no connection then)
     this.earlyReceipts = new Map();   // conversationId → userId → cursors received before its summary
+    this.groups = new GroupState(this);
+    this.onInvitation = () => {};
   }
 
   // MARK: subscription
@@ -75,6 +83,9 @@ export class ChatStore {
       const { conversations } = await this.api.conversations();
       for (const summary of conversations) {
         this.addSummary(summary);
+        // This device now has what arrived while it was away: delivered (not read), as a live message would be.
+        const mine = this.me_(summary);
+        if (mine && mine.deliveredSeq < summary.lastSeq && summary.lastMessage?.senderId !== this.me) this.markDelivered(summary.id, summary.lastSeq);
         for (const member of summary.members) {
           if (member.userId !== this.me && !this.presence.has(member.userId)) {
             this.presence.set(member.userId, { online: !!member.online, lastSeenAt: member.lastSeenAt });
@@ -122,6 +133,20 @@ export class ChatStore {
 
   other(summary) { return summary.members.find((m) => m.userId !== this.me); }
 
+  isGroup(summaryOrId) {
+    const id = typeof summaryOrId === "string" ? summaryOrId : summaryOrId?.id;
+    return summaryOrId?.kind === "group" || Boolean(id?.startsWith("grp_"));
+  }
+
+  /** What a conversation is called: a group's title, or the other person's name. */
+  titleOf(summary) {
+    if (this.isGroup(summary)) return summary.title ?? "Group";
+    return this.other(summary)?.displayName ?? "?";
+  }
+
+  /** A person's display name as this conversation knows it (or null until it is fetched). */
+  nameOf(userId, summary) { return this.groups.nameOf(userId, summary); }
+
   me_(summary) { return summary.members.find((m) => m.userId === this.me); }
 
   sortedConversations() {
@@ -129,6 +154,7 @@ export class ChatStore {
   }
 
   unread(summary) {
+    if (this.isGroup(summary)) return Math.max(0, summary.unreadCount ?? 0);
     const mine = this.me_(summary);
     return Math.max(0, summary.lastSeq - (mine?.readSeq ?? 0));
   }
@@ -138,6 +164,11 @@ export class ChatStore {
   /** sending / sent / delivered / read / failed for one of my messages. */
   statusOf(message, summary) {
     if (message.status) return message.status;
+    if (this.isGroup(summary)) {
+      if ((summary.everyoneReadSeq ?? 0) >= message.seq) return "read";
+      if ((summary.everyoneDeliveredSeq ?? 0) >= message.seq) return "delivered";
+      return "sent";
+    }
     const other = summary && this.other(summary);
     if (!other) return "sent";
     if (other.readSeq >= message.seq) return "read";
@@ -149,7 +180,8 @@ export class ChatStore {
 
   send(conversationId, recipientId, text) {
     const entry = {
-      clientId: crypto.randomUUID(), conversationId, recipientId: this.conversations.has(conversationId) ? null : recipientId,
+      clientId: crypto.randomUUID(), conversationId,
+      recipientId: this.conversations.has(conversationId) || this.isGroup(conversationId) ? null : recipientId,
       text, createdAt: Date.now(), status: "sending", error: null,
     };
     this.outbox.push(entry);
@@ -196,6 +228,7 @@ export class ChatStore {
   // MARK: receipts and typing
 
   markDelivered(id, seq) {
+    if (this.conversations.get(id)?.leftSeq) return;  // out of the group: it takes no receipts
     clearTimeout(this.deliveredTimers.get(id));
     this.deliveredTimers.set(id, setTimeout(() => {
       this.deliveredTimers.delete(id);
@@ -205,10 +238,16 @@ export class ChatStore {
 
   markRead(id, seq) {
     const summary = this.conversations.get(id);
+    if (summary?.leftSeq) {
+      // Out of the group, receipts are refused: what was read here is at least not shown unread here.
+      if (summary.unreadCount || summary.mentionCount) { summary.unreadCount = 0; summary.mentionCount = 0; this.changed(); }
+      return;
+    }
     const mine = summary && this.me_(summary);
     if (!mine || mine.readSeq >= seq) return;
     mine.readSeq = seq;
     mine.deliveredSeq = Math.max(mine.deliveredSeq, seq);
+    if (this.isGroup(summary)) this.groups.recount(summary);
     this.sendReceipt(id, { readSeq: seq });
     this.changed();
   }
@@ -226,12 +265,20 @@ export class ChatStore {
   }
 
   sendTyping(id, isTyping) {
-    if (this.conversations.has(id)) this.socket?.send({ type: "typing", conversationId: id, isTyping });
+    const summary = this.conversations.get(id);
+    if (summary && !summary.leftSeq) this.socket?.send({ type: "typing", conversationId: id, isTyping });
   }
 
+  /** Who is typing in a conversation now (user ids, in the order they started). */
   typingIn(id) {
-    const typing = this.typing.get(id);
-    return typing && typing.until > Date.now() ? typing.userId : null;
+    const now = Date.now();
+    return [...(this.typing.get(id) ?? new Map())].filter(([, until]) => until > now).map(([userId]) => userId);
+  }
+
+  stopTypingOf(conversationId, userId) {
+    const typists = this.typing.get(conversationId);
+    typists?.delete(userId);
+    if (typists?.size === 0) this.typing.delete(conversationId);
   }
 
   // MARK: the stream
@@ -256,15 +303,23 @@ export class ChatStore {
           this.position = frame.head;
           this.loadConversations();
         }
+        // Declines leave no event: the pending invitations are read again on every connection.
+        this.groups.loadInvitations();
         break;
       case "resync":
         this.position = frame.position;
         this.threads.clear();
         this.loadConversations();
+        this.groups.loadInvitations();
         break;
       case "message": this.applyMessage(frame.message); this.advance(frame.pos); break;
       case "receipt": this.applyReceipt(frame.receipt); this.advance(frame.pos); break;
       case "conversation": this.applyConversation(frame.conversation); this.advance(frame.pos); break;
+      case "receiptSummary": if (frame.summary) this.groups.applyAggregate(frame.summary); this.advance(frame.pos); break;
+      case "invitation":
+        if (frame.invitation) { this.groups.applyInvitation(frame.invitation, { live: true }); this.onInvitation(frame.invitation); }
+        this.advance(frame.pos);
+        break;
       // With "pos", the ack stands in for our own message's event in the stream.
       case "sent": this.applyMessage(frame.message); if (frame.pos != null) this.advance(frame.pos); break;
       case "error":
@@ -272,36 +327,50 @@ export class ChatStore {
         break;
       case "typing":
         if (frame.isTyping) {
-          this.typing.set(frame.conversationId, { userId: frame.userId, until: Date.now() + 6000 });
+          const typists = this.typing.get(frame.conversationId) ?? new Map();
+          typists.delete(frame.userId);  // renewed: keeps its place at the end, with a new expiry
+          typists.set(frame.userId, Date.now() + 6000);
+          this.typing.set(frame.conversationId, typists);
           setTimeout(() => this.changed(), 6100);
         } else {
-          this.typing.delete(frame.conversationId);
+          this.stopTypingOf(frame.conversationId, frame.userId);
         }
         break;
       case "presence":
         this.presence.set(frame.userId, { online: frame.online, lastSeenAt: frame.lastSeenAt });
         break;
+      default:
+        // A stream event of a kind this page does not know: nothing to show, but it is processed.
+        if (Number.isInteger(frame.pos)) this.advance(frame.pos);
     }
     this.changed();
   }
 
   advance(position) {
+    if (!Number.isInteger(position)) return;  // a malformed frame moves nothing
     if (this.position == null || position > this.position) this.position = position;
   }
 
   applyConversation(info) {
+    const group = this.isGroup(info);
+    // A group's event has no roles or counts: the summary read right after has them.
+    if (group) this.groups.refetch(info.id);
     if (this.conversations.has(info.id)) return;
-    this.addSummary({
+    const summary = {
       id: info.id, kind: info.kind, createdAt: info.createdAt, lastSeq: 0, lastActivityAt: info.createdAt, unreadCount: 0,
-      members: info.members.map((u) => ({ userId: u.id, username: u.username, displayName: u.displayName, deliveredSeq: 0, readSeq: 0 })),
-    });
+      members: (info.members ?? []).map((u) => ({ userId: u.id, username: u.username, displayName: u.displayName, deliveredSeq: 0, readSeq: 0 })),
+    };
+    if (group) Object.assign(summary, { title: info.title, mentionCount: 0 });
+    this.addSummary(summary);
   }
 
   applyMessage(message) {
     let summary = this.conversations.get(message.conversationId);
+    const group = this.isGroup(summary ?? message.conversationId);
     if (!summary) {
       this.api.conversation(message.conversationId).then((s) => { this.addSummary(s); this.changed(); }).catch(() => {});
     } else if (message.seq > summary.lastSeq || !summary.lastMessage) {
+      if (group && message.seq > summary.lastSeq) this.groups.countIncoming(summary, message);
       summary.lastSeq = Math.max(summary.lastSeq, message.seq);
       summary.lastMessage = message;
       summary.lastActivityAt = message.createdAt;
@@ -311,11 +380,16 @@ export class ChatStore {
     if (thread) thread.messages.set(message.seq, message);
     // A sender has read what they send (the server moves their cursors without a receipt event).
     const sender = summary?.members.find((m) => m.userId === message.senderId);
-    if (sender) { sender.readSeq = Math.max(sender.readSeq, message.seq); sender.deliveredSeq = Math.max(sender.deliveredSeq, message.seq); }
+    if (sender && !message.entry) {
+      sender.readSeq = Math.max(sender.readSeq, message.seq);
+      sender.deliveredSeq = Math.max(sender.deliveredSeq, message.seq);
+      if (group && message.senderId === this.me) this.groups.recount(summary);
+    }
+    if (message.entry) this.groups.applyEntry(message, summary);
     if (message.senderId === this.me) {
       this.confirm(message);
     } else {
-      this.typing.delete(message.conversationId);
+      this.stopTypingOf(message.conversationId, message.senderId);
       this.markDelivered(message.conversationId, message.seq);
       if (isNew) this.onIncoming(message);
     }
@@ -331,6 +405,7 @@ export class ChatStore {
       return;
     }
     moveCursors(summary, receipt);
+    if (receipt.userId === this.me && this.isGroup(summary)) this.groups.recount(summary);  // read on another device
   }
 
   /**
@@ -340,6 +415,8 @@ export class ChatStore {
    */
   addSummary(summary) {
     const known = this.conversations.get(summary.id);
+    summary.members ??= [];
+    if (this.isGroup(summary)) this.groups.merge(summary, known);
     if (known) {
       for (const member of known.members) moveCursors(summary, member);
       if (known.lastSeq > summary.lastSeq) {

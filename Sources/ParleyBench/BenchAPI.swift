@@ -127,3 +127,47 @@ public struct BenchTarget: Sendable {
         self.receiverWebSocketURL = receiverWebSocketURL
     }
 }
+
+extension BenchAPI {
+    /// Creates a group owned by `owner`; the others are invited (the bench's users are strangers).
+    public func createGroup(by owner: Session, inviting others: [UserID]) async throws -> ConversationID {
+        let response: API.GroupActionResponse = try await post(
+            "/v1/groups", API.CreateGroupRequest(clientId: .random(), title: "Bench", memberIds: others), token: owner.token)
+        guard let id = response.conversation?.id else { throw Failure(description: "create group: no conversation in the answer") }
+        return id
+    }
+
+    /// Accepts each (session, group) invitation, `concurrency` at a time.
+    public func acceptAll(_ invitations: [(Session, ConversationID)], concurrency: Int = 16) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var next = 0
+            func addNext() {
+                let (session, conversation) = invitations[next]
+                next += 1
+                group.addTask {
+                    let _: API.GroupActionResponse = try await post(
+                        "/v1/invitations/\(conversation.rawValue)/accept", API.GroupActionRequest(clientId: .random()), token: session.token)
+                }
+            }
+            for _ in 0..<min(concurrency, invitations.count) { addNext() }
+            while try await group.next() != nil {
+                if next < invitations.count { addNext() }
+            }
+        }
+    }
+
+    /// A JSON POST the SDK has no call for (the bench's group set-up).
+    func post<Body: Encodable, Answer: Decodable>(_ path: String, _ body: Body, token: String) async throws -> Answer {
+        var request = HTTPClientRequest(url: baseURL + path)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        request.body = .bytes(ByteBuffer(bytes: Array(try JSONEncoder().encode(body))))
+        let response = try await client.execute(request, timeout: .seconds(30))
+        let bytes = try await response.body.collect(upTo: 16 << 20)
+        guard (200..<300).contains(response.status.code) else {
+            throw Failure(description: "POST \(path): \(response.status.code) \(String(buffer: bytes))")
+        }
+        return try JSONDecoder().decode(Answer.self, from: Data(bytes.readableBytesView))
+    }
+}

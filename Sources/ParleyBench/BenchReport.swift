@@ -72,3 +72,15 @@ public enum ReportPrinter {
         if let data = try? encoder.encode(report) { Swift.print(String(decoding: data, as: UTF8.self)) }
     }
 }
+
+/// Bytes a process has caused to be written to storage (`write_bytes` in /proc/<pid>/io, counted as
+/// it dirties the page cache: a run's WAL appends and checkpoints, not its sockets); nil where unavailable.
+public enum ProcessIO {
+    public static func writtenBytes(pid: Int32) -> Int? {
+        guard let io = try? String(contentsOfFile: "/proc/\(pid)/io", encoding: .utf8) else { return nil }
+        for line in io.split(separator: "\n") where line.hasPrefix("write_bytes:") {
+            return Int(line.split(separator: " ").last ?? "")
+        }
+        return nil
+    }
+}

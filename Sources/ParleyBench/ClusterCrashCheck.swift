@@ -18,6 +18,8 @@ public struct ClusterCrashCheck: Sendable {
         public var database: String
         public var nodes = 3
         public var pairs = 4
+        /// Groups of three writing to their group, beside the pairs.
+        public var groups = 2
         public var kills = 3
         public var databaseRestarts = 2
         /// How long the one freeze lasts (0: no freeze). Past the heartbeat expiry (10 s), the
@@ -49,7 +51,8 @@ public struct ClusterCrashCheck: Sendable {
         let api = BenchAPI(baseURL: nodes.url(0))
         // Names of this run's own: the database may hold an earlier run's users.
         let run = String(UInt32.random(in: 0...UInt32.max), radix: 36)
-        let clients = try await CrashCheck.register(pairs: options.pairs, api: api, names: "crash_\(run)_", oneInFlight: true)
+        let clients = try await CrashCheck.register(
+            pairs: options.pairs, groups: options.groups, api: api, names: "crash_\(run)_", oneInFlight: true)
         let load = ClientLoad(clients, every: options.writeInterval) { nodes.webSocketURL(Int.random(in: 0..<nodes.count)) }
         var events = Array(repeating: Event.kill, count: options.kills) + Array(repeating: .databaseRestart, count: options.databaseRestarts)
         if options.freezeSeconds > 0 { events.append(.freeze) }
@@ -98,7 +101,7 @@ public struct ClusterCrashCheck: Sendable {
             online = []
             for client in clients {
                 let summaries = (try? await api.conversations(client.session)) ?? []
-                for member in summaries.flatMap(\.members) where member.userId == client.partner && member.online == true {
+                for member in summaries.flatMap(\.members) where client.partner != nil && member.userId == client.partner && member.online == true {
                     online.append("\(Self.presenceViolation) \(member.userId) still online for \(client.session.user.id) after every client left")
                 }
             }

@@ -11,7 +11,8 @@ import Synchronization
 /// 3. seq is gapless (1…n) in every conversation.
 /// 4. Each sender's messages are stored in the order written.
 /// 5. Every receiver got every message of its conversation exactly once, with stream positions
-///    one after another (or after an explicit `resync`).
+///    one after another (or after an explicit `resync`). Groups of three write beside the pairs:
+///    every member must see every message and membership entry of its group.
 /// 6. Every restart came up on the database as it was left, with no repair.
 public struct CrashCheck: Sendable {
     public struct Options: Sendable {
@@ -19,6 +20,8 @@ public struct CrashCheck: Sendable {
         public var database: String
         public var kills = 5
         public var pairs = 4
+        /// Groups of three users writing to their group, beside the pairs.
+        public var groups = 2
         /// Seconds between kills, drawn uniformly from this range.
         public var gap: ClosedRange<Double> = 0.3...1.5
         /// Each client writes a message this often.
@@ -39,7 +42,7 @@ public struct CrashCheck: Sendable {
             binary: options.binary, database: options.database, port: try LoopbackPort.reservable(), extraArguments: options.serveArguments)
         let port = server.port, url = "http://127.0.0.1:\(port)"
         let api = BenchAPI(baseURL: url)
-        let clients = try await Self.register(pairs: options.pairs, api: api, names: "crash", oneInFlight: false)
+        let clients = try await Self.register(pairs: options.pairs, groups: options.groups, api: api, names: "crash", oneInFlight: false)
         let load = ClientLoad(clients, every: options.writeInterval) { "ws://127.0.0.1:\(port)/v1/ws" }
         var restarts: [Double] = []
         for kill in 1...max(1, options.kills) {
@@ -56,28 +59,36 @@ public struct CrashCheck: Sendable {
         return report
     }
 
-    /// Registers `pairs` pairs of users named `<names><n>a` / `b`, each a client writing to the other.
-    static func register(pairs: Int, api: BenchAPI, names: String, oneInFlight: Bool) async throws -> [CrashCheckClient] {
+    /// Registers `pairs` pairs of users named `<names><n>a` / `b`, each a client writing to the other,
+    /// and `groups` groups of three (`<names>g<n>a`…`c`, created by `a`, joined by the others).
+    static func register(pairs: Int, groups: Int = 0, api: BenchAPI, names: String, oneInFlight: Bool) async throws -> [CrashCheckClient] {
         var clients: [CrashCheckClient] = []
         for pair in 0..<pairs {
             let a = try await api.register("\(names)\(pair)a"), b = try await api.register("\(names)\(pair)b")
             clients += [
-                CrashCheckClient(session: a, partner: b.user.id, oneInFlight: oneInFlight),
-                CrashCheckClient(session: b, partner: a.user.id, oneInFlight: oneInFlight),
+                CrashCheckClient(session: a, destination: .partner(b.user.id), oneInFlight: oneInFlight),
+                CrashCheckClient(session: b, destination: .partner(a.user.id), oneInFlight: oneInFlight),
             ]
+        }
+        for group in 0..<groups {
+            var members: [BenchAPI.Session] = []
+            for name in ["a", "b", "c"] { members.append(try await api.register("\(names)g\(group)\(name)")) }
+            let id = try await api.createGroup(by: members[0], inviting: members.dropFirst().map(\.user.id))
+            try await api.acceptAll(members.dropFirst().map { ($0, id) })
+            clients += members.map { CrashCheckClient(session: $0, destination: .group(id), oneInFlight: oneInFlight) }
         }
         return clients
     }
 
     /// Waits (at most `limit`) until every message written is acknowledged and every client has
-    /// seen its whole conversation.
+    /// seen every message written in its conversation.
     static func drain(_ clients: [CrashCheckClient], within limit: Duration) async -> Bool {
         let deadline = ContinuousClock.now.advanced(by: limit)
+        var written: [ConversationID: Int] = [:]
         while ContinuousClock.now < deadline {
             if clients.allSatisfy(\.allAcked) {
-                let expected = clients.reduce(0) { $0 + $1.outbox.count }
-                // Each message is seen by both members of its conversation.
-                if clients.reduce(0, { $0 + $1.seen.count }) >= 2 * expected { return true }
+                written = clients.reduce(into: [:]) { $0[$1.conversation, default: 0] += $1.outbox.count }
+                if clients.allSatisfy({ $0.seenWritten >= written[$0.conversation] ?? 0 }) { return true }
             }
             try? await Task.sleep(for: .milliseconds(50))
         }
@@ -88,11 +99,13 @@ public struct CrashCheck: Sendable {
     static func judge(_ clients: [CrashCheckClient], api: BenchAPI, restarts: [Double], drained: Bool) async throws -> CrashCheckReport {
         var report = CrashCheckReport(kills: restarts.count, restartSeconds: restarts, drained: drained)
         if !drained { report.violations.append("the drain did not finish: a message stayed unacknowledged or undelivered") }
+        var checkedOrder: Set<ConversationID> = []
         for (index, client) in clients.enumerated() {
-            let conversation = ConversationID.direct(client.session.user.id, client.partner)
-            let stored = try await api.fullHistory(client.session, conversation)
-            report.violations += CrashCheckRules.check(client: client, index: index, stored: stored)
+            let stored = try await api.fullHistory(client.session, client.conversation)
+            let firstOfConversation = checkedOrder.insert(client.conversation).inserted
+            report.violations += CrashCheckRules.check(client: client, index: index, stored: stored, checkSeq: firstOfConversation)
             report.messages += client.outbox.count
+            if client.partner == nil { report.groupMessages += client.outbox.count }
             report.resyncs += client.resyncs
             report.reconnects += max(0, client.connections - 1)
         }
@@ -110,6 +123,8 @@ public struct CrashCheckReport: Codable, Sendable {
     public var restartSeconds: [Double]
     public var drained: Bool
     public var messages = 0
+    /// Of `messages`, those written to groups.
+    public var groupMessages = 0
     public var reconnects = 0
     public var resyncs = 0
     /// Cluster check only: PostgreSQL restarts and node freezes done.

@@ -3,7 +3,8 @@ import ParleyCore
 import Synchronization
 
 /// One user of the crash check: a client that behaves as the guarantees expect a client to, and
-/// records everything it sees so the check can judge the server.
+/// records everything it sees so the check can judge the server. It writes to a partner (a direct
+/// conversation) or to a group of three.
 ///
 /// As a client it: writes each message once into its outbox with a new clientId; sends it when
 /// connected; after every reconnect resends every unacknowledged message, in order, with the same
@@ -33,16 +34,33 @@ final class CrashCheckClient: Sendable {
         var inFlight: ClientMessageID?
     }
 
+    /// Where a client writes: to its partner (a direct conversation), or to a group it is in.
+    enum Destination: Sendable, Equatable {
+        case partner(UserID)
+        case group(ConversationID)
+    }
+
     let session: BenchAPI.Session
-    let partner: UserID
+    let destination: Destination
     let oneInFlight: Bool
     private let state = Mutex(State())
 
-    init(session: BenchAPI.Session, partner: UserID, oneInFlight: Bool = false) {
+    init(session: BenchAPI.Session, destination: Destination, oneInFlight: Bool = false) {
         self.session = session
-        self.partner = partner
+        self.destination = destination
         self.oneInFlight = oneInFlight
     }
+
+    /// The conversation the client writes to and watches.
+    var conversation: ConversationID {
+        switch destination {
+        case .partner(let partner): .direct(session.user.id, partner)
+        case .group(let id): id
+        }
+    }
+
+    /// The partner of a direct conversation (nil in a group).
+    var partner: UserID? { if case .partner(let partner) = destination { partner } else { nil } }
 
     // MARK: Client
 
@@ -97,7 +115,10 @@ final class CrashCheckClient: Sendable {
     func stopNow() { state.withLock { $0.socket }?.close() }
 
     private func frame(_ entry: Written) -> ClientFrame {
-        .send(SendRequest(clientId: entry.clientId, recipientId: partner, text: entry.text))
+        switch destination {
+        case .partner(let partner): .send(SendRequest(clientId: entry.clientId, recipientId: partner, text: entry.text))
+        case .group(let id): .send(SendRequest(clientId: entry.clientId, conversationId: id, text: entry.text))
+        }
     }
 
     // MARK: Witness
@@ -168,6 +189,8 @@ final class CrashCheckClient: Sendable {
     var outbox: [Written] { state.withLock { $0.outbox } }
     var acked: [ClientMessageID: Message] { state.withLock { $0.acked } }
     var seen: [String: Message] { state.withLock { $0.seen } }
+    /// Messages people wrote that the client saw (membership entries left out).
+    var seenWritten: Int { state.withLock { $0.seen.values.count { $0.entry == nil } } }
     var violations: [String] { state.withLock { $0.violations } }
     var resyncs: Int { state.withLock { $0.resyncs } }
     var connections: Int { state.withLock { $0.connections } }

@@ -2,11 +2,13 @@ import ParleyCore
 
 /// The checks of ``CrashCheck``, for one client against its conversation as the server stored it.
 enum CrashCheckRules {
-    static func check(client: CrashCheckClient, index: Int, stored: [Message]) -> [String] {
+    /// `stored` is the whole conversation, membership entries included; `checkSeq` checks rule 3
+    /// (once per conversation).
+    static func check(client: CrashCheckClient, index: Int, stored: [Message], checkSeq: Bool) -> [String] {
         let who = "client \(index)"
         var problems = client.violations.map { "\(who): \($0)" }
         let me = client.session.user.id
-        let mine = stored.filter { $0.senderId == me }
+        let mine = stored.filter { $0.senderId == me && $0.entry == nil }
         var storedByClientId: [ClientMessageID: [Message]] = [:]
         for message in mine { storedByClientId[message.clientId, default: []].append(message) }
 
@@ -23,7 +25,7 @@ enum CrashCheckRules {
         }
         if mine.count != written.count { problems.append("\(who): wrote \(written.count), stored \(mine.count)") }
         // Rule 3: gapless seq (checked once per conversation).
-        if index % 2 == 0, stored.enumerated().contains(where: { offset, message in message.seq != Int64(offset + 1) }) {
+        if checkSeq, stored.enumerated().contains(where: { offset, message in message.seq != Int64(offset + 1) }) {
             problems.append("\(who): seq not gapless")
         }
         // Rule 4: the sender's order.

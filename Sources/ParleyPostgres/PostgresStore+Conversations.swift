@@ -123,18 +123,18 @@ extension PostgresStore: ConversationStore {
             guard
                 let row = try await db.rows(
                     """
-                    SELECT c.created_at, f.left_seq, f.left_at, f.read_seq, f.title FROM former_members f
+                    SELECT c.created_at, f.left_seq, f.left_at, f.title FROM former_members f
                     JOIN conversations c ON c.id = f.conversation_id WHERE f.user_id = \(user.rawValue) AND f.conversation_id = \(id.rawValue)
                     """, logger
                 ).first
             else { continue }
-            let (createdAt, leftSeq, leftAt, readSeq, title) = try row.decode((Int64, Int64, Int64, Int64, String).self)
-            let (unread, mentions) = try await unread(id, of: user, after: readSeq, through: leftSeq, db)
+            // Nothing of a group one is out of counts as unread: receipts there are refused, so it could never clear.
+            let (createdAt, leftSeq, leftAt, title) = try row.decode((Int64, Int64, Int64, String).self)
             summaries.append(
                 ConversationSummary(
                     id: id, kind: .group, createdAt: Timestamp(milliseconds: createdAt), lastSeq: leftSeq,
-                    lastMessage: try await lastMessage(id, at: leftSeq, db), lastActivityAt: Timestamp(milliseconds: leftAt), unreadCount: unread,
-                    members: [], title: title, mentionCount: mentions, leftSeq: leftSeq))
+                    lastMessage: try await lastMessage(id, at: leftSeq, db), lastActivityAt: Timestamp(milliseconds: leftAt), unreadCount: 0,
+                    members: [], title: title, mentionCount: 0, leftSeq: leftSeq))
         }
         return summaries
     }

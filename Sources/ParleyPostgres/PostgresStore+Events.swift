@@ -69,7 +69,7 @@ extension PostgresStore: EventLog {
                     ReceiptUpdate(
                         conversationId: conversation, userId: UserID(rawValue: c.5 ?? ""), deliveredSeq: c.6 ?? 0, readSeq: c.7 ?? 0))
             case .conversation:
-                payload = .conversation(try await read { db in try await self.conversationInfo(conversation, db) })
+                payload = .conversation(try await read { db in try await self.conversationInfo(conversation, db) }.seen(by: user))
             case .invitation:
                 // The invitation as it was sent, with the group's title as it is now.
                 guard let inviter = try await users([UserID(rawValue: c.5 ?? "")]).first else { continue }

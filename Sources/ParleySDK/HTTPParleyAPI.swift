@@ -86,7 +86,7 @@ public struct HTTPParleyAPI: ParleyAPI {
         try await call(.GET, "/v1/users/\(id)", token: token)
     }
 
-    private func call<Response: Decodable>(
+    func call<Response: Decodable>(
         _ method: Method, _ path: String, token: String? = nil, body: (some Encodable)? = nil as String?
     ) async throws -> Response {
         try JSONDecoder().decode(Response.self, from: try await raw(method, path, token: token, body: body))
@@ -95,7 +95,7 @@ public struct HTTPParleyAPI: ParleyAPI {
     enum Method: String { case GET, POST }
 
     /// The response body of a successful request; a `ParleyClientError` otherwise.
-    private func raw(_ method: Method, _ path: String, token: String?, body: (some Encodable)? = nil as String?) async throws -> Data {
+    func raw(_ method: Method, _ path: String, token: String?, body: (some Encodable)? = nil as String?) async throws -> Data {
         guard let url = URL(string: baseURL.absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/")) + path) else {
             throw ParleyClientError(status: 0, code: nil, message: "The server address is not a URL.")
         }

@@ -6,6 +6,9 @@ import ParleyCore
 /// position, so a restarted app shows what it had at once, before the network answers.
 ///
 /// Models are stored as JSON next to the keys they are looked up by; the server stays the source of truth.
+/// JSON leaves absent optional fields out, so a model that gains optional fields (groups added
+/// `title`, `leftSeq`, `entry`, `role` …) reads rows written before as it always did, with those
+/// fields `nil`: no migration. A row that no longer decodes is skipped, never fatal.
 public final class LocalStore: Sendable {
     private let queue: DatabaseQueue
 
@@ -87,6 +90,38 @@ public final class LocalStore: Sendable {
         try queue.write { db in
             try db.execute(sql: "DELETE FROM conversations; DELETE FROM messages; DELETE FROM meta WHERE key = 'position'")
         }
+    }
+
+    // MARK: groups
+
+    /// The pending group invitations last known, newest first.
+    public func invitations() throws -> [Invitation] {
+        try meta("invitations") ?? []
+    }
+
+    /// Caches the pending invitations.
+    public func save(invitations: [Invitation]) throws {
+        try setMeta("invitations", invitations)
+    }
+
+    /// Idempotency keys of group actions without a sure answer (``GroupActionLedger``).
+    func groupActions() throws -> GroupActionLedger? {
+        try meta("groupActions")
+    }
+
+    func save(groupActions: GroupActionLedger) throws {
+        try setMeta("groupActions", groupActions)
+    }
+
+    private func meta<T: Decodable>(_ key: String) throws -> T? {
+        let json = try queue.read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) }
+        guard let json else { return nil }
+        return Self.decode(json)
+    }
+
+    private func setMeta(_ key: String, _ value: some Encodable) throws {
+        let json = try Self.encode(value)
+        try queue.write { db in try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", arguments: [key, json]) }
     }
 
     // MARK: outbox

@@ -13,6 +13,29 @@ public protocol ParleyAPI: Sendable {
     func history(_ id: ConversationID, before: Int64?, limit: Int, token: String) async throws -> MessagePage
     func searchUsers(_ query: String, token: String) async throws -> [User]
     func user(_ id: UserID, token: String) async throws -> User
+
+    // Groups (docs/protocol.md "Groups"): every action carries the caller's idempotency key.
+
+    /// `POST /v1/groups`: creates a group (or answers the original for a repeated `clientId`).
+    func createGroup(_ request: API.CreateGroupRequest, token: String) async throws -> API.GroupActionResponse
+    /// `POST /v1/conversations/{id}/members`: adds contacts and invites anyone else.
+    func addMembers(to id: ConversationID, _ request: API.AddMembersRequest, token: String) async throws -> API.GroupActionResponse
+    /// `POST /v1/conversations/{id}/members/{userId}/remove`.
+    func removeMember(_ user: UserID, from id: ConversationID, clientId: ClientMessageID, token: String) async throws -> API.GroupActionResponse
+    /// `POST /v1/conversations/{id}/members/{userId}/role`.
+    func setRole(of user: UserID, in id: ConversationID, _ request: API.ChangeRoleRequest, token: String) async throws -> API.GroupActionResponse
+    /// `POST /v1/conversations/{id}/leave`.
+    func leave(_ id: ConversationID, clientId: ClientMessageID, token: String) async throws -> API.GroupActionResponse
+    /// `POST /v1/conversations/{id}/title`.
+    func rename(_ id: ConversationID, _ request: API.RenameGroupRequest, token: String) async throws -> API.GroupActionResponse
+    /// `GET /v1/invitations`: my pending invitations, newest first.
+    func invitations(token: String) async throws -> [Invitation]
+    /// `POST /v1/invitations/{id}/accept`: joins the group.
+    func acceptInvitation(_ id: ConversationID, clientId: ClientMessageID, token: String) async throws -> API.GroupActionResponse
+    /// `POST /v1/invitations/{id}/decline`.
+    func declineInvitation(_ id: ConversationID, token: String) async throws
+    /// `GET /v1/conversations/{id}/messages/{seq}/info`: who has one of my group messages.
+    func messageInfo(_ id: ConversationID, seq: Int64, token: String) async throws -> MessageInfo
 }
 
 /// A failed request: the server's error code and message, or a transport failure (`code == nil`).
@@ -35,4 +58,8 @@ public struct ParleyClientError: Error, Equatable, Sendable, CustomStringConvert
     public var description: String { message }
     /// 401: the session is gone; the app should sign in again.
     public var isUnauthorized: Bool { status == 401 }
+    /// Whether the request may or may not have reached the server, or was refused only for now:
+    /// no answer, a 5xx, `rate_limited`, `storage_unavailable`. Retrying it with the same
+    /// idempotency key is safe and may succeed.
+    public var isUncertain: Bool { status == 0 || status >= 500 || code == .rateLimited || code == .storageUnavailable || code == .unavailable }
 }

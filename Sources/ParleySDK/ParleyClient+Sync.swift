@@ -15,7 +15,7 @@ extension ParleyClient {
                 let summary = read.keepingNewer(of: conversations[read.id])
                 merged.append(summary)
                 conversations[summary.id] = summary
-                for member in summary.members where member.userId != me.id {
+                for member in summary.members where member.userId != me.id && summary.kind == .direct {
                     presence[member.userId] = presence[member.userId] ?? Presence(online: member.online ?? false, lastSeenAt: member.lastSeenAt)
                 }
             }
@@ -32,6 +32,7 @@ extension ParleyClient {
     func handle(_ frame: ServerFrame) async {
         switch frame {
         case .welcome(_, let head):
+            refreshInvitationsSoon()
             if position == nil {  // rule 2: first connection: live from the head, plus a snapshot
                 advance(to: head)
                 await reloadConversations()
@@ -45,6 +46,7 @@ extension ParleyClient {
             flushOutbox()
             flushReceipts()
         case .resync(let head):
+            refreshInvitationsSoon()
             try? store.clearSnapshot()
             messages.removeAll()
             hasOlder.removeAll()
@@ -68,7 +70,9 @@ extension ParleyClient {
             scheduleOutboxRetry()
             flushOutbox()
         case .typing(let conversation, let user, let isTyping):
-            if isTyping { typing[conversation] = TypingIndicator(user: user, until: Date().addingTimeInterval(6)) } else { typing[conversation] = nil }
+            var typists = (typing[conversation] ?? []).filter { $0.user != user && $0.until > Date() }
+            if isTyping { typists.append(TypingIndicator(user: user, until: Date().addingTimeInterval(6))) }
+            typing[conversation] = typists.isEmpty ? nil : typists
             emit(.typing(conversation, user, isTyping))
         case .presence(let user, let online, let lastSeenAt):
             let state = Presence(online: online, lastSeenAt: lastSeenAt)
@@ -90,7 +94,7 @@ extension ParleyClient {
         try? store.setPosition(newPosition)
     }
 
-    private func apply(_ payload: StreamEvent.Payload) async {
+    func apply(_ payload: StreamEvent.Payload) async {
         switch payload {
         case .message(let message):
             if conversations[message.conversationId] == nil,
@@ -106,21 +110,29 @@ extension ParleyClient {
             summary.members[index].deliveredSeq = max(summary.members[index].deliveredSeq, receipt.deliveredSeq)
             summary.members[index].readSeq = max(summary.members[index].readSeq, receipt.readSeq)
             conversations[receipt.conversationId] = summary
-            try? store.save(conversations: [summary])
+            if receipt.userId == me.id { recountUnread(receipt.conversationId) }
+            try? store.save(conversations: [conversations[receipt.conversationId] ?? summary])
             emit(.receipt(receipt))
         case .conversation(let info):
+            if info.kind == .group {
+                // Joined (again): the members' roles and cursors come with the group's summary.
+                removeInvitation(info.id)
+                scheduleRefetch(info.id)
+            }
             guard conversations[info.id] == nil else { return }
             let summary = ConversationSummary(
                 id: info.id, kind: info.kind, createdAt: info.createdAt, lastSeq: 0, lastMessage: nil, lastActivityAt: info.createdAt,
                 unreadCount: 0,
                 members: info.members.map {
                     ConversationMember(userId: $0.id, username: $0.username, displayName: $0.displayName, deliveredSeq: 0, readSeq: 0)
-                })
+                }, title: info.title)
             conversations[info.id] = summary
             try? store.save(conversations: [summary])
             emit(.conversationsChanged)
-        case .invitation, .receiptSummary:
-            break
+        case .invitation(let invitation):
+            apply(invitation: invitation)
+        case .receiptSummary(let aggregate):
+            apply(aggregate: aggregate)
         }
     }
 
@@ -129,6 +141,7 @@ extension ParleyClient {
         let isNew = messages[message.conversationId]?[message.seq] == nil
         store([message])
         if var summary = conversations[message.conversationId] {
+            if isNew, message.seq > summary.lastSeq { countUnread(message, in: &summary) }
             if message.seq >= summary.lastSeq {
                 summary.lastSeq = message.seq
                 summary.lastMessage = message
@@ -140,63 +153,22 @@ extension ParleyClient {
                 summary.members[index].readSeq = max(summary.members[index].readSeq, message.seq)
                 summary.members[index].deliveredSeq = max(summary.members[index].deliveredSeq, message.seq)
             }
+            if isNew, message.entry != nil { apply(entry: message, to: &summary) }
             conversations[message.conversationId] = summary
             try? store.save(conversations: [summary])
+            if message.senderId == me.id { recountUnread(message.conversationId) }  // my read cursor moved with it
         }
         if message.senderId == me.id {
             if outbox.confirm(message.clientId) != nil { saveOutbox() }
             flushOutbox()
         } else {
-            typing[message.conversationId] = nil
-            deliveredPending[message.conversationId] = max(deliveredPending[message.conversationId] ?? 0, message.seq)
-            scheduleDeliveredReceipts()
+            typing[message.conversationId]?.removeAll { $0.user == message.senderId }
+            // A group I am out of takes no receipts (I still see the entry that ended my membership).
+            if conversations[message.conversationId]?.leftSeq == nil {
+                deliveredPending[message.conversationId] = max(deliveredPending[message.conversationId] ?? 0, message.seq)
+                scheduleDeliveredReceipts()
+            }
         }
         if isNew { emit(.message(message)) }
-    }
-
-    // MARK: sending
-
-    /// Sends what the outbox allows now (rule 2 of ``MessageOutbox``).
-    func flushOutbox() {
-        guard connectionState == .online, connection != nil else { return }
-        for entry in outbox.takeSendable(now: .now()) {
-            let useRecipient = entry.recipientId != nil && conversations[entry.conversationId] == nil
-            sendExpectingAnswer(
-                .send(
-                    SendRequest(
-                        clientId: entry.clientId, conversationId: useRecipient ? nil : entry.conversationId,
-                        recipientId: useRecipient ? entry.recipientId : nil, text: entry.text)))
-        }
-    }
-
-    /// Wakes the outbox when its next held-back message may go.
-    func scheduleOutboxRetry() {
-        guard let next = outbox.nextRetry else { return }
-        retryTimer?.cancel()
-        let delay = max(0, Double(next.milliseconds - Timestamp.now().milliseconds) / 1000)
-        retryTimer = Task { [weak self] in
-            try? await Task.sleep(for: .milliseconds(Int64(delay * 1000) + 10))
-            guard !Task.isCancelled else { return }
-            self?.flushOutbox()
-        }
-    }
-
-    /// Rule 5: delivered receipts are batched briefly, then sent with the read ones.
-    func scheduleDeliveredReceipts() {
-        guard deliveredTimer == nil else { return }
-        deliveredTimer = Task { [weak self] in
-            try? await Task.sleep(for: .milliseconds(50))
-            self?.deliveredTimer = nil
-            self?.flushReceipts()
-        }
-    }
-
-    func flushReceipts() {
-        guard connectionState == .online, let connection else { return }
-        for id in Set(deliveredPending.keys).union(readPending.keys) {
-            connection.send(.receipt(ref: nil, conversationId: id, deliveredSeq: deliveredPending[id], readSeq: readPending[id]))
-        }
-        deliveredPending.removeAll()
-        readPending.removeAll()
     }
 }

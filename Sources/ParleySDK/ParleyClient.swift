@@ -18,6 +18,9 @@ import ParleyCore
 /// 5. Messages from others are marked delivered once stored; read when the app says they were seen.
 /// 6. A snapshot races the stream (it may have been read before events already applied): it never
 ///    moves a cursor or a conversation's last message back.
+/// 7. Groups follow the same rules; what they add (entries, the receipt aggregate, invitations,
+///    unread counts without entries, idempotent actions) is in the Groups article,
+///    `ParleyClient+GroupSync.swift` and `ParleyClient+Groups.swift`.
 @MainActor
 @Observable
 public final class ParleyClient {
@@ -69,8 +72,16 @@ public final class ParleyClient {
     public internal(set) var outbox: MessageOutbox
     /// Presence of my contacts, by user.
     public internal(set) var presence: [UserID: Presence] = [:]
-    /// Who is typing, by conversation (``typingUser(in:now:)`` applies the expiry).
-    public internal(set) var typing: [ConversationID: TypingIndicator] = [:]
+    /// Who is typing, by conversation, in the order they started (``typingUsers(in:now:)`` applies
+    /// the expiry). In a group several people may type at once.
+    public internal(set) var typing: [ConversationID: [TypingIndicator]] = [:]
+    /// Pending invitations to groups, newest first (``accept(_:)`` or ``decline(_:)`` them).
+    public internal(set) var invitations: [Invitation] = []
+    /// People fetched by id because no conversation of mine lists them (a group's former members,
+    /// inviters): ``displayName(of:in:)`` reads them.
+    public internal(set) var users: [UserID: User] = [:]
+    /// Names of people who were members of a group when I last saw it, kept when they (or I) leave.
+    var formerNames: [UserID: String] = [:]
 
     @ObservationIgnored let api: any ParleyAPI
     @ObservationIgnored let transport: any RealtimeTransport
@@ -91,6 +102,13 @@ public final class ParleyClient {
     @ObservationIgnored var skipBackoff = false
     /// Set when the server refuses the session; ends the connection loop (no reconnecting).
     @ObservationIgnored var sessionEnded = false
+    /// Idempotency keys of group actions not yet answered for sure (persisted).
+    @ObservationIgnored var groupActions: GroupActionLedger
+    /// Lookups of people by id, one per person per run (a failure is not retried in a loop).
+    @ObservationIgnored var userFetches: [UserID: Task<Void, Never>] = [:]
+    @ObservationIgnored var refetches: [ConversationID: Task<Void, Never>] = [:]
+    /// Invitations that arrived on the stream while the list was being read over REST.
+    @ObservationIgnored var invitationsDuringRefresh: [Invitation]?
     #if canImport(Network)
     @ObservationIgnored var pathWatcher: NetworkPathWatcher?
     #endif
@@ -104,6 +122,8 @@ public final class ParleyClient {
         self.store = store
         self.outbox = MessageOutbox(entries: (try? store.outbox()) ?? [])
         self.position = try? store.position()
+        self.groupActions = (try? store.groupActions()) ?? GroupActionLedger()
+        self.invitations = (try? store.invitations()) ?? []
         for summary in (try? store.conversations()) ?? [] {
             conversations[summary.id] = summary
             let cached = (try? store.messages(in: summary.id)) ?? []
@@ -147,49 +167,14 @@ public final class ParleyClient {
     /// The member of a direct conversation who is not me.
     public func otherMember(of summary: ConversationSummary) -> ConversationMember? { summary.otherMember(than: me.id) }
 
-    /// Unread count: last seq − my read seq (the server's rule, kept current from events).
-    public func unreadCount(_ id: ConversationID) -> Int64 {
-        guard let summary = conversations[id] else { return 0 }
-        let mine = summary.members.first { $0.userId == me.id }
-        return max(0, summary.lastSeq - (mine?.readSeq ?? 0))
-    }
-
-    /// Confirmed messages by seq, then my pending ones in the order written; duplicates collapsed.
-    public func timeline(_ id: ConversationID) -> [TimelineItem] {
-        let other = conversations[id].flatMap(otherMember)
-        let confirmed = (messages[id] ?? [:]).values.sorted { $0.seq < $1.seq }.map { message in
-            TimelineItem(
-                id: message.clientId, seq: message.seq, senderId: message.senderId, text: message.text, createdAt: message.createdAt,
-                status: message.senderId == me.id ? Self.status(of: message.seq, other: other) : nil)
-        }
-        let confirmedIds = Set(confirmed.map(\.id))
-        let pending = outbox.pending(in: id).filter { !confirmedIds.contains($0.clientId) }.map { entry in
-            TimelineItem(
-                id: entry.clientId, seq: nil, senderId: me.id, text: entry.text, createdAt: entry.createdAt,
-                status: { if case .failed(let reason) = entry.state { .failed(reason: reason) } else { .sending } }())
-        }
-        return confirmed + pending
-    }
-
-    static func status(of seq: Int64, other: ConversationMember?) -> MessageStatus {
-        guard let other else { return .sent }
-        if other.readSeq >= seq { return .read }
-        if other.deliveredSeq >= seq { return .delivered }
-        return .sent
-    }
-
-    /// Who is typing in the conversation right now, if anyone (expired signals ignored).
-    public func typingUser(in id: ConversationID, now: Date = Date()) -> UserID? {
-        guard let typing = typing[id], typing.until > now else { return nil }
-        return typing.user
-    }
-
     // MARK: actions
 
     /// Writes a message: stored locally at once as `sending`, sent when possible. `recipient` is needed
     /// only for the first message of a new conversation.
+    /// A group I am no longer a member of refuses at once (`forbidden`).
     public func send(_ text: String, in conversation: ConversationID, to recipient: UserID? = nil) throws(Validation.Failure) {
         let text = try Validation.messageText(text).get()
+        if conversations[conversation]?.leftSeq != nil { throw Validation.Failure(.forbidden, Self.notAMember) }
         outbox.enqueue(text: text, conversation: conversation, recipient: conversations[conversation] == nil ? recipient : nil, now: .now())
         saveOutbox()
         flushOutbox()
@@ -210,6 +195,7 @@ public final class ParleyClient {
     }
 
     /// Marks my read cursor up to `seq` (read on one device clears the count on all).
+    /// In a group the unread and mention counts are counted again from the messages held.
     public func markRead(_ id: ConversationID, upTo seq: Int64) {
         guard var summary = conversations[id], let index = summary.members.firstIndex(where: { $0.userId == me.id }),
             summary.members[index].readSeq < seq, seq <= summary.lastSeq
@@ -217,13 +203,14 @@ public final class ParleyClient {
         summary.members[index].readSeq = seq
         summary.members[index].deliveredSeq = max(summary.members[index].deliveredSeq, seq)
         conversations[id] = summary
+        recountUnread(id)
         readPending[id] = seq
         flushReceipts()
     }
 
-    /// Tells the other member I am typing (or stopped); sent only while connected.
+    /// Tells the other members I am typing (or stopped); sent only while connected and a member.
     public func setTyping(_ isTyping: Bool, in id: ConversationID) {
-        guard conversations[id] != nil, connectionState == .online else { return }
+        guard let summary = conversations[id], summary.leftSeq == nil, connectionState == .online else { return }
         connection?.send(.typing(conversationId: id, isTyping: isTyping))
     }
 
@@ -251,11 +238,13 @@ public final class ParleyClient {
         return page.messages.count
     }
 
-    /// Rule 4: stores messages once, by (conversation, seq).
+    /// Rule 4: stores messages once, by (conversation, seq). Group senders and the people entries
+    /// name are looked up when no conversation lists them (``displayName(of:in:)``).
     func store(_ incoming: [Message]) {
         guard !incoming.isEmpty else { return }
         for message in incoming { messages[message.conversationId, default: [:]][message.seq] = message }
         try? store.save(messages: incoming)
+        startResolvingNames(in: incoming)
     }
 
     func saveOutbox() {

@@ -21,21 +21,33 @@ public struct TimelineItem: Hashable, Sendable, Identifiable {
     public var text: String
     /// When it was written (the server's time once confirmed).
     public var createdAt: Timestamp
-    /// For my messages; `nil` for theirs.
+    /// For my messages; `nil` for theirs and for membership entries.
     public var status: MessageStatus?
+    /// Set for a group's membership entry ("Ada added Grace"): a line of its own, not a bubble.
+    /// Its sender is who acted; its `text` is empty.
+    public var entry: GroupEntry?
+    /// Group members the message mentions (`@username`).
+    public var mentions: [UserID]
 
     /// A confirmed message as shown, without a status.
     public init(_ message: Message) {
-        self.init(id: message.clientId, seq: message.seq, senderId: message.senderId, text: message.text, createdAt: message.createdAt, status: nil)
+        self.init(
+            id: message.clientId, seq: message.seq, senderId: message.senderId, text: message.text, createdAt: message.createdAt, status: nil,
+            entry: message.entry, mentions: message.mentions ?? [])
     }
 
-    init(id: ClientMessageID, seq: Int64?, senderId: UserID, text: String, createdAt: Timestamp, status: MessageStatus?) {
+    init(
+        id: ClientMessageID, seq: Int64?, senderId: UserID, text: String, createdAt: Timestamp, status: MessageStatus?, entry: GroupEntry? = nil,
+        mentions: [UserID] = []
+    ) {
         self.id = id
         self.seq = seq
         self.senderId = senderId
         self.text = text
         self.createdAt = createdAt
         self.status = status
+        self.entry = entry
+        self.mentions = mentions
     }
 }
 
@@ -47,5 +59,11 @@ public enum ClientEvent: Sendable, Equatable {
     case presence(UserID, ParleyClient.Presence)
     case receipt(ReceiptUpdate)
     case sendFailed(ClientMessageID, String)
+    /// The list changed: a conversation appeared, a group's members, title or membership changed,
+    /// or the invitations changed.
     case conversationsChanged
+    /// Someone invited me to a group (also in ``ParleyClient/invitations``).
+    case invitation(Invitation)
+    /// A group's receipt aggregate moved: my messages there may be delivered or read now.
+    case groupReceipts(ReceiptSummary)
 }

@@ -124,16 +124,16 @@ extension SQLiteStore: ConversationStore {
                 let row = try Row.fetchOne(
                     db,
                     sql: """
-                        SELECT c.created_at, f.left_seq, f.left_at, f.read_seq, f.title FROM former_members f
+                        SELECT c.created_at, f.left_seq, f.left_at, f.title FROM former_members f
                         JOIN conversations c ON c.id = f.conversation_id WHERE f.user_id = ? AND f.conversation_id = ?
                         """,
                     arguments: [user.rawValue, id.rawValue])
             else { return nil }
-            let leftSeq: Int64 = row[1], readSeq: Int64 = row[3]
+            // Nothing of a group one is out of counts as unread: receipts there are refused, so it could never clear.
+            let leftSeq: Int64 = row[1]
             return ConversationSummary(
                 id: id, kind: .group, createdAt: Timestamp(milliseconds: row[0]), lastSeq: leftSeq, lastMessage: try lastMessage(id, at: leftSeq, db),
-                lastActivityAt: Timestamp(milliseconds: row[2]), unreadCount: try unreadCount(id, of: user, after: readSeq, through: leftSeq, db),
-                members: [], title: row[4], mentionCount: try mentionCount(id, of: user, after: readSeq, through: leftSeq, db), leftSeq: leftSeq)
+                lastActivityAt: Timestamp(milliseconds: row[2]), unreadCount: 0, members: [], title: row[3], mentionCount: 0, leftSeq: leftSeq)
         }
     }
 

@@ -67,7 +67,7 @@ extension SQLiteStore: EventLog {
                             conversationId: conversation, userId: UserID(rawValue: row[3]),
                             deliveredSeq: row[4], readSeq: row[5]))
                 case .conversation:
-                    payload = .conversation(try Self.conversationInfo(conversation, db))
+                    payload = .conversation(try Self.conversationInfo(conversation, db).seen(by: user))
                 case .invitation:
                     // The invitation as it was sent, with the group's title as it is now.
                     let title = try String.fetchOne(db, sql: "SELECT title FROM conversations WHERE id = ?", arguments: [conversation.rawValue])

@@ -103,3 +103,14 @@ extension MessageInfo {
             pending: states.filter { $0.1 < seq }.map(\.0))
     }
 }
+
+extension ConversationInfo {
+    /// The info as `user` may see it when replayed: someone no longer in a group does not learn
+    /// who is in it now.
+    public func seen(by user: UserID) -> ConversationInfo {
+        guard kind == .group, !members.contains(where: { $0.id == user }) else { return self }
+        var info = self
+        info.members = []
+        return info
+    }
+}

@@ -3,20 +3,24 @@ import Observation
 import ParleySDK
 import ParleyCore
 
-/// One chat: its messages with date separators and statuses, the composer, paging, presence and typing.
+/// One chat, direct or group: its messages with date separators and statuses, the composer,
+/// paging, presence and typing. What only groups have (sender names, entries, members, roles and
+/// their actions) is in `ChatViewModel+Group.swift`.
 @MainActor
 @Observable
 public final class ChatViewModel {
-    /// One row of the chat: a day separator, or a message with its time.
+    /// One row of the chat: a day separator, a message with its time (and, in a group, who wrote
+    /// it when it was not me), or a group's membership entry as its lines ("Ada added Grace").
     public enum Item: Identifiable, Equatable, Sendable {
         case separator(String)
-        case message(TimelineItem, isMine: Bool, time: String)
+        case message(TimelineItem, isMine: Bool, time: String, sender: String?)
+        case entry(TimelineItem, lines: [String], time: String)
 
         /// A stable id for lists.
         public var id: String {
             switch self {
             case .separator(let label): "day-\(label)"
-            case .message(let item, _, _): item.id.rawValue
+            case .message(let item, _, _, _), .entry(let item, _, _): item.id.rawValue
             }
         }
     }
@@ -39,7 +43,7 @@ public final class ChatViewModel {
     /// True while an older page loads.
     public private(set) var isLoadingOlder = false
     /// A problem to show (loading failed, message too long…).
-    public private(set) var errorMessage: String?
+    public internal(set) var errorMessage: String?
     @ObservationIgnored let fallbackOther: User?
     @ObservationIgnored let formatter: SmartDateFormatter
     @ObservationIgnored let now: () -> Date
@@ -59,18 +63,30 @@ public final class ChatViewModel {
 
     // MARK: header
 
+    /// The other person of a direct conversation (`nil` in a group).
     var other: (id: UserID, name: String)? {
+        guard !isGroup else { return nil }
         if let summary = client.conversations[conversation], let member = client.otherMember(of: summary) {
             return (member.userId, member.displayName)
         }
         return fallbackOther.map { ($0.id, $0.displayName) }
     }
 
-    /// The other person's display name.
-    public var title: String { other?.name ?? "" }
+    /// The other person's display name, or the group's title.
+    public var title: String {
+        isGroup ? (client.conversations[conversation]?.title ?? "Group") : (other?.name ?? "")
+    }
 
-    /// Whether the other person is typing now.
+    /// Whether someone else is typing now.
     public var otherUserTyping: Bool { client.typingUser(in: conversation, now: now()) != nil }
+
+    /// "typing…" in a direct conversation; in a group who: "Ada is typing…", "Ada and Grace are
+    /// typing…", "3 people are typing…" (``GroupText/typing(_:)``). Empty when nobody is.
+    public var typingText: String {
+        let typists = client.typingUsers(in: conversation, now: now())
+        guard isGroup else { return typists.isEmpty ? "" : "typing…" }
+        return GroupText.typing(typists.map { name(of: $0) })
+    }
 
     /// "online", "last seen …", or empty when unknown.
     public var presenceText: String {
@@ -94,7 +110,13 @@ public final class ChatViewModel {
                 items.append(.separator(day))
                 lastDay = day
             }
-            items.append(.message(message, isMine: message.senderId == client.me.id, time: formatter.time(message.createdAt.date)))
+            let time = formatter.time(message.createdAt.date)
+            if let entry = message.entry {
+                items.append(.entry(message, lines: GroupText.entryLines(entry, by: message.senderId, me: client.me.id) { name(of: $0) }, time: time))
+            } else {
+                let mine = message.senderId == client.me.id
+                items.append(.message(message, isMine: mine, time: time, sender: isGroup && !mine ? name(of: message.senderId) : nil))
+            }
         }
         return items
     }
@@ -111,6 +133,7 @@ public final class ChatViewModel {
         defer { isLoading = false }
         do {
             try await client.loadLatest(conversation)
+            if isGroup { await client.resolveNames(in: conversation) }
             errorMessage = nil
         } catch {
             errorMessage = (error as? ParleyClientError)?.message ?? "Could not load messages."
@@ -124,6 +147,7 @@ public final class ChatViewModel {
         defer { isLoadingOlder = false }
         do {
             try await client.loadOlder(conversation)
+            if isGroup { await client.resolveNames(in: conversation) }
         } catch {
             errorMessage = (error as? ParleyClientError)?.message ?? "Could not load older messages."
         }
@@ -132,58 +156,5 @@ public final class ChatViewModel {
     /// The newest message shown on screen: marks everything up to it read.
     public func markVisible(upTo seq: Int64) {
         client.markRead(conversation, upTo: seq)
-    }
-
-    // MARK: composer
-
-    /// Characters as the server counts them, after the same normalization.
-    public var characterCount: Int {
-        Validation.normalizedMessageText(messageText).count
-    }
-
-    /// Characters left before the limit (negative when over).
-    public var remainingCharacters: Int { Validation.maxMessageCharacters - characterCount }
-    /// Whether to show the counter (near the limit only).
-    public var showsCharacterCounter: Bool { characterCount > Validation.messageCounterThreshold }
-    /// Whether the composer's text can be sent (not blank, within the limit).
-    public var canSend: Bool {
-        guard case .success = Validation.messageText(messageText) else { return false }
-        return true
-    }
-
-    /// Sends the composer's text (trimmed, validated like the server does) and clears it.
-    public func send() {
-        guard canSend else { return }
-        do {
-            try client.send(messageText, in: conversation, to: other?.id)
-            messageText = ""
-            errorMessage = nil
-        } catch {
-            errorMessage = error.message
-        }
-    }
-
-    /// Sends a failed message again.
-    public func retry(_ item: TimelineItem) {
-        client.retry(item.id)
-    }
-
-    /// Deletes a failed message.
-    public func delete(_ item: TimelineItem) {
-        client.deleteFailed(item.id)
-    }
-
-    /// Typing notifications, throttled; an emptied composer stops them at once.
-    private func textChanged() {
-        let typing = !messageText.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
-        if typing {
-            if lastTypingSent.map({ now().timeIntervalSince($0) >= Self.typingInterval }) ?? true {
-                lastTypingSent = now()
-                client.setTyping(true, in: conversation)
-            }
-        } else if lastTypingSent != nil {
-            lastTypingSent = nil
-            client.setTyping(false, in: conversation)
-        }
     }
 }

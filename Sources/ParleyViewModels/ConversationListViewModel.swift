@@ -3,7 +3,8 @@ import Observation
 import ParleySDK
 import ParleyCore
 
-/// The conversation list: rows sorted by last activity, live; search for someone to start a chat with.
+/// The conversation list: rows sorted by last activity, live; search for someone to start a chat
+/// with. Groups and invitations: `ConversationListViewModel+Groups.swift`.
 @MainActor
 @Observable
 public final class ConversationListViewModel {
@@ -11,16 +12,23 @@ public final class ConversationListViewModel {
     public struct Row: Identifiable, Equatable, Sendable {
         /// The conversation.
         public var id: ConversationID
-        /// The other person's display name.
+        /// The other person's display name, or the group's title.
         public var title: String
         /// Initials for the avatar.
         public var initials: String
-        /// The last message, "You: " first when I sent it; empty before any message.
+        /// The last message's first line: "You: " first when I sent it, "Ada: " in a group when
+        /// someone else did; a membership entry as its line ("Ada added Grace"); empty before any.
         public var preview: String
         /// The smart timestamp of the last activity ("9:41 AM", "Yesterday", "Monday", a date).
         public var timestamp: String
-        /// Messages from the other person not yet read.
+        /// Messages from others not yet read (never entries or mine).
         public var unreadCount: Int64
+        /// Unread messages that mention me (an "@" badge); 0 outside groups.
+        public var mentionCount: Int64
+        /// Whether it is a group.
+        public var isGroup: Bool
+        /// A group I am no longer a member of (read-only).
+        public var hasLeft: Bool
         /// Whether the other person is connected (only once both have written).
         public var isOnline: Bool
         /// The other person, to open the chat with.
@@ -29,8 +37,11 @@ public final class ConversationListViewModel {
         /// A row, e.g. for SwiftUI previews and tests.
         public init(
             id: ConversationID, title: String, initials: String, preview: String = "", timestamp: String = "", unreadCount: Int64 = 0,
-            isOnline: Bool = false, otherUserId: UserID? = nil
+            isOnline: Bool = false, otherUserId: UserID? = nil, mentionCount: Int64 = 0, isGroup: Bool = false, hasLeft: Bool = false
         ) {
+            self.mentionCount = mentionCount
+            self.isGroup = isGroup
+            self.hasLeft = hasLeft
             self.id = id
             self.title = title
             self.initials = initials
@@ -61,6 +72,8 @@ public final class ConversationListViewModel {
     public private(set) var searchResults: [User] = []
     /// Why the search failed, to show.
     public private(set) var searchError: String?
+    /// Why the last group action (create, accept, decline) failed, to show.
+    public internal(set) var actionError: String?
     @ObservationIgnored let formatter: SmartDateFormatter
     @ObservationIgnored let now: () -> Date
 
@@ -71,12 +84,13 @@ public final class ConversationListViewModel {
         self.now = now
     }
 
-    /// What the screen shows.
+    /// What the screen shows (invitations count as something to show).
     public var state: State {
+        let nothing = rows.isEmpty && client.invitations.isEmpty
         switch client.listState {
-        case .loading: rows.isEmpty ? .loading : .loaded
-        case .failed(let message): rows.isEmpty ? .error(message) : .loaded
-        case .loaded: rows.isEmpty ? .empty : .loaded
+        case .loading: return nothing ? .loading : .loaded
+        case .failed(let message): return nothing ? .error(message) : .loaded
+        case .loaded: return nothing ? .empty : .loaded
         }
     }
 
@@ -84,18 +98,29 @@ public final class ConversationListViewModel {
     public var rows: [Row] {
         let now = now()
         return client.sortedConversations().map { summary in
-            let other = client.otherMember(of: summary)
-            let title = other?.displayName ?? "Unknown"
-            var preview = ""
-            if let last = summary.lastMessage {
-                let firstLine = last.text.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
-                preview = (last.senderId == client.me.id ? "You: " : "") + firstLine
-            }
+            let isGroup = summary.kind == .group
+            let other = isGroup ? nil : client.otherMember(of: summary)
+            let title = isGroup ? (summary.title ?? "Group") : (other?.displayName ?? "Unknown")
             return Row(
-                id: summary.id, title: title, initials: title.initials, preview: preview,
+                id: summary.id, title: title, initials: title.initials, preview: preview(of: summary),
                 timestamp: formatter.listTimestamp(summary.lastActivityAt.date, now: now), unreadCount: client.unreadCount(summary.id),
-                isOnline: other.flatMap { client.presence[$0.userId]?.online } ?? false, otherUserId: other?.userId)
+                isOnline: other.flatMap { client.presence[$0.userId]?.online } ?? false, otherUserId: other?.userId,
+                mentionCount: client.mentionCount(summary.id), isGroup: isGroup, hasLeft: summary.leftSeq != nil)
         }
+    }
+
+    /// The preview rules of ``Row/preview``.
+    func preview(of summary: ConversationSummary) -> String {
+        guard let last = summary.lastMessage else { return "" }
+        let me = client.me.id
+        if let entry = last.entry {
+            let name = { (user: UserID) in self.client.displayName(of: user, in: summary.id) }
+            return GroupText.entryLines(entry, by: last.senderId, me: me, name: name).first ?? ""
+        }
+        let firstLine = last.text.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        if last.senderId == me { return "You: " + firstLine }
+        guard summary.kind == .group else { return firstLine }
+        return (client.displayName(of: last.senderId, in: summary.id) ?? GroupText.someone) + ": " + firstLine
     }
 
     /// Loads the list again after a failure.

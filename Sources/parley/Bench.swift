@@ -11,7 +11,7 @@ struct Bench: AsyncParsableCommand {
             rate limits lifted) and stops it afterwards. With --url, drives that server (loopback addresses only).
             Prints a human summary, then one JSON line.
             """,
-        subcommands: [Messages.self, Connections.self, History.self])
+        subcommands: [Messages.self, Groups.self, Connections.self, History.self])
 
     struct Target: ParsableArguments {
         @Option(
@@ -28,6 +28,11 @@ struct Bench: AsyncParsableCommand {
 
         /// Runs `body` against the target server, starting and stopping one if needed.
         func with<T>(_ body: (BenchAPI, String, Int32?) async throws -> T) async throws -> T {
+            try await withDatabase { api, ws, pid, _ in try await body(api, ws, pid) }
+        }
+
+        /// As ``with(_:)``, also giving the SQLite file of a server the bench started (to measure what a run wrote).
+        func withDatabase<T>(_ body: (BenchAPI, String, Int32?, String?) async throws -> T) async throws -> T {
             if let url {
                 guard let host = URL(string: url)?.host, host == "localhost" || host == "::1" || host.hasPrefix("127.") else {
                     throw ValidationError("--url must be a loopback address (127.0.0.0/8, ::1 or localhost).")
@@ -35,10 +40,11 @@ struct Bench: AsyncParsableCommand {
                 let ws = url.replacingOccurrences(of: "http", with: "ws", options: .anchored) + "/v1/ws"
                 let api = BenchAPI(baseURL: url)
                 try await api.checkReachable()
-                return try await body(api, ws, serverPid)
+                return try await body(api, ws, serverPid, nil)
             }
             FileLimits.raise()
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parley-bench-\(UUID().uuidString)")
+            let sqliteFile = database == nil ? directory.appendingPathComponent("bench.sqlite").path : nil
             let server = try await ServerLauncher(
                 binary: ServerLauncher.currentExecutable, database: database ?? directory.appendingPathComponent("bench.sqlite").path,
                 extraArguments: ["--durability", durability])
@@ -59,7 +65,8 @@ struct Bench: AsyncParsableCommand {
                 server.stop()
                 try? FileManager.default.removeItem(at: directory)
             }
-            return try await body(BenchAPI(baseURL: "http://127.0.0.1:\(server.port)"), "ws://127.0.0.1:\(server.port)/v1/ws", server.pid)
+            return try await body(
+                BenchAPI(baseURL: "http://127.0.0.1:\(server.port)"), "ws://127.0.0.1:\(server.port)/v1/ws", server.pid, sqliteFile)
         }
     }
 

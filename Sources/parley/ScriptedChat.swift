@@ -60,11 +60,11 @@ final class ScriptedChat {
         let conversation = ConversationID.direct(client.me.id, user.id)
         let events = client.events()
         try? await client.loadLatest(conversation)
-        for item in client.timeline(conversation).suffix(count) { say(printer.line(for: item)) }
+        for item in client.timeline(conversation).suffix(count) { printer.lines(for: item, in: conversation).forEach(say) }
         var seen = 0
         for await event in events {
             guard case .message(let message) = event, message.conversationId == conversation else { continue }
-            say(printer.line(for: TimelineItem(message)))
+            printer.lines(for: TimelineItem(message), in: conversation).forEach(say)
             seen += 1
             if let exitAfter, seen >= exitAfter { break }
         }
@@ -80,17 +80,40 @@ struct ChatPrinter {
 
     func line(for row: ConversationListViewModel.Row, number: Int) -> String {
         var line = "\(number). \(row.title)"
+        if row.isGroup { line += row.hasLeft ? " [group, left]" : " [group]" }
         if row.isOnline { line += " ●" }
-        if row.unreadCount > 0 { line += " (\(row.unreadCount) unread)" }
+        if row.unreadCount > 0 { line += " (\(row.unreadCount) unread\(row.mentionCount > 0 ? ", @\(row.mentionCount)" : ""))" }
         if !row.preview.isEmpty { line += " — \(row.preview)" }
         return line + " · \(row.timestamp)"
     }
 
-    func line(for item: TimelineItem) -> String {
-        let mine = item.senderId == client.me.id
-        let name = mine ? "You" : (client.conversations.values.lazy.compactMap { $0.members.first { $0.userId == item.senderId } }.first?.displayName ?? "?")
+    /// A message as "12:01 Ada Lovelace: text ✓", or an entry as one line per sentence: "12:01 · Ada added Grace".
+    func lines(for item: TimelineItem, in conversation: ConversationID) -> [String] {
+        let time = formatter.time(item.createdAt.date)
+        if let entry = item.entry {
+            return GroupText.entryLines(entry, by: item.senderId, me: client.me.id) { name(of: $0, in: conversation) }.map { "\(time) · \($0)" }
+        }
+        let sender = item.senderId == client.me.id ? "You" : name(of: item.senderId, in: conversation)
         let mark = item.status.map { " " + Self.mark($0) } ?? ""
-        return "\(formatter.time(item.createdAt.date)) \(name): \(item.text)\(mark)"
+        return ["\(time) \(sender): \(item.text)\(mark)"]
+    }
+
+    func name(of user: UserID, in conversation: ConversationID) -> String {
+        client.displayName(of: user, in: conversation) ?? GroupText.someone
+    }
+
+    /// One line for news from a chat that is not open: "• New message from Ada: hi", "• Ada in Trip: hi".
+    func notice(for message: Message) -> String? {
+        guard let summary = client.conversations[message.conversationId] else { return nil }
+        guard summary.kind == .group else {
+            return "• New message from \(client.otherMember(of: summary)?.displayName ?? "someone"): \(message.text)"
+        }
+        let title = summary.title ?? "a group"
+        if let entry = message.entry {
+            let line = GroupText.entryLines(entry, by: message.senderId, me: client.me.id) { name(of: $0, in: summary.id) }.first ?? ""
+            return "• \(title): \(line)"
+        }
+        return "• \(name(of: message.senderId, in: summary.id)) in \(title): \(message.text)"
     }
 
     static func mark(_ status: MessageStatus) -> String {

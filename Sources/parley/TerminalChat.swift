@@ -5,8 +5,8 @@ import ParleyViewModels
 
 /// The interactive terminal client: a conversation list, one open chat, live updates printed as lines.
 ///
-/// Commands: `/list`, `/open N`, `/new USERNAME`, `/older`, `/retry`, `/help`, `/quit`; any other line
-/// is sent to the open chat.
+/// Commands: `/list`, `/open N`, `/new USERNAME`, `/older`, `/retry`, `/help`, `/quit`, and the group
+/// commands of `TerminalChat+Groups.swift`; any other line is sent to the open chat.
 @MainActor
 final class TerminalChat {
     let client: ParleyClient
@@ -29,7 +29,7 @@ final class TerminalChat {
         let events = client.events()
         client.start()
         if !list.rows.isEmpty { showList() }  // the cache, at once
-        let printing = Task { for await event in events { self.show(event) } }
+        let printing = Task { for await event in events { await self.show(event) } }
         // Typing is announced while typing, from each edit of the input line.
         let input = LineEditor.shared.start { text in Task { @MainActor in self.typed(text) } }
         for await line in input {
@@ -53,7 +53,9 @@ final class TerminalChat {
         let parts = trimmed.split(separator: " ", maxSplits: 1).map(String.init)
         switch parts.first {
         case "/quit", "/exit": return false
-        case "/help": say("/list · /open N · /new USERNAME · /older · /retry · /quit · anything else is sent to the open chat")
+        case "/help":
+            say("/list · /open N · /new USERNAME · /older · /retry · /quit · anything else is sent to the open chat")
+            say(Self.groupHelp)
         case "/list": showList()
         case "/open":
             guard let number = parts.dropFirst().first.flatMap(Int.init), rows.indices.contains(number - 1) else {
@@ -74,7 +76,7 @@ final class TerminalChat {
             let before = client.timeline(chat.conversation).count
             await chat.loadOlder()
             let items = client.timeline(chat.conversation)
-            for item in items.prefix(items.count - before) { say(printer.line(for: item)) }
+            for item in items.prefix(items.count - before) { printer.lines(for: item, in: chat.conversation).forEach(say) }
             if items.count == before { say("(no older messages)") }
         case "/retry":
             guard let chat else { say("Open a chat first."); return true }
@@ -83,12 +85,16 @@ final class TerminalChat {
             }
         case nil:
             break
+        case let command? where Self.groupCommands.contains(command):
+            await handleGroupCommand(command, parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : "")
         case let command? where command.hasPrefix("/") && !command.hasPrefix("//"):
             say("Unknown command \(command). /help lists them; to send a line that starts with '/', start it with '//'.")
         default:
             guard let chat else { say("Open a chat first: /list, then /open N, or /new USERNAME."); return true }
             chat.messageText = line.hasPrefix("//") ? String(line.dropFirst()) : line
-            if !chat.canSend {
+            if let reason = chat.cannotSendReason {
+                say(reason)
+            } else if !chat.canSend {
                 say(chat.characterCount > Validation.maxMessageCharacters ? "Too long (\(chat.characterCount) characters)." : "Nothing to send.")
             }
             chat.send()
@@ -99,17 +105,22 @@ final class TerminalChat {
 
     func open(_ chat: ChatViewModel) async {
         self.chat = chat
-        say("── Chat with \(chat.title)\(chat.presenceText.isEmpty ? "" : " (\(chat.presenceText))") ──")
+        if chat.isGroup {
+            say("── \(chat.title) (\(chat.membersText)) ──")
+        } else {
+            say("── Chat with \(chat.title)\(chat.presenceText.isEmpty ? "" : " (\(chat.presenceText))") ──")
+        }
         await chat.load()
         if chat.showsEmptyState { say(ChatViewModel.emptyText) }
         for item in chat.items {
             switch item {
             case .separator(let label): say("[\(label)]")
-            case .message(let message, _, _):
-                say(printer.line(for: message))
+            case .message(let message, _, _, _), .entry(let message, _, _):
+                printer.lines(for: message, in: chat.conversation).forEach(say)
                 if let status = message.status { printedStatus[message.id] = status }
             }
         }
+        if let reason = chat.cannotSendReason { say(reason) }
         markRead()
     }
 
@@ -123,11 +134,12 @@ final class TerminalChat {
             say("Conversations:")
             for (index, row) in rows.enumerated() { say("  " + printer.line(for: row, number: index + 1)) }
         }
+        if !list.invitations.isEmpty { say("Invitations: \(list.invitations.count) — /invites") }
     }
 
     // MARK: live events
 
-    func show(_ event: ClientEvent) {
+    func show(_ event: ClientEvent) async {
         switch event {
         case .connection(.online):
             if shownOnline != true { say("[online]") }
@@ -141,20 +153,27 @@ final class TerminalChat {
             shownOnline = false
         case .conversationsChanged: if chat == nil { showList() }
         case .message(let message):
+            if message.conversationId.isGroup { await client.resolveNames(in: [message]) }  // "Grace joined", not "Someone joined"
             if message.conversationId == chat?.conversation {
                 // Others' messages, and mine written on another device (this one printed its own).
                 if message.senderId != client.me.id || printedStatus[message.clientId] == nil {
-                    say(printer.line(for: TimelineItem(message)))
+                    printer.lines(for: TimelineItem(message), in: message.conversationId).forEach(say)
                 }
                 markRead()
             } else if message.senderId != client.me.id {
-                let name = client.conversations[message.conversationId].flatMap(client.otherMember)?.displayName ?? "someone"
-                say("• New message from \(name): \(message.text)")
+                printer.notice(for: message).map(say)
             }
         case .typing(let conversation, _, let isTyping):
-            if conversation == chat?.conversation, isTyping, let chat { say("… \(chat.title) is typing") }
+            if conversation == chat?.conversation, isTyping, let chat {
+                say("… " + (chat.isGroup ? chat.typingText : "\(chat.title) is typing"))
+            }
+        case .invitation(let invitation):
+            say("• \(invitation.inviter.displayName) invited you to “\(invitation.title)” — /invites, then /accept N or /decline N")
+        case .groupReceipts:
+            break
         case .presence(let user, let presence):
-            guard let chat, let summary = client.conversations[chat.conversation], client.otherMember(of: summary)?.userId == user else { break }
+            guard let chat, !chat.isGroup, let summary = client.conversations[chat.conversation], client.otherMember(of: summary)?.userId == user
+            else { break }
             say(presence.online ? "● \(chat.title) is online" : "○ \(chat.title) was \(SmartDateFormatter().lastSeen(presence.lastSeenAt?.date))")
         case .receipt:
             break

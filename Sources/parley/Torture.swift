@@ -19,6 +19,8 @@ struct Torture: AsyncParsableCommand {
     var kills = 20
     @Option(help: "Pairs of users chatting (each user writes every 15 ms).")
     var pairs = 4
+    @Option(help: "Groups of three users writing to their group (each every 15 ms), beside the pairs.")
+    var groups = 2
     @Option(help: "Shortest time between kills, in seconds.")
     var minGap = 0.3
     @Option(help: "Longest time between kills, in seconds.")
@@ -43,6 +45,7 @@ struct Torture: AsyncParsableCommand {
     func validate() throws {
         guard (1...10_000).contains(kills) else { throw ValidationError("--kills must be 1…10000.") }
         guard (1...100).contains(pairs) else { throw ValidationError("--pairs must be 1…100.") }
+        guard (0...100).contains(groups) else { throw ValidationError("--groups must be 0…100.") }
         guard minGap > 0, maxGap >= minGap, maxGap <= 60 else { throw ValidationError("Need 0 < --min-gap ≤ --max-gap ≤ 60.") }
         guard ["full", "normal"].contains(durability) else { throw ValidationError("--durability must be full or normal.") }
         if cluster {
@@ -69,6 +72,7 @@ struct Torture: AsyncParsableCommand {
         var options = CrashCheck.Options(binary: ServerLauncher.currentExecutable, database: database)
         options.kills = kills
         options.pairs = pairs
+        options.groups = groups
         options.gap = minGap...maxGap
         options.serveArguments = ["--durability", durability]
         var report = try await CrashCheck(options: options).run { say($0) }
@@ -102,6 +106,7 @@ struct Torture: AsyncParsableCommand {
         }
         options.nodes = nodes
         options.pairs = pairs
+        options.groups = groups
         options.kills = kills
         options.databaseRestarts = databaseRestarts
         options.freezeSeconds = freezeSeconds

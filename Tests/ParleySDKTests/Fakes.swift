@@ -41,6 +41,42 @@ final class FakeAPI: ParleyAPI, @unchecked Sendable {
         return user
     }
     private var unsupported: ParleyClientError { ParleyClientError(status: 500, code: nil, message: "not in this fake") }
+
+    // Groups: every action is logged with its clientId; `failures` are thrown first, one per call.
+    private(set) var actions: [(name: String, clientId: ClientMessageID)] = []
+    var failures: [ParleyClientError] = []
+    var answer: (String, ClientMessageID) -> API.GroupActionResponse = { _, _ in API.GroupActionResponse(entry: nil, duplicate: false) }
+    var pendingInvitations: [Invitation] = []
+    private func act(_ name: String, _ clientId: ClientMessageID) throws -> API.GroupActionResponse {
+        actions.append((name, clientId))
+        if !failures.isEmpty { throw failures.removeFirst() }
+        return answer(name, clientId)
+    }
+    func createGroup(_ request: API.CreateGroupRequest, token: String) async throws -> API.GroupActionResponse { try act("create", request.clientId) }
+    func addMembers(to id: ConversationID, _ request: API.AddMembersRequest, token: String) async throws -> API.GroupActionResponse {
+        try act("add", request.clientId)
+    }
+    func removeMember(_ user: UserID, from id: ConversationID, clientId: ClientMessageID, token: String) async throws -> API.GroupActionResponse {
+        try act("remove", clientId)
+    }
+    func setRole(of user: UserID, in id: ConversationID, _ request: API.ChangeRoleRequest, token: String) async throws -> API.GroupActionResponse {
+        try act("role", request.clientId)
+    }
+    func leave(_ id: ConversationID, clientId: ClientMessageID, token: String) async throws -> API.GroupActionResponse { try act("leave", clientId) }
+    func rename(_ id: ConversationID, _ request: API.RenameGroupRequest, token: String) async throws -> API.GroupActionResponse {
+        try act("rename", request.clientId)
+    }
+    func invitations(token: String) async throws -> [Invitation] { pendingInvitations }
+    func acceptInvitation(_ id: ConversationID, clientId: ClientMessageID, token: String) async throws -> API.GroupActionResponse {
+        try act("accept", clientId)
+    }
+    func declineInvitation(_ id: ConversationID, token: String) async throws {
+        _ = try act("decline", .random())
+        pendingInvitations.removeAll { $0.conversationId == id }
+    }
+    func messageInfo(_ id: ConversationID, seq: Int64, token: String) async throws -> MessageInfo {
+        MessageInfo(seq: seq, readBy: [], deliveredTo: [], pending: [])
+    }
 }
 
 /// A scripted live connection: the test pushes server frames and reads what the client sent.

@@ -109,7 +109,7 @@ import Testing
         chat.messageText = "  hello Grace  "
         chat.send()
         #expect(chat.messageText.isEmpty)
-        guard case .message(let item, true, _)? = chat.items.last else { Issue.record("no pending message"); return }
+        guard case .message(let item, true, _, _)? = chat.items.last else { Issue.record("no pending message"); return }
         #expect(item.text == "hello Grace" && item.status == .sending)
         let request = try await eventually("sent frame") { connection.sentMessages.first }
         #expect(request.recipientId == fixture.grace.id && request.conversationId == nil && request.clientId == item.id)
@@ -143,7 +143,7 @@ import Testing
         let connection = try await fixture.connect(client)
         _ = try await eventually("conversation") { client.conversations[fixture.conversation] }
         let chat = ChatViewModel(client: client, conversation: fixture.conversation, otherUser: nil, formatter: formatter)
-        func status() -> MessageStatus? { chat.items.compactMap { if case .message(let item, true, _) = $0 { item.status } else { nil } }.last ?? nil }
+        func status() -> MessageStatus? { chat.items.compactMap { if case .message(let item, true, _, _) = $0 { item.status } else { nil } }.last ?? nil }
         chat.messageText = "one"
         chat.send()
         #expect(status() == .sending)
@@ -169,7 +169,7 @@ import Testing
         let second = try await eventually("second send") { connection.sentMessages.count == 2 ? connection.sentMessages[1] : nil }
         connection.push(.error(ref: nil, clientId: second.clientId, code: .textInvalidCharacters, message: "No control characters."))
         _ = try await eventually("failed") { status() == .failed(reason: "No control characters.") ? true : nil }
-        guard case .message(let failed, _, _)? = chat.items.last else { return }
+        guard case .message(let failed, _, _, _)? = chat.items.last else { return }
         chat.retry(failed)
         _ = try await eventually("resent") { connection.sentMessages.count == 3 ? true : nil }
         #expect(connection.sentMessages[2].clientId == second.clientId, "a retry keeps the client id")

@@ -33,5 +33,6 @@ import Testing
         #expect(violations.isEmpty, "\(violations.prefix(10).joined(separator: "\n"))")
         #expect(report.kills == 2 && report.databaseRestarts == 2 && report.freezes == 1)
         #expect(report.messages > 50, "the clients wrote under load")
+        #expect(report.groupMessages > 10, "the group members wrote too")
     }
 }

@@ -20,7 +20,7 @@ import Testing
     static func client() -> CrashCheckClient {
         CrashCheckClient(
             session: BenchAPI.Session(user: User(id: me, username: "me", displayName: "Me", createdAt: Timestamp(milliseconds: 1)), token: "t"),
-            partner: partner)
+            destination: .partner(partner))
     }
 
     @Test func aCleanHistoryPasses() {
@@ -32,7 +32,7 @@ import Testing
             client.receive(Self.frame(.sent(ref: nil, message: message, duplicate: false)))
             client.receive(Self.frame(.event(StreamEvent(position: Int64(position + 1), payload: .message(message)))))
         }
-        #expect(CrashCheckRules.check(client: client, index: 0, stored: stored).isEmpty)
+        #expect(CrashCheckRules.check(client: client, index: 0, stored: stored, checkSeq: true).isEmpty)
     }
 
     @Test func lossDuplicatesGapsAndReorderingAreCaught() {
@@ -45,7 +45,7 @@ import Testing
         client.receive(Self.frame(.event(StreamEvent(position: 1, payload: .message(stored[0])))))
         client.receive(Self.frame(.event(StreamEvent(position: 3, payload: .message(stored[1])))))  // a gap
         client.receive(Self.frame(.event(StreamEvent(position: 4, payload: .message(stored[1])))))  // twice
-        let problems = CrashCheckRules.check(client: client, index: 0, stored: stored).joined(separator: "\n")
+        let problems = CrashCheckRules.check(client: client, index: 0, stored: stored, checkSeq: true).joined(separator: "\n")
         for expected in [
             "stream position 3 after 1", "delivered twice", "acknowledged", "stored 2 times", "out of the order written",
             "never delivered",
@@ -61,8 +61,10 @@ import Testing
         var options = CrashCheck.Options(binary: binary, database: database)
         options.kills = 5
         options.pairs = 3
+        options.groups = 2
         let report = try await CrashCheck(options: options).run()
         #expect(report.violations.isEmpty, "\(report.violations.prefix(20))")
+        #expect(report.groupMessages > 30, "six clients wrote to two groups of three")
         #expect(report.kills == 5 && report.drained && report.messages > 100)
         // Every kill makes the connected clients reconnect (a client already between attempts
         // reconnects once for two kills, so not necessarily 5 × 6).

@@ -77,6 +77,7 @@ import Testing
         #expect(!alanEvents.contains("after alan") && alanEvents.contains("hello alan"))
         let former = try await world.store.conversation(group, as: world.alan.id)
         #expect(former.leftSeq == removed.entry?.seq && former.members.isEmpty && former.lastMessage?.entry?.type == .removed)
+        #expect(former.unreadCount == 0 && former.mentionCount == 0, "nothing of a group one is out of stays unread")
         #expect(try await world.store.conversations(of: world.alan.id, limit: 50, before: nil).contains { $0.id == group })
         await #expect(throws: StoreError.conversationNotFound) {
             try await world.store.send("let me in", from: world.alan.id, to: .conversation(group))

@@ -186,3 +186,77 @@ def test_the_interactive_client_keeps_the_typed_line_refuses_unknown_commands_an
         texts = [m["text"] for m in requests.get(f"{server.url}/v1/conversations/{conversation}/messages",
                                                  headers={"Authorization": "Bearer " + bob["token"]}).json()["messages"]]
         assert texts == ["interrupting you", "half done", "from my phone"], texts
+
+
+def _auth(session):
+    return {"Authorization": "Bearer " + session["token"]}
+
+
+def test_a_group_of_three_from_the_terminal(server):
+    """Alice (the terminal) makes a group with Bob (a contact: added) and Carol (a stranger: invited),
+    sees sender names and entry lines, manages it, then answers an invitation and leaves a group."""
+    import uuid
+    with tempfile.TemporaryDirectory() as home:
+        bob = server.register("bob", "Bob Builder")
+        carol = server.register("carol", "Carol Danvers")
+        _run(["chat", "register", "--home", home, "--server", server.url, "--username", "alice", "--display-name", "Alice Liddell",
+              "--password", "wonderland1"])
+        alice_id = requests.get(f"{server.url}/v1/users?query=ali", headers=_auth(bob)).json()["users"][0]["id"]
+        server.send(bob, "hi Alice", recipient=alice_id)
+        terminal = pexpect.spawn(BINARY, ["chat", "--home", home], encoding="utf-8", timeout=20, dimensions=(40, 160))
+        terminal.expect(r"\[online\]")
+        terminal.sendline("/new bob")
+        terminal.expect("Chat with Bob Builder")
+        terminal.sendline("hi Bob")  # now both have written: contacts
+        terminal.expect("✓ \"hi Bob\"")
+
+        terminal.sendline('/group new "Trip 2026" bob @carol')
+        terminal.expect(r"Invited \(they join when they accept\): Carol Danvers")
+        terminal.expect("── Trip 2026")
+        terminal.expect("You created the group “Trip 2026”")
+        terminal.expect("You added Bob Builder")
+        group = next(c["id"] for c in server.conversations(bob) if c["kind"] == "group")
+        invitation = requests.get(f"{server.url}/v1/invitations", headers=_auth(carol)).json()["invitations"][0]
+        assert invitation["conversationId"] == group and invitation["inviter"]["username"] == "alice"
+        requests.post(f"{server.url}/v1/invitations/{group}/accept", json={"clientId": str(uuid.uuid4())},
+                      headers=_auth(carol)).raise_for_status()
+        terminal.expect("Carol Danvers joined")
+        server.send(bob, "Hello group", conversation=group)
+        terminal.expect("Bob Builder: Hello group")
+        server.send(carol, "Hi from Carol", conversation=group)
+        terminal.expect("Carol Danvers: Hi from Carol")
+
+        terminal.sendline("/members")
+        terminal.expect(r"You \(@alice\) — Owner")
+        terminal.expect(r"Bob Builder \(@bob\)")
+        terminal.expect(r"Carol Danvers \(@carol\)")
+        terminal.sendline("/admin bob")
+        terminal.expect("You made Bob Builder an admin")
+        terminal.sendline("/rename Trip 2027")
+        terminal.expect("You renamed the group to “Trip 2027”")
+        terminal.sendline("/remove carol")
+        terminal.expect("You removed Carol Danvers")
+        terminal.sendline("Bye Carol")
+        terminal.expect("✓ \"Bye Carol\"")
+        carols = [m.get("text") or m["entry"]["type"] for m in server.history(carol, group)]
+        assert "Hi from Carol" in carols and "Bye Carol" not in carols and carols[-1] == "removed", carols
+
+        # Carol is no contact of Alice: her group is an invitation.
+        requests.post(f"{server.url}/v1/groups", json={"clientId": str(uuid.uuid4()), "title": "Book club", "memberIds": [alice_id]},
+                      headers=_auth(carol)).raise_for_status()
+        terminal.expect("Carol Danvers invited you to “Book club”")
+        terminal.sendline("/invites")
+        terminal.expect("1. “Book club” — Carol Danvers invited you · 1 member")
+        terminal.sendline("/accept 1")
+        terminal.expect("── Book club")
+        terminal.expect("You joined")
+        terminal.sendline("/leave")
+        terminal.expect("You left")
+        terminal.sendline("anyone?")
+        terminal.expect("no longer a member")
+        terminal.sendline("/help")
+        terminal.expect("/group new TITLE USER")
+        terminal.sendline("/quit")
+        terminal.expect(pexpect.EOF)
+        texts = [m.get("text") for m in server.history(carol, next(c["id"] for c in server.conversations(carol) if c.get("title") == "Book club"))]
+        assert "anyone?" not in texts

@@ -38,9 +38,16 @@ struct ChatView: View {
                     switch item {
                     case .separator(let label):
                         Text(label).font(.caption).frame(maxWidth: .infinity)
-                    case .message(let message, let isMine, let time):
-                        BubbleView(message: message, isMine: isMine, time: time, model: model)
-                            .onAppear { if !isMine, let seq = message.seq { model.markVisible(upTo: seq) } }
+                    case .message(let message, let isMine, let time, let sender):
+                        VStack(alignment: .leading, spacing: 2) {
+                            if let sender { Text(sender).font(.caption.bold()).foregroundStyle(.secondary) }
+                            BubbleView(message: message, isMine: isMine, time: time, model: model)
+                        }
+                        .onAppear { if !isMine, let seq = message.seq { model.markVisible(upTo: seq) } }
+                    case .entry(let entry, let lines, _):
+                        // A membership change ("Ada added Grace"): a centred line of its own.
+                        Text(lines.joined(separator: "\n")).font(.caption).foregroundStyle(.secondary).frame(maxWidth: .infinity)
+                            .onAppear { if let seq = entry.seq { model.markVisible(upTo: seq) } }
                     }
                 }
             }

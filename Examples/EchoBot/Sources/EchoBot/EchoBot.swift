@@ -43,7 +43,8 @@ struct EchoBot {
 
         var replies = 0
         for await event in events {
-            guard case .message(let message) = event, message.senderId != client.session.user.id else { continue }
+            // Membership entries ("Ada added Grace") are not something to answer.
+            guard case .message(let message) = event, message.senderId != client.session.user.id, message.entry == nil else { continue }
             try client.send("echo: \(message.text)", in: message.conversationId)
             replies += 1
             if replies >= limit { break }
