@@ -106,7 +106,7 @@ extension PostgresStore: GroupStore {
                 SELECT i.conversation_id, COALESCE(c.title, ''), i.created_at,
                     (SELECT COUNT(*) FROM conversation_members m WHERE m.conversation_id = i.conversation_id), \(unescaped: Columns.user)
                 FROM invitations i JOIN conversations c ON c.id = i.conversation_id JOIN users u ON u.id = i.inviter_id
-                WHERE i.user_id = \(user.rawValue) ORDER BY i.created_at DESC, i.conversation_id COLLATE "C"
+                WHERE i.user_id = \(user.rawValue) ORDER BY i.created_at DESC, i.conversation_id COLLATE "C" LIMIT \(Invitation.listLimit)
                 """, self.logger
             ).map { row in
                 let c = try row.decode((String, String, Int64, Int64, String, String, String, Int64).self)

@@ -20,9 +20,9 @@ public protocol ParleyAPI: Sendable {
     func createGroup(_ request: API.CreateGroupRequest, token: String) async throws -> API.GroupActionResponse
     /// `POST /v1/conversations/{id}/members`: adds contacts and invites anyone else.
     func addMembers(to id: ConversationID, _ request: API.AddMembersRequest, token: String) async throws -> API.GroupActionResponse
-    /// `POST /v1/conversations/{id}/members/{userId}/remove`.
+    /// `POST /v1/conversations/{id}/members/{memberId}/remove`.
     func removeMember(_ user: UserID, from id: ConversationID, clientId: ClientMessageID, token: String) async throws -> API.GroupActionResponse
-    /// `POST /v1/conversations/{id}/members/{userId}/role`.
+    /// `POST /v1/conversations/{id}/members/{memberId}/role`.
     func setRole(of user: UserID, in id: ConversationID, _ request: API.ChangeRoleRequest, token: String) async throws -> API.GroupActionResponse
     /// `POST /v1/conversations/{id}/leave`.
     func leave(_ id: ConversationID, clientId: ClientMessageID, token: String) async throws -> API.GroupActionResponse

@@ -99,7 +99,7 @@ extension SQLiteStore: GroupStore {
                     SELECT i.conversation_id, c.title, i.created_at,
                         (SELECT COUNT(*) FROM conversation_members m WHERE m.conversation_id = i.conversation_id), \(Columns.user)
                     FROM invitations i JOIN conversations c ON c.id = i.conversation_id JOIN users u ON u.id = i.inviter_id
-                    WHERE i.user_id = ? ORDER BY i.created_at DESC, i.conversation_id
+                    WHERE i.user_id = ? ORDER BY i.created_at DESC, i.conversation_id LIMIT \(Invitation.listLimit)
                     """,
                 arguments: [user.rawValue]
             ).map { row in

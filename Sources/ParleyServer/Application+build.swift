@@ -127,7 +127,7 @@ func makeRouter(_ server: ServerContext) -> Router<ParleyRequestContext> {
     router.add(middleware: MethodNotAllowedMiddleware(routes: routeMethods))
     if let publicDirectory = server.configuration.publicDirectory {
         router.add(middleware: StaticPathGuard(publicDirectory: publicDirectory))
-        router.add(middleware: FileMiddleware(publicDirectory, searchForIndexHtml: true, logger: server.logger))
+        router.add(middleware: WebClientFiles(files: FileMiddleware(publicDirectory, searchForIndexHtml: true, logger: server.logger)))
     }
     router.add(middleware: ErrorMiddleware(health: server.health, logLimiter: server.messenger.logLimiter))
     router.add(middleware: TokenAuthenticator(store: server.store))

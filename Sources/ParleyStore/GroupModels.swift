@@ -114,3 +114,9 @@ extension ConversationInfo {
         return info
     }
 }
+
+extension Invitation {
+    /// The most pending invitations a list answers (the newest): an invitee cannot make a list
+    /// unbounded, but anyone may invite them.
+    public static let listLimit = 200
+}

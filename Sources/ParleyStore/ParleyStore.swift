@@ -67,7 +67,7 @@ public protocol GroupStore: Sendable {
     func createGroup(_ group: NewGroup, now: Timestamp) async throws -> GroupOutcome
     /// Applies a membership change (``GroupPlan`` rules), or accepts an invitation.
     func changeGroup(_ change: MembershipChange, now: Timestamp) async throws -> GroupOutcome
-    /// The user's pending invitations, newest first.
+    /// The user's pending invitations, newest first, at most ``Invitation/listLimit``.
     func invitations(of user: UserID) async throws -> [Invitation]
     /// - Throws: ``StoreError/invitationNotFound``.
     func declineInvitation(to conversation: ConversationID, user: UserID) async throws

@@ -102,6 +102,10 @@ import Testing
             let adas = try await api.send("mine", from: ada, in: chat)
             let info = try await api.request(.get, "/v1/conversations/\(chat)/messages/\(adas.seq)/info", token: grace.token)
             #expect(info.status == .forbidden && info.errorCode == .forbidden, "only the sender asks")
+            // A dot pair inside an API path is an unknown conversation, not a malformed request
+            // (the web client's file server once answered it with a bare 400).
+            let dots = try await api.request(.get, "/v1/conversations/%F2%A3%9A%80..T/messages/1/info", token: ada.token)
+            #expect(dots.status == .notFound && dots.errorCode == .conversationNotFound)
             let noGroup = try await api.action(.post, "/v1/conversations/grp_\(UUID())/leave", by: ada, API.GroupActionRequest(clientId: .random()))
             #expect(noGroup.status == .notFound && noGroup.errorCode == .conversationNotFound)
             let summary = try await api.request(.get, "/v1/conversations/\(chat)", token: ada.token).decode(ConversationSummary.self)

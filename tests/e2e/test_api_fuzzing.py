@@ -3,7 +3,10 @@ must find no server error, no response off the spec, and no schema-valid request
 
 Bounded (a fixed seed and example count) so it takes well under a minute. The three session-ending
 routes (logout, logout everywhere, password change) would revoke the run's own token; they and the
-WebSocket upgrade are covered by the Swift tests instead."""
+WebSocket upgrade are covered by the Swift tests instead. The stateful phase is left out: the spec has
+no links, so it ran no scenario, and the links schemathesis infers on its own point the group routes
+`…/members/{memberId}/remove` and `…/role` at a `memberId` of the request that answered, which their
+callers do not have, and it reports those links as an error of the spec."""
 import re
 import subprocess
 import sys
@@ -18,7 +21,7 @@ def test_generated_requests_find_no_server_error_and_no_valid_request_rejected(s
     session = server.register("fuzzer", "Fuzzer")
     command = [sys.executable, "-m", "schemathesis.cli", "run", str(ROOT / "openapi.yaml"), "--url", server.url,
                "-H", f"Authorization: Bearer {session['token']}", "--checks", "all", "--max-examples", "40",
-               "--seed", "7", "--workers", "1"]
+               "--seed", "7", "--workers", "1", "--phases", "examples,coverage,fuzzing"]
     for path in EXCLUDED:
         command += ["--exclude-path", path]
     with tempfile.TemporaryDirectory() as directory:  # schemathesis keeps its example database in the working folder

@@ -22,13 +22,13 @@ struct GroupRoutes {
                 try Self.id(context), .add(users, shareHistory: body.shareHistory ?? false), clientId: body.clientId, by: me)
             return try Self.answer(outcome, invited: true)
         }
-        router.post("/v1/conversations/:id/members/:userId/remove") { request, context in
+        router.post("/v1/conversations/:id/members/:memberId/remove") { request, context in
             let me = try context.requireUser()
             let body = try await JSONBody.decode(API.GroupActionRequest.self, from: request, context: context)
             let outcome = try await groups.change(try Self.id(context), .remove(try Self.member(context)), clientId: body.clientId, by: me)
             return try Self.answer(outcome)
         }
-        router.post("/v1/conversations/:id/members/:userId/role") { request, context in
+        router.post("/v1/conversations/:id/members/:memberId/role") { request, context in
             let me = try context.requireUser()
             let body = try await JSONBody.decode(API.ChangeRoleRequest.self, from: request, context: context)
             let outcome = try await groups.change(
@@ -83,7 +83,7 @@ struct GroupRoutes {
     }
 
     private static func member(_ context: ParleyRequestContext) throws -> UserID {
-        guard let raw = context.parameters.get("userId"), let id = UserID(validating: raw) else { throw StoreError.memberNotFound }
+        guard let raw = context.parameters.get("memberId"), let id = UserID(validating: raw) else { throw StoreError.memberNotFound }
         return id
     }
 }

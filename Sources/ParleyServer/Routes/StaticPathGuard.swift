@@ -30,3 +30,15 @@ struct StaticPathGuard<Context: RequestContext>: RouterMiddleware {
         return real == root || real.hasPrefix(root + "/")
     }
 }
+
+/// The web client's files, for every path but the API's: Hummingbird's `FileMiddleware` answers a
+/// path with `..` in it with a bare 400 before any route is tried, which would make
+/// `/v1/conversations/a..b` a malformed request instead of an unknown conversation.
+struct WebClientFiles<Context: RequestContext>: RouterMiddleware {
+    let files: FileMiddleware<Context, LocalFileSystem>
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        if request.uri.path.hasPrefix("/v1/") { return try await next(request, context) }
+        return try await files.handle(request, context: context, next: next)
+    }
+}
