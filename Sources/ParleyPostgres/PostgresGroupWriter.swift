@@ -35,7 +35,10 @@ struct PostgresGroupWriter {
             let (user, role, joinedAt) = try row.decode((String, String?, Int64).self)
             return GroupMemberState(userId: UserID(rawValue: user), role: role.flatMap(MemberRole.init(rawValue:)) ?? .member, joinedAt: joinedAt)
         }
-        return GroupState(title: title ?? "", closed: closed, members: members)
+        let pending =
+            try await db.value(
+                "SELECT COUNT(*) FROM invitations WHERE conversation_id = \(conversation.rawValue)", as: Int64.self, logger) ?? 0
+        return GroupState(title: title ?? "", closed: closed, members: members, pendingInvitations: Int(pending))
     }
 
     /// A new member whose cursors start at the last seq (see SQLite's `GroupWriter`).
@@ -67,7 +70,12 @@ struct PostgresGroupWriter {
                 """, logger: logger)
         }
         try await deliver(message)
-        if let departing { try await leave(departing, at: message.seq) }
+        if let departing {
+            try await leave(departing, at: message.seq)
+        } else {
+            // The actor's cursors moved to the entry: they may have been the lowest.
+            try await refreshAggregate()
+        }
         return message
     }
 
@@ -145,14 +153,14 @@ struct PostgresGroupWriter {
             UPDATE conversations SET everyone_delivered_seq = \(summary.everyoneDeliveredSeq), everyone_read_seq = \(summary.everyoneReadSeq)
             WHERE id = \(id)
             """, logger: logger)
-        let low = min(
-            summary.everyoneDeliveredSeq != oldDelivered ? oldDelivered : .max, summary.everyoneReadSeq != oldRead ? oldRead : .max)
-        let high = max(summary.everyoneDeliveredSeq, summary.everyoneReadSeq)
+        // The messages whose status changed: delivered in (old, new], read in (old, new].
         let senders = try await db.values(
             """
             SELECT DISTINCT msg.sender_id COLLATE "C" FROM messages msg
             JOIN conversation_members m ON m.conversation_id = msg.conversation_id AND m.user_id = msg.sender_id
-            WHERE msg.conversation_id = \(id) AND msg.seq > \(low) AND msg.seq <= \(high) AND msg.entry IS NULL
+            WHERE msg.conversation_id = \(id) AND msg.entry IS NULL
+                AND ((msg.seq > \(oldDelivered) AND msg.seq <= \(summary.everyoneDeliveredSeq))
+                    OR (msg.seq > \(oldRead) AND msg.seq <= \(summary.everyoneReadSeq)))
             ORDER BY 1
             """, as: String.self, logger)
         for sender in senders {

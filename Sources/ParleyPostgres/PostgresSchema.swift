@@ -128,6 +128,18 @@ enum PostgresSchema {
                 """,
             ]
         ),
+        (
+            "v5-group-actions",
+            [
+                // Creates and adds by (actor, client id), with whom they invited (see SQLite's v4-group-actions).
+                """
+                CREATE TABLE group_actions (
+                    actor_id TEXT NOT NULL, client_id TEXT NOT NULL, conversation_id TEXT NOT NULL, invited TEXT NOT NULL,
+                    PRIMARY KEY (actor_id, client_id))
+                """,
+                "CREATE INDEX invitations_by_conversation ON invitations (conversation_id)",
+            ]
+        ),
     ]
 
     static func migrate(_ client: PostgresClient, logger: Logger) async throws {

@@ -73,8 +73,13 @@ extension PostgresStore: EventLog {
             case .invitation:
                 // The invitation as it was sent, with the group's title as it is now.
                 guard let inviter = try await users([UserID(rawValue: c.5 ?? "")]).first else { continue }
+                // The title only while the invitation is pending (see SQLite's replay).
                 let title = try await read { db in
-                    try await db.value("SELECT title FROM conversations WHERE id = \(conversation.rawValue)", as: String?.self, self.logger)
+                    try await db.value(
+                        """
+                        SELECT c.title FROM conversations c JOIN invitations i ON i.conversation_id = c.id AND i.user_id = \(user.rawValue)
+                        WHERE c.id = \(conversation.rawValue)
+                        """, as: String?.self, self.logger)
                 }
                 payload = .invitation(
                     Invitation(

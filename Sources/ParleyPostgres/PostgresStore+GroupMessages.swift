@@ -11,7 +11,7 @@ extension PostgresStore {
             var writer = PostgresGroupWriter(store: self, conversation: conversation, now: now, db: db)
             let state = try await writer.lockGroup()
             if let earlier = try await self.earlierAction(by: new.sender, new.clientId, db) {
-                guard earlier.conversationId == conversation else { throw StoreError.clientIdConflict }
+                guard earlier.conversationId == conversation, !earlier.isEntry else { throw StoreError.clientIdConflict }
                 return SendOutcome(message: earlier, duplicate: true, deliveries: [])
             }
             guard let state, !state.closed, state.member(new.sender) != nil else { throw StoreError.conversationNotFound }
@@ -29,11 +29,15 @@ extension PostgresStore {
         -> ReceiptOutcome
     {
         try await transaction { db in
+            // The group's lock in a statement of its own: a statement that waited for it would read
+            // the member's row as it was before the wait, and could move a cursor back.
             guard
+                try await db.value(
+                    "SELECT 1 FROM conversations WHERE id = \(conversation.rawValue) FOR UPDATE", as: Int32.self, self.logger) != nil,
                 let row = try await db.rows(
                     """
                     SELECT m.delivered_seq, m.read_seq, c.last_seq FROM conversation_members m JOIN conversations c ON c.id = m.conversation_id
-                    WHERE m.conversation_id = \(conversation.rawValue) AND m.user_id = \(member.rawValue) FOR UPDATE OF c
+                    WHERE m.conversation_id = \(conversation.rawValue) AND m.user_id = \(member.rawValue)
                     """, self.logger
                 ).first
             else { throw StoreError.conversationNotFound }
@@ -44,7 +48,8 @@ extension PostgresStore {
             guard moved else { return ReceiptOutcome(receipt: receipt, deliveries: []) }
             try await db.query(
                 """
-                UPDATE conversation_members SET delivered_seq = \(receipt.deliveredSeq), read_seq = \(receipt.readSeq)
+                UPDATE conversation_members
+                SET delivered_seq = GREATEST(delivered_seq, \(receipt.deliveredSeq)), read_seq = GREATEST(read_seq, \(receipt.readSeq))
                 WHERE conversation_id = \(conversation.rawValue) AND user_id = \(member.rawValue)
                 """, logger: self.logger)
             // The member's own devices hear of their cursors; the senders it concerns of the aggregate.

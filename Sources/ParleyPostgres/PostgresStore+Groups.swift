@@ -5,12 +5,12 @@ import PostgresNIO
 extension PostgresStore: GroupStore {
     public func createGroup(_ group: NewGroup, now: Timestamp) async throws -> GroupOutcome {
         try await transaction { db in
-            if let earlier = try await self.earlierAction(by: group.creator, group.clientId, db) {
-                guard earlier.entry?.type == .created else { throw StoreError.clientIdConflict }
-                return GroupOutcome(
-                    conversationId: earlier.conversationId, entry: earlier,
-                    invited: try await self.invited(by: group.creator, to: earlier.conversationId, db), duplicate: true, deliveries: [])
+            let earlier = try await self.earlierAction(by: group.creator, group.clientId, db)
+            if let recorded = try await self.recordedAction(by: group.creator, group.clientId, db) {
+                guard earlier?.entry?.type == .created else { throw StoreError.clientIdConflict }
+                return GroupOutcome(conversationId: recorded.conversation, entry: earlier, invited: recorded.invited, duplicate: true, deliveries: [])
             }
+            if earlier != nil { throw StoreError.clientIdConflict }
             let known = Set(try await Self.users(group.memberIds, db, self.logger).map(\.id))
             try GroupPlan.checkNewMembers(group.memberIds, actor: group.creator, known: known)
             guard group.memberIds.count + 1 <= group.maxMembers else { throw StoreError.groupFull(limit: group.maxMembers) }
@@ -30,6 +30,7 @@ extension PostgresStore: GroupStore {
                 joined: [group.creator] + joining, shareHistory: false, departing: nil)
             let invited = group.memberIds.filter { !contacts.contains($0) }
             try await writer.invite(invited, by: group.creator, shareHistory: false)
+            try await self.record(by: group.creator, group.clientId, in: id, invited: invited, db)
             try await self.notify(writer.deliveries, db)
             return GroupOutcome(conversationId: id, entry: entry, invited: invited, duplicate: false, deliveries: writer.deliveries)
         }
@@ -40,7 +41,15 @@ extension PostgresStore: GroupStore {
             var writer = PostgresGroupWriter(store: self, conversation: change.conversation, now: now, db: db)
             // The lock first: a retry racing the original waits for it, then finds its entry.
             let state = try await writer.lockGroup()
-            if let earlier = try await self.earlierAction(by: change.actor, change.clientId, db) {
+            let earlier = try await self.earlierAction(by: change.actor, change.clientId, db)
+            if let recorded = try await self.recordedAction(by: change.actor, change.clientId, db) {
+                // An add (possibly one that only invited, with no entry) or a create.
+                guard recorded.conversation == change.conversation, case .add = change.action, earlier?.entry?.type != .created else {
+                    throw StoreError.clientIdConflict
+                }
+                return GroupOutcome(conversationId: change.conversation, entry: earlier, invited: recorded.invited, duplicate: true, deliveries: [])
+            }
+            if let earlier {
                 guard earlier.conversationId == change.conversation, earlier.isEntry else { throw StoreError.clientIdConflict }
                 return GroupOutcome(conversationId: change.conversation, entry: earlier, invited: [], duplicate: true, deliveries: [])
             }
@@ -76,6 +85,7 @@ extension PostgresStore: GroupStore {
                 planned, by: change.actor, change.clientId, joined: plan.joining, shareHistory: shareHistory, departing: plan.departing)
         }
         try await writer.invite(plan.inviting, by: change.actor, shareHistory: shareHistory)
+        if case .add = change.action { try await record(by: change.actor, change.clientId, in: change.conversation, invited: plan.inviting, db) }
         if plan.closes {
             try await db.query("UPDATE conversations SET closed = true WHERE id = \(id)", logger: logger)
             try await db.query("DELETE FROM invitations WHERE conversation_id = \(id)", logger: logger)
@@ -141,7 +151,16 @@ extension PostgresStore: GroupStore {
                     "SELECT sender_id FROM messages WHERE conversation_id = \(conversation.rawValue) AND seq = \(seq) AND entry IS NULL",
                     as: String.self, self.logger)
             else { throw StoreError.messageNotFound }
-            guard sender == user.rawValue else { throw StoreError.forbidden("Message info is shown for your own messages only.") }
+            guard sender == user.rawValue else {
+                // Someone else's message: whether it exists is not told outside one's spans.
+                let inSpans = try await db.value(
+                    """
+                    SELECT 1 FROM member_spans WHERE conversation_id = \(conversation.rawValue) AND user_id = \(user.rawValue)
+                        AND from_seq <= \(seq) AND (to_seq IS NULL OR to_seq >= \(seq))
+                    """, as: Int32.self, self.logger)
+                guard inSpans != nil else { throw StoreError.messageNotFound }
+                throw StoreError.forbidden("Message info is shown for your own messages only.")
+            }
             return MessageInfo(seq: seq, states: members.filter { $0.0 != user.rawValue && $0.3 < seq }.map { (UserID(rawValue: $0.0), $0.1, $0.2) })
         }
     }
@@ -153,13 +172,26 @@ extension PostgresStore: GroupStore {
         ).first.map { Message(try $0.decode(MessageRow.self)) }
     }
 
-    private func invited(by inviter: UserID, to conversation: ConversationID, _ db: PostgresConnection) async throws -> [UserID] {
-        try await db.values(
+    /// A create or add recorded under (actor, client id): its group and whom it invited.
+    private func recordedAction(by actor: UserID, _ clientId: ClientMessageID, _ db: PostgresConnection) async throws
+        -> (conversation: ConversationID, invited: [UserID])?
+    {
+        try await db.rows(
+            "SELECT conversation_id, invited FROM group_actions WHERE actor_id = \(actor.rawValue) AND client_id = \(clientId.rawValue)", logger
+        ).first.map { row in
+            let (conversation, invited) = try row.decode((String, String).self)
+            return (ConversationID(rawValue: conversation), StoredJSON.mentions(invited) ?? [])
+        }
+    }
+
+    private func record(
+        by actor: UserID, _ clientId: ClientMessageID, in conversation: ConversationID, invited: [UserID], _ db: PostgresConnection
+    ) async throws {
+        try await db.query(
             """
-            SELECT user_id FROM invitations WHERE conversation_id = \(conversation.rawValue) AND inviter_id = \(inviter.rawValue)
-            ORDER BY user_id COLLATE "C"
-            """, as: String.self, logger
-        ).map(UserID.init(rawValue:))
+            INSERT INTO group_actions (actor_id, client_id, conversation_id, invited)
+            VALUES (\(actor.rawValue), \(clientId.rawValue), \(conversation.rawValue), \(StoredJSON.ids(invited)))
+            """, logger: logger)
     }
 
     /// Those of `users` with whom `user` has exchanged messages in their direct conversation.

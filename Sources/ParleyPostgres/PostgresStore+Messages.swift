@@ -61,8 +61,11 @@ extension PostgresStore: MessageStore {
             let sql: PostgresQuery = """
                 SELECT \(unescaped: Columns.message) FROM messages m WHERE m.conversation_id = \(conversation.rawValue)
                   AND m.seq > \(query.after ?? -1) AND m.seq < \(query.before ?? Int64.max)
-                  AND (\(!conversation.isGroup) OR EXISTS (SELECT 1 FROM member_spans s WHERE s.conversation_id = m.conversation_id
-                    AND s.user_id = \(user.rawValue) AND m.seq >= s.from_seq AND (s.to_seq IS NULL OR m.seq <= s.to_seq)))
+                  AND (\(!conversation.isGroup) OR (
+                    m.seq <= (SELECT MAX(COALESCE(s.to_seq, 9223372036854775807)) FROM member_spans s
+                        WHERE s.conversation_id = m.conversation_id AND s.user_id = \(user.rawValue))
+                    AND EXISTS (SELECT 1 FROM member_spans s WHERE s.conversation_id = m.conversation_id
+                        AND s.user_id = \(user.rawValue) AND m.seq >= s.from_seq AND (s.to_seq IS NULL OR m.seq <= s.to_seq))))
                 ORDER BY m.seq \(unescaped: ascending ? "ASC" : "DESC") LIMIT \(query.limit + 1)
                 """
             let messages = try await db.rows(sql, self.logger).map { Message(try $0.decode(MessageRow.self)) }

@@ -6,8 +6,8 @@ import ParleyStore
 /// conversation row, the lowest cursors among the current members, never moving back.
 ///
 /// Rules (docs/protocol.md "Receipts in groups"):
-/// 1. Only a change that can lower the minimum's holder recomputes it: a receipt, a send by a
-///    member whose cursors were the lowest, a departure.
+/// 1. Only a change that can move the minimum recomputes it: a receipt, a send by a member whose
+///    cursors were the lowest, a membership entry (its actor's cursors move to it), a departure.
 /// 2. When it moves, each current member who sent a message in the range that changed status gets
 ///    one `receiptSummary` event; nobody else. A receipt thus writes O(1) stream entries.
 enum GroupReceiptAggregate {
@@ -41,17 +41,16 @@ enum GroupReceiptAggregate {
         guard summary.everyoneDeliveredSeq != oldDelivered || summary.everyoneReadSeq != oldRead else { return [] }
         try db.cachedStatement(sql: "UPDATE conversations SET everyone_delivered_seq = ?, everyone_read_seq = ? WHERE id = ?")
             .execute(arguments: [summary.everyoneDeliveredSeq, summary.everyoneReadSeq, conversation.rawValue])
-        let low = min(
-            summary.everyoneDeliveredSeq != oldDelivered ? oldDelivered : .max, summary.everyoneReadSeq != oldRead ? oldRead : .max)
-        let high = max(summary.everyoneDeliveredSeq, summary.everyoneReadSeq)
+        // The messages whose status changed: delivered in (old, new], read in (old, new].
         let senders = try String.fetchAll(
             db.cachedStatement(
                 sql: """
                     SELECT DISTINCT msg.sender_id FROM messages msg
                     JOIN conversation_members m ON m.conversation_id = msg.conversation_id AND m.user_id = msg.sender_id
-                    WHERE msg.conversation_id = ? AND msg.seq > ? AND msg.seq <= ? AND msg.entry IS NULL ORDER BY msg.sender_id
+                    WHERE msg.conversation_id = ? AND msg.entry IS NULL
+                        AND ((msg.seq > ? AND msg.seq <= ?) OR (msg.seq > ? AND msg.seq <= ?)) ORDER BY msg.sender_id
                     """),
-            arguments: [conversation.rawValue, low, high])
+            arguments: [conversation.rawValue, oldDelivered, summary.everyoneDeliveredSeq, oldRead, summary.everyoneReadSeq])
         return try senders.map { try SQLiteStore.appendEvent(.receiptSummary(summary), to: UserID(rawValue: $0), now: now, statements) }
     }
 }

@@ -57,7 +57,12 @@ struct GroupWriter {
         for member in try SQLiteStore.memberIDs(conversation, statements) {
             deliveries.append(try SQLiteStore.appendEvent(.message(message), to: member, now: now, statements))
         }
-        if let departing { try leave(departing, at: seq) }
+        if let departing {
+            try leave(departing, at: seq)
+        } else {
+            // The actor's cursors moved to the entry: they may have been the lowest.
+            deliveries += try GroupReceiptAggregate.refresh(conversation, now: now, statements, db)
+        }
         return message
     }
 

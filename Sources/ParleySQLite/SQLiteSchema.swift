@@ -141,6 +141,21 @@ enum SQLiteSchema {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v4-group-actions") { db in
+            // Creates and adds by (actor, client id), with whom they invited: a retried add that only
+            // invited has no entry to find, and a retry answers the original invitees.
+            try db.execute(
+                sql: """
+                    CREATE TABLE group_actions (
+                        actor_id TEXT NOT NULL,
+                        client_id TEXT NOT NULL,
+                        conversation_id TEXT NOT NULL,
+                        invited TEXT NOT NULL,
+                        PRIMARY KEY (actor_id, client_id)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX invitations_by_conversation ON invitations(conversation_id);
+                    """)
+        }
         return migrator
     }
 }

@@ -70,7 +70,15 @@ extension SQLiteStore: EventLog {
                     payload = .conversation(try Self.conversationInfo(conversation, db).seen(by: user))
                 case .invitation:
                     // The invitation as it was sent, with the group's title as it is now.
-                    let title = try String.fetchOne(db, sql: "SELECT title FROM conversations WHERE id = ?", arguments: [conversation.rawValue])
+                    // The title only while the invitation is pending: someone who declined (or joined and
+                    // left) does not follow the group's renames through an old event.
+                    let title = try String.fetchOne(
+                        db,
+                        sql: """
+                            SELECT c.title FROM conversations c JOIN invitations i ON i.conversation_id = c.id AND i.user_id = ?
+                            WHERE c.id = ?
+                            """,
+                        arguments: [user.rawValue, conversation.rawValue])
                     guard let inviter = try Self.users([UserID(rawValue: row[3])], db).first else { continue }
                     payload = .invitation(
                         Invitation(

@@ -7,12 +7,12 @@ extension SQLiteStore: GroupStore {
         let statements = writerStatements
         return try await batchedWrite { db in
             let statements = try statements.on(db)
-            if let earlier = try Self.earlierAction(by: group.creator, group.clientId, statements) {
-                guard earlier.entry?.type == .created else { throw StoreError.clientIdConflict }
-                return GroupOutcome(
-                    conversationId: earlier.conversationId, entry: earlier, invited: try Self.invited(by: group.creator, to: earlier.conversationId, db),
-                    duplicate: true, deliveries: [])
+            if let recorded = try Self.recordedAction(by: group.creator, group.clientId, db) {
+                let earlier = try Self.earlierAction(by: group.creator, group.clientId, statements)
+                guard earlier?.entry?.type == .created else { throw StoreError.clientIdConflict }
+                return GroupOutcome(conversationId: recorded.conversation, entry: earlier, invited: recorded.invited, duplicate: true, deliveries: [])
             }
+            if try Self.earlierAction(by: group.creator, group.clientId, statements) != nil { throw StoreError.clientIdConflict }
             let known = Set(try Self.users(group.memberIds, db).map(\.id))
             try GroupPlan.checkNewMembers(group.memberIds, actor: group.creator, known: known)
             guard group.memberIds.count + 1 <= group.maxMembers else { throw StoreError.groupFull(limit: group.maxMembers) }
@@ -30,6 +30,7 @@ extension SQLiteStore: GroupStore {
                 joined: [group.creator] + joining, shareHistory: false, departing: nil)
             let invited = group.memberIds.filter { !contacts.contains($0) }
             try writer.invite(invited, by: group.creator, shareHistory: false)
+            try Self.record(by: group.creator, group.clientId, in: id, invited: invited, db)
             return GroupOutcome(conversationId: id, entry: entry, invited: invited, duplicate: false, deliveries: writer.deliveries)
         }
     }
@@ -38,7 +39,15 @@ extension SQLiteStore: GroupStore {
         let statements = writerStatements
         return try await batchedWrite { db in
             let statements = try statements.on(db)
-            if let earlier = try Self.earlierAction(by: change.actor, change.clientId, statements) {
+            let earlier = try Self.earlierAction(by: change.actor, change.clientId, statements)
+            if let recorded = try Self.recordedAction(by: change.actor, change.clientId, db) {
+                // An add (possibly one that only invited, with no entry) or a create.
+                guard recorded.conversation == change.conversation, case .add = change.action, earlier?.entry?.type != .created else {
+                    throw StoreError.clientIdConflict
+                }
+                return GroupOutcome(conversationId: change.conversation, entry: earlier, invited: recorded.invited, duplicate: true, deliveries: [])
+            }
+            if let earlier {
                 guard earlier.conversationId == change.conversation, earlier.isEntry else { throw StoreError.clientIdConflict }
                 return GroupOutcome(conversationId: change.conversation, entry: earlier, invited: [], duplicate: true, deliveries: [])
             }
@@ -65,6 +74,7 @@ extension SQLiteStore: GroupStore {
                 try writer.append($0, by: change.actor, change.clientId, joined: plan.joining, shareHistory: shareHistory, departing: plan.departing)
             }
             try writer.invite(plan.inviting, by: change.actor, shareHistory: shareHistory)
+            if case .add = change.action { try Self.record(by: change.actor, change.clientId, in: change.conversation, invited: plan.inviting, db) }
             if plan.closes {
                 try db.execute(sql: "UPDATE conversations SET closed = 1 WHERE id = ?", arguments: [change.conversation.rawValue])
                 try db.execute(sql: "DELETE FROM invitations WHERE conversation_id = ?", arguments: [change.conversation.rawValue])
@@ -134,7 +144,11 @@ extension SQLiteStore: GroupStore {
                     db, sql: "SELECT sender_id FROM messages WHERE conversation_id = ? AND seq = ? AND entry IS NULL",
                     arguments: [conversation.rawValue, seq])
             else { throw StoreError.messageNotFound }
-            guard sender == user.rawValue else { throw StoreError.forbidden("Message info is shown for your own messages only.") }
+            guard sender == user.rawValue else {
+                // Someone else's message: whether it exists is not told outside one's spans.
+                guard try Self.inSpans(seq, of: user, in: conversation, db) else { throw StoreError.messageNotFound }
+                throw StoreError.forbidden("Message info is shown for your own messages only.")
+            }
             return MessageInfo(
                 seq: seq,
                 states: members.filter { $0[0] != user.rawValue && ($0[3] as Int64) < seq }.map { (UserID(rawValue: $0[0]), $0[1], $0[2]) })
@@ -146,11 +160,28 @@ extension SQLiteStore: GroupStore {
         try statements.sentBefore.firstRow(.text(actor.rawValue), .text(clientId.rawValue), read: Message.init(row:))
     }
 
-    static func invited(by inviter: UserID, to conversation: ConversationID, _ db: Database) throws -> [UserID] {
-        try String.fetchAll(
-            db, sql: "SELECT user_id FROM invitations WHERE conversation_id = ? AND inviter_id = ? ORDER BY user_id",
-            arguments: [conversation.rawValue, inviter.rawValue]
-        ).map(UserID.init(rawValue:))
+    /// A create or add recorded under (actor, client id): its group and whom it invited.
+    static func recordedAction(by actor: UserID, _ clientId: ClientMessageID, _ db: Database) throws -> (conversation: ConversationID, invited: [UserID])? {
+        try Row.fetchOne(
+            db, sql: "SELECT conversation_id, invited FROM group_actions WHERE actor_id = ? AND client_id = ?",
+            arguments: [actor.rawValue, clientId.rawValue]
+        ).map { (ConversationID(rawValue: $0[0]), StoredJSON.mentions($0[1]) ?? []) }
+    }
+
+    static func record(by actor: UserID, _ clientId: ClientMessageID, in conversation: ConversationID, invited: [UserID], _ db: Database) throws {
+        try db.execute(
+            sql: "INSERT INTO group_actions (actor_id, client_id, conversation_id, invited) VALUES (?, ?, ?, ?)",
+            arguments: [actor.rawValue, clientId.rawValue, conversation.rawValue, StoredJSON.ids(invited)])
+    }
+
+    /// Whether `seq` falls inside one of `user`'s spans of the group.
+    static func inSpans(_ seq: Int64, of user: UserID, in conversation: ConversationID, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(
+            db,
+            sql: """
+                SELECT 1 FROM member_spans WHERE conversation_id = ? AND user_id = ? AND from_seq <= ? AND (to_seq IS NULL OR to_seq >= ?)
+                """,
+            arguments: [conversation.rawValue, user.rawValue, seq, seq]) == true
     }
 
     /// Those of `users` with whom `user` has exchanged messages in their direct conversation.
@@ -177,6 +208,7 @@ extension SQLiteStore: GroupStore {
         let members = try Row.fetchAll(
             db, sql: "SELECT user_id, role, joined_at FROM conversation_members WHERE conversation_id = ?", arguments: [conversation.rawValue]
         ).map { GroupMemberState(userId: UserID(rawValue: $0[0]), role: MemberRole(rawValue: $0[1] ?? "") ?? .member, joinedAt: $0[2]) }
-        return GroupState(title: row[0] ?? "", closed: row[1], members: members)
+        let pending = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM invitations WHERE conversation_id = ?", arguments: [conversation.rawValue]) ?? 0
+        return GroupState(title: row[0] ?? "", closed: row[1], members: members, pendingInvitations: pending)
     }
 }

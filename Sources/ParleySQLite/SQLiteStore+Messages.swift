@@ -65,7 +65,8 @@ extension SQLiteStore: MessageStore {
             case .user(let user): .direct(new.sender, user)
             }
         if let existing = try statements.sentBefore.firstRow(.text(new.sender.rawValue), .text(new.clientId.rawValue), read: Message.init(row:)) {
-            guard existing.conversationId == targetID else { throw StoreError.clientIdConflict }
+            // A group action's entry under this client id is not this message.
+            guard existing.conversationId == targetID, !existing.isEntry else { throw StoreError.clientIdConflict }
             return .stored(SendOutcome(message: existing, duplicate: true, deliveries: []))
         }
         if case .user(let recipient) = new.target {
@@ -140,11 +141,15 @@ extension SQLiteStore: MessageStore {
                         db, sql: "SELECT 1 FROM member_spans WHERE conversation_id = ? AND user_id = ? LIMIT 1",
                         arguments: [conversation.rawValue, user.rawValue]) == true
                 else { throw StoreError.conversationNotFound }
+                // Bounded by the spans' outer ends first, so a page never walks what came after one's last span.
                 sql += """
+                     AND m.seq <= (SELECT MAX(COALESCE(s.to_seq, 9223372036854775807)) FROM member_spans s
+                        WHERE s.conversation_id = m.conversation_id AND s.user_id = ?)
+                     AND m.seq >= (SELECT MIN(s.from_seq) FROM member_spans s WHERE s.conversation_id = m.conversation_id AND s.user_id = ?)
                      AND EXISTS (SELECT 1 FROM member_spans s WHERE s.conversation_id = m.conversation_id AND s.user_id = ?
                     AND m.seq >= s.from_seq AND (s.to_seq IS NULL OR m.seq <= s.to_seq))
                     """
-                arguments += [user.rawValue]
+                arguments += [user.rawValue, user.rawValue, user.rawValue]
             } else {
                 guard
                     try Bool.fetchOne(

@@ -61,7 +61,7 @@ struct GroupService: Sendable {
             throw StoreError.groupFull(limit: Validation.maxGroupMembersCeiling)
         }
         return try raw.map { id in
-            guard let valid = UserID(validating: id.rawValue) else { throw StoreError.invalidMembers("No such user: \(id.rawValue.prefix(64)).") }
+            guard let valid = UserID(validating: id.rawValue) else { throw StoreError.userNotFound }
             return valid
         }
     }

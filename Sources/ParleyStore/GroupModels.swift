@@ -86,10 +86,13 @@ public struct GroupState: Sendable {
     public var title: String
     public var closed: Bool
     public var members: [GroupMemberState]
-    public init(title: String, closed: Bool, members: [GroupMemberState]) {
+    /// Invitations still pending: they count against the group's size (an invitee may accept).
+    public var pendingInvitations: Int
+    public init(title: String, closed: Bool, members: [GroupMemberState], pendingInvitations: Int = 0) {
         self.title = title
         self.closed = closed
         self.members = members
+        self.pendingInvitations = pendingInvitations
     }
 
     public func member(_ user: UserID) -> GroupMemberState? { members.first { $0.userId == user } }
@@ -106,11 +109,12 @@ extension MessageInfo {
 
 extension ConversationInfo {
     /// The info as `user` may see it when replayed: someone no longer in a group does not learn
-    /// who is in it now.
+    /// who is in it now, nor what it is called now.
     public func seen(by user: UserID) -> ConversationInfo {
         guard kind == .group, !members.contains(where: { $0.id == user }) else { return self }
         var info = self
         info.members = []
+        info.title = nil
         return info
     }
 }

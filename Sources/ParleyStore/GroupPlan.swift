@@ -5,8 +5,8 @@ import ParleyCore
 /// 1. Only members act; a group nobody is in (closed) or one the actor is not in is "not found".
 /// 2. Admins and the owner add, remove and rename; only the owner makes or unmakes admins;
 ///    nobody removes the owner, nor changes their role.
-/// 3. Adds name existing people who are not members yet, each once, never the actor; the group
-///    may not pass `maxMembers`. A contact of the actor (both wrote in their direct conversation)
+/// 3. Adds name existing people who are not members yet, each once, never the actor; the group,
+///    counting pending invitations and the people named, may not pass `maxMembers`. A contact of the actor (both wrote in their direct conversation)
 ///    is added; anyone else is invited (an invitation pending already stays as it is).
 /// 4. When the owner leaves, the longest-standing admin, else the longest-standing member,
 ///    becomes owner; when the last member leaves, the group closes.
@@ -44,7 +44,8 @@ public struct GroupPlan: Sendable, Equatable {
                 throw StoreError.invalidMembers("\(present.rawValue) is already a member.")
             }
             let joining = users.filter(contacts.contains)
-            guard state.members.count + joining.count <= maxMembers else { throw StoreError.groupFull(limit: maxMembers) }
+            // Invitees count too, pending ones included: each may accept.
+            guard state.members.count + state.pendingInvitations + users.count <= maxMembers else { throw StoreError.groupFull(limit: maxMembers) }
             var plan = GroupPlan(entry: joining.isEmpty ? nil : GroupEntry(type: .added, userIds: joining, shareHistory: share ? true : nil))
             plan.joining = joining
             plan.inviting = users.filter { !contacts.contains($0) }

@@ -14,6 +14,11 @@ public enum StoredJSON {
         return String(decoding: (try? WireFormat.encoder().encode(mentions)) ?? Data("[]".utf8), as: UTF8.self)
     }
 
+    /// A user id list as stored (the invitees of a create or add); "[]" for none.
+    public static func ids(_ users: [UserID]) -> String {
+        String(decoding: (try? WireFormat.encoder().encode(users)) ?? Data("[]".utf8), as: UTF8.self)
+    }
+
     public static func entry(_ text: String?) -> GroupEntry? {
         guard let text else { return nil }
         return try? JSONDecoder().decode(GroupEntry.self, from: Data(text.utf8))

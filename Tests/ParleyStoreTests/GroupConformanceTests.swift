@@ -288,3 +288,87 @@ struct GroupWorld {
         try await store.changeGroup(MembershipChange(actor: ada.id, clientId: .random(), conversation: group, action: action, maxMembers: 256), now: .now())
     }
 }
+
+/// The rules the review of the first version found broken.
+@Suite struct GroupIdempotencyConformanceTests {
+    @Test(arguments: StoreBackend.all)
+    func aRetriedInviteOnlyAddAnswersTheOriginalEvenAfterADecline(backend: StoreBackend) async throws {
+        let world = try await GroupWorld(backend)
+        let group = try await world.group(with: [world.grace.id])
+        let add = MembershipChange(
+            actor: world.ada.id, clientId: .random(), conversation: group, action: .add([world.eve.id], shareHistory: false), maxMembers: 256)
+        let first = try await world.store.changeGroup(add, now: .now())
+        #expect(first.entry == nil && first.invited == [world.eve.id] && !first.duplicate)
+        try await world.store.declineInvitation(to: group, user: world.eve.id)
+        let retry = try await world.store.changeGroup(add, now: .now())
+        #expect(retry.duplicate && retry.invited == [world.eve.id] && retry.deliveries.isEmpty, "no second invitation after a decline")
+        #expect(try await world.store.invitations(of: world.eve.id).isEmpty)
+        // Its client id is taken: not for another action, nor for a message in the group.
+        await #expect(throws: StoreError.clientIdConflict) {
+            try await world.store.changeGroup(
+                MembershipChange(actor: world.ada.id, clientId: add.clientId, conversation: group, action: .rename("x"), maxMembers: 256), now: .now())
+        }
+    }
+
+    @Test(arguments: StoreBackend.all)
+    func aMessageCannotReuseAnActionsClientId(backend: StoreBackend) async throws {
+        let world = try await GroupWorld(backend)
+        let group = try await world.group(with: [world.grace.id])
+        let rename = try await world.change(group, .rename("Renamed"))
+        let clientId = try #require(rename.entry?.clientId)
+        await #expect(throws: StoreError.clientIdConflict) {
+            try await world.store.send("hello", from: world.ada.id, to: .conversation(group), clientId: clientId)
+        }
+    }
+
+    @Test(arguments: StoreBackend.all)
+    func invitationsCountAgainstTheGroupsSize(backend: StoreBackend) async throws {
+        let world = try await GroupWorld(backend)
+        let group = try await world.group(with: [world.grace.id])
+        let stranger = try await world.store.makeUser("stranger")
+        await #expect(throws: StoreError.groupFull(limit: 3)) {
+            try await world.store.changeGroup(
+                MembershipChange(
+                    actor: world.ada.id, clientId: .random(), conversation: group, action: .add([world.eve.id, stranger.id], shareHistory: false),
+                    maxMembers: 3), now: .now())
+        }
+        _ = try await world.store.changeGroup(
+            MembershipChange(actor: world.ada.id, clientId: .random(), conversation: group, action: .add([world.eve.id], shareHistory: false), maxMembers: 3),
+            now: .now())
+        await #expect(throws: StoreError.groupFull(limit: 3), "a pending invitation holds its place") {
+            try await world.store.changeGroup(
+                MembershipChange(
+                    actor: world.ada.id, clientId: .random(), conversation: group, action: .add([stranger.id], shareHistory: false), maxMembers: 3),
+                now: .now())
+        }
+    }
+
+    @Test(arguments: StoreBackend.all)
+    func someoneOutOfTheGroupDoesNotLearnItsNewTitleNorProbeSeqs(backend: StoreBackend) async throws {
+        let world = try await GroupWorld(backend)
+        let group = try await world.group(with: [world.grace.id, world.alan.id])
+        _ = try await world.change(group, .add([world.eve.id], shareHistory: false))
+        try await world.store.declineInvitation(to: group, user: world.eve.id)
+        let early = try await world.store.send("before alan's removal", from: world.grace.id, to: .conversation(group))
+        _ = try await world.change(group, .remove(world.alan.id))
+        _ = try await world.change(group, .rename("Secret plans"))
+        for outsider in [world.alan.id, world.eve.id] {
+            let titles = try await world.store.allEvents(of: outsider).compactMap { event -> String? in
+                switch event.payload {
+                case .conversation(let info) where info.id == group: info.title ?? ""
+                case .invitation(let invitation) where invitation.conversationId == group: invitation.title
+                default: nil
+                }
+            }
+            #expect(!titles.isEmpty && !titles.contains("Secret plans"), "\(titles)")
+        }
+        // A newcomer without the history cannot tell an earlier message from an entry by asking.
+        let late = try await world.store.createUser(NewUser(username: "late", displayName: "Late", passwordHash: "h"), now: .now())
+        _ = try await world.store.send("hi", from: world.ada.id, to: .user(late.id))
+        _ = try await world.store.send("hi!", from: late.id, to: .user(world.ada.id))
+        _ = try await world.change(group, .add([late.id], shareHistory: false))
+        await #expect(throws: StoreError.messageNotFound) {
+            try await world.store.messageInfo(in: group, seq: early.message.seq, as: late.id)
+        }
+    }
+}

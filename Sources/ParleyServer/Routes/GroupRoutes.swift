@@ -30,9 +30,10 @@ struct GroupRoutes {
         }
         router.post("/v1/conversations/:id/members/:memberId/role") { request, context in
             let me = try context.requireUser()
-            let body = try await JSONBody.decode(API.ChangeRoleRequest.self, from: request, context: context)
-            let outcome = try await groups.change(
-                try Self.id(context), .setRole(try Self.member(context), body.role), clientId: body.clientId, by: me)
+            // The role is read as text so that an unknown one is `invalid_role`, not malformed JSON.
+            let body = try await JSONBody.decode(RoleChange.self, from: request, context: context)
+            guard let role = MemberRole(rawValue: body.role) else { throw StoreError.invalidRole }
+            let outcome = try await groups.change(try Self.id(context), .setRole(try Self.member(context), role), clientId: body.clientId, by: me)
             return try Self.answer(outcome)
         }
         router.post("/v1/conversations/:id/leave") { request, context in
@@ -86,4 +87,11 @@ struct GroupRoutes {
         guard let raw = context.parameters.get("memberId"), let id = UserID(validating: raw) else { throw StoreError.memberNotFound }
         return id
     }
+}
+
+/// `API.ChangeRoleRequest` with its role as text (checked by the route).
+private struct RoleChange: Decodable, DeclaredFields {
+    static let declaredFields: Set<String> = ["clientId", "role"]
+    var clientId: ClientMessageID
+    var role: String
 }
