@@ -30,7 +30,11 @@ struct PostgresGroupWriter {
         else { return nil }
         let (title, closed) = try row.decode((String?, Bool).self)
         let members = try await db.rows(
-            "SELECT user_id, role, joined_at FROM conversation_members WHERE conversation_id = \(conversation.rawValue)", logger
+            """
+            SELECT m.user_id, m.role, COALESCE(s.joined_seq, 0) FROM conversation_members m
+            LEFT JOIN member_spans s ON s.conversation_id = m.conversation_id AND s.user_id = m.user_id AND s.to_seq IS NULL
+            WHERE m.conversation_id = \(conversation.rawValue)
+            """, logger
         ).map { row in
             let (user, role, joinedAt) = try row.decode((String, String?, Int64).self)
             return GroupMemberState(userId: UserID(rawValue: user), role: role.flatMap(MemberRole.init(rawValue:)) ?? .member, joinedAt: joinedAt)

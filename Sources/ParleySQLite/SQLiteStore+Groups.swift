@@ -206,7 +206,12 @@ extension SQLiteStore: GroupStore {
                 db, sql: "SELECT title, closed FROM conversations WHERE id = ? AND kind = 'group'", arguments: [conversation.rawValue])
         else { return nil }
         let members = try Row.fetchAll(
-            db, sql: "SELECT user_id, role, joined_at FROM conversation_members WHERE conversation_id = ?", arguments: [conversation.rawValue]
+            db,
+            sql: """
+                SELECT m.user_id, m.role, COALESCE(s.joined_seq, 0) FROM conversation_members m
+                LEFT JOIN member_spans s ON s.conversation_id = m.conversation_id AND s.user_id = m.user_id AND s.to_seq IS NULL
+                WHERE m.conversation_id = ?
+                """, arguments: [conversation.rawValue]
         ).map { GroupMemberState(userId: UserID(rawValue: $0[0]), role: MemberRole(rawValue: $0[1] ?? "") ?? .member, joinedAt: $0[2]) }
         let pending = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM invitations WHERE conversation_id = ?", arguments: [conversation.rawValue]) ?? 0
         return GroupState(title: row[0] ?? "", closed: row[1], members: members, pendingInvitations: pending)

@@ -72,7 +72,8 @@ public struct GroupOutcome: Sendable {
 public struct GroupMemberState: Sendable, Equatable {
     public var userId: UserID
     public var role: MemberRole
-    /// When they (last) joined: the longest-standing member succeeds an owner who leaves.
+    /// Where they (last) joined: the seq of the entry that began their current span. The
+    /// longest-standing member succeeds an owner who leaves (the conversation's order, not clocks).
     public var joinedAt: Int64
     public init(userId: UserID, role: MemberRole, joinedAt: Int64) {
         self.userId = userId
