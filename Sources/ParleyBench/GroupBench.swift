@@ -186,20 +186,10 @@ public struct GroupBench: Sendable {
         return report
     }
 
-    /// As-fast-as-possible mode: each sender keeps `window` sends in flight.
+    /// As-fast-as-possible mode: each sender keeps `window` sends in flight (``MessageBench``'s rule).
     private static func windowed(_ sender: GroupSender, options: Options, deadline: ContinuousClock.Instant) async -> Int {
-        var answers = sender.answers.makeAsyncIterator()
-        var sent = 0, inFlight = 0
-        while sent < options.messagesPerSender, ContinuousClock.now < deadline {
-            while inFlight < options.window, sent < options.messagesPerSender {
-                sent += 1
-                inFlight += 1
-                sender.send(sent)
-            }
-            guard await answers.next() != nil else { break }
-            inFlight -= 1
-        }
-        return sent
+        await MessageBench.windowed(
+            messages: options.messagesPerSender, window: options.window, answers: sender.answers, deadline: deadline, send: sender.send)
     }
 
     /// The database file and its WAL together: what a run wrote (SQLite only).

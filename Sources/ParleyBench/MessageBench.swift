@@ -241,13 +241,22 @@ public struct MessageBench: Sendable {
 
     /// As-fast-as-possible mode: each sender keeps `window` sends in flight.
     private static func windowed(_ sender: Sender, options: Options, deadline: ContinuousClock.Instant) async -> Int {
-        var answers = sender.pair.answers.makeAsyncIterator()
+        await windowed(
+            messages: options.messagesPerSender, window: options.window, answers: sender.pair.answers, deadline: deadline, send: sender.send)
+    }
+
+    /// Sends numbers 1…`messages`, keeping `window` in flight: one more as each answer comes back
+    /// on `answers`, until the deadline. Returns how many were sent.
+    static func windowed(
+        messages: Int, window: Int, answers: AsyncStream<Void>, deadline: ContinuousClock.Instant, send: (Int) -> Void
+    ) async -> Int {
+        var answers = answers.makeAsyncIterator()
         var sent = 0, inFlight = 0
-        while sent < options.messagesPerSender, ContinuousClock.now < deadline {
-            while inFlight < options.window, sent < options.messagesPerSender {
+        while sent < messages, ContinuousClock.now < deadline {
+            while inFlight < window, sent < messages {
                 sent += 1
                 inFlight += 1
-                sender.send(sent)
+                send(sent)
             }
             guard await answers.next() != nil else { break }
             inFlight -= 1
