@@ -5,17 +5,12 @@ import PostgresNIO
 extension PostgresStore: GroupStore {
     public func createGroup(_ group: NewGroup, now: Timestamp) async throws -> GroupOutcome {
         try await transaction { db in
-            let earlier = try await self.earlierAction(by: group.creator, group.clientId, db)
-            if let recorded = try await self.recordedAction(by: group.creator, group.clientId, db) {
-                guard earlier?.entry?.type == .created else { throw StoreError.clientIdConflict }
-                return GroupOutcome(conversationId: recorded.conversation, entry: earlier, invited: recorded.invited, duplicate: true, deliveries: [])
-            }
-            if earlier != nil { throw StoreError.clientIdConflict }
+            let written = try await self.earlierAction(by: group.creator, group.clientId, db)
+            let recorded = try await self.recordedAction(by: group.creator, group.clientId, db)
+            if let earlier = try GroupRetry.create(recorded: recorded, written: written) { return earlier }
             let known = Set(try await Self.users(group.memberIds, db, self.logger).map(\.id))
-            try GroupPlan.checkNewMembers(group.memberIds, actor: group.creator, known: known)
-            guard group.memberIds.count + 1 <= group.maxMembers else { throw StoreError.groupFull(limit: group.maxMembers) }
             let contacts = try await self.directContacts(of: group.creator, among: group.memberIds, db)
-            let joining = group.memberIds.filter(contacts.contains)
+            let (joining, invited) = try GroupPlan.create(group, known: known, contacts: contacts)
             let id = ConversationID.newGroup()
             try await db.query(
                 """
@@ -28,7 +23,6 @@ extension PostgresStore: GroupStore {
             let entry = try await writer.append(
                 GroupEntry(type: .created, userIds: joining, title: group.title), by: group.creator, group.clientId,
                 joined: [group.creator] + joining, shareHistory: false, departing: nil)
-            let invited = group.memberIds.filter { !contacts.contains($0) }
             try await writer.invite(invited, by: group.creator, shareHistory: false)
             try await self.record(by: group.creator, group.clientId, in: id, invited: invited, db)
             try await self.notify(writer.deliveries, db)
@@ -41,18 +35,9 @@ extension PostgresStore: GroupStore {
             var writer = PostgresGroupWriter(store: self, conversation: change.conversation, now: now, db: db)
             // The lock first: a retry racing the original waits for it, then finds its entry.
             let state = try await writer.lockGroup()
-            let earlier = try await self.earlierAction(by: change.actor, change.clientId, db)
-            if let recorded = try await self.recordedAction(by: change.actor, change.clientId, db) {
-                // An add (possibly one that only invited, with no entry) or a create.
-                guard recorded.conversation == change.conversation, case .add = change.action, earlier?.entry?.type != .created else {
-                    throw StoreError.clientIdConflict
-                }
-                return GroupOutcome(conversationId: change.conversation, entry: earlier, invited: recorded.invited, duplicate: true, deliveries: [])
-            }
-            if let earlier {
-                guard earlier.conversationId == change.conversation, earlier.isEntry else { throw StoreError.clientIdConflict }
-                return GroupOutcome(conversationId: change.conversation, entry: earlier, invited: [], duplicate: true, deliveries: [])
-            }
+            let written = try await self.earlierAction(by: change.actor, change.clientId, db)
+            let recorded = try await self.recordedAction(by: change.actor, change.clientId, db)
+            if let earlier = try GroupRetry.change(change, recorded: recorded, written: written) { return earlier }
             let outcome: GroupOutcome
             if change.action == .accept {
                 outcome = try await self.accept(change, state: state, &writer)
@@ -173,14 +158,12 @@ extension PostgresStore: GroupStore {
     }
 
     /// A create or add recorded under (actor, client id): its group and whom it invited.
-    private func recordedAction(by actor: UserID, _ clientId: ClientMessageID, _ db: PostgresConnection) async throws
-        -> (conversation: ConversationID, invited: [UserID])?
-    {
+    private func recordedAction(by actor: UserID, _ clientId: ClientMessageID, _ db: PostgresConnection) async throws -> RecordedGroupAction? {
         try await db.rows(
             "SELECT conversation_id, invited FROM group_actions WHERE actor_id = \(actor.rawValue) AND client_id = \(clientId.rawValue)", logger
         ).first.map { row in
             let (conversation, invited) = try row.decode((String, String).self)
-            return (ConversationID(rawValue: conversation), StoredJSON.mentions(invited) ?? [])
+            return RecordedGroupAction(conversation: ConversationID(rawValue: conversation), invited: StoredJSON.userIDs(invited) ?? [])
         }
     }
 

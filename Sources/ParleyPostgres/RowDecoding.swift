@@ -22,7 +22,7 @@ extension Message {
         self.init(
             id: MessageID(rawValue: row.0), conversationId: ConversationID(rawValue: row.1), seq: row.2,
             senderId: UserID(rawValue: row.3), clientId: ClientMessageID(rawValue: row.4), text: row.5,
-            createdAt: Timestamp(milliseconds: row.6), entry: StoredJSON.entry(row.7), mentions: StoredJSON.mentions(row.8))
+            createdAt: Timestamp(milliseconds: row.6), entry: StoredJSON.entry(row.7), mentions: StoredJSON.userIDs(row.8))
     }
 }
 

@@ -25,7 +25,7 @@ extension Message {
             seq: row[offset + 2], senderId: UserID(rawValue: row[offset + 3]),
             clientId: ClientMessageID(rawValue: row[offset + 4]), text: row[offset + 5],
             createdAt: Timestamp(milliseconds: row[offset + 6]),
-            entry: StoredJSON.entry(row[offset + 7]), mentions: StoredJSON.mentions(row[offset + 8]))
+            entry: StoredJSON.entry(row[offset + 7]), mentions: StoredJSON.userIDs(row[offset + 8]))
     }
 }
 
@@ -36,6 +36,6 @@ extension Message {
             id: MessageID(rawValue: row.text(0)), conversationId: ConversationID(rawValue: row.text(1)), seq: row.int64(2),
             senderId: UserID(rawValue: row.text(3)), clientId: ClientMessageID(rawValue: row.text(4)), text: row.text(5),
             createdAt: Timestamp(milliseconds: row.int64(6)),
-            entry: row.isNull(7) ? nil : StoredJSON.entry(row.text(7)), mentions: row.isNull(8) ? nil : StoredJSON.mentions(row.text(8)))
+            entry: row.isNull(7) ? nil : StoredJSON.entry(row.text(7)), mentions: row.isNull(8) ? nil : StoredJSON.userIDs(row.text(8)))
     }
 }

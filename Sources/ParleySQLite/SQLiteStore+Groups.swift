@@ -7,17 +7,13 @@ extension SQLiteStore: GroupStore {
         let statements = writerStatements
         return try await batchedWrite { db in
             let statements = try statements.on(db)
-            if let recorded = try Self.recordedAction(by: group.creator, group.clientId, db) {
-                let earlier = try Self.earlierAction(by: group.creator, group.clientId, statements)
-                guard earlier?.entry?.type == .created else { throw StoreError.clientIdConflict }
-                return GroupOutcome(conversationId: recorded.conversation, entry: earlier, invited: recorded.invited, duplicate: true, deliveries: [])
+            let written = try Self.earlierAction(by: group.creator, group.clientId, statements)
+            if let earlier = try GroupRetry.create(recorded: try Self.recordedAction(by: group.creator, group.clientId, db), written: written) {
+                return earlier
             }
-            if try Self.earlierAction(by: group.creator, group.clientId, statements) != nil { throw StoreError.clientIdConflict }
             let known = Set(try Self.users(group.memberIds, db).map(\.id))
-            try GroupPlan.checkNewMembers(group.memberIds, actor: group.creator, known: known)
-            guard group.memberIds.count + 1 <= group.maxMembers else { throw StoreError.groupFull(limit: group.maxMembers) }
             let contacts = try Self.directContacts(of: group.creator, among: group.memberIds, db)
-            let joining = group.memberIds.filter(contacts.contains)
+            let (joining, invited) = try GroupPlan.create(group, known: known, contacts: contacts)
             let id = ConversationID.newGroup()
             try db.execute(
                 sql: "INSERT INTO conversations (id, kind, created_at, last_seq, last_activity_at, title) VALUES (?, 'group', ?, 0, ?, ?)",
@@ -28,7 +24,6 @@ extension SQLiteStore: GroupStore {
             let entry = try writer.append(
                 GroupEntry(type: .created, userIds: joining, title: group.title), by: group.creator, group.clientId,
                 joined: [group.creator] + joining, shareHistory: false, departing: nil)
-            let invited = group.memberIds.filter { !contacts.contains($0) }
             try writer.invite(invited, by: group.creator, shareHistory: false)
             try Self.record(by: group.creator, group.clientId, in: id, invited: invited, db)
             return GroupOutcome(conversationId: id, entry: entry, invited: invited, duplicate: false, deliveries: writer.deliveries)
@@ -39,18 +34,9 @@ extension SQLiteStore: GroupStore {
         let statements = writerStatements
         return try await batchedWrite { db in
             let statements = try statements.on(db)
-            let earlier = try Self.earlierAction(by: change.actor, change.clientId, statements)
-            if let recorded = try Self.recordedAction(by: change.actor, change.clientId, db) {
-                // An add (possibly one that only invited, with no entry) or a create.
-                guard recorded.conversation == change.conversation, case .add = change.action, earlier?.entry?.type != .created else {
-                    throw StoreError.clientIdConflict
-                }
-                return GroupOutcome(conversationId: change.conversation, entry: earlier, invited: recorded.invited, duplicate: true, deliveries: [])
-            }
-            if let earlier {
-                guard earlier.conversationId == change.conversation, earlier.isEntry else { throw StoreError.clientIdConflict }
-                return GroupOutcome(conversationId: change.conversation, entry: earlier, invited: [], duplicate: true, deliveries: [])
-            }
+            let written = try Self.earlierAction(by: change.actor, change.clientId, statements)
+            let recorded = try Self.recordedAction(by: change.actor, change.clientId, db)
+            if let earlier = try GroupRetry.change(change, recorded: recorded, written: written) { return earlier }
             let state = try Self.groupState(change.conversation, db)
             var writer = GroupWriter(conversation: change.conversation, now: now, statements: statements, db: db)
             if change.action == .accept { return try Self.accept(change, state: state, &writer) }
@@ -161,11 +147,11 @@ extension SQLiteStore: GroupStore {
     }
 
     /// A create or add recorded under (actor, client id): its group and whom it invited.
-    static func recordedAction(by actor: UserID, _ clientId: ClientMessageID, _ db: Database) throws -> (conversation: ConversationID, invited: [UserID])? {
+    static func recordedAction(by actor: UserID, _ clientId: ClientMessageID, _ db: Database) throws -> RecordedGroupAction? {
         try Row.fetchOne(
             db, sql: "SELECT conversation_id, invited FROM group_actions WHERE actor_id = ? AND client_id = ?",
             arguments: [actor.rawValue, clientId.rawValue]
-        ).map { (ConversationID(rawValue: $0[0]), StoredJSON.mentions($0[1]) ?? []) }
+        ).map { RecordedGroupAction(conversation: ConversationID(rawValue: $0[0]), invited: StoredJSON.userIDs($0[1]) ?? []) }
     }
 
     static func record(by actor: UserID, _ clientId: ClientMessageID, in conversation: ConversationID, invited: [UserID], _ db: Database) throws {

@@ -14,7 +14,7 @@ public enum StoredJSON {
         return String(decoding: (try? WireFormat.encoder().encode(mentions)) ?? Data("[]".utf8), as: UTF8.self)
     }
 
-    /// A user id list as stored (the invitees of a create or add); "[]" for none.
+    /// A user id list as stored, "[]" for none (the invitees of a create or add, which are always stored).
     public static func ids(_ users: [UserID]) -> String {
         String(decoding: (try? WireFormat.encoder().encode(users)) ?? Data("[]".utf8), as: UTF8.self)
     }
@@ -24,7 +24,8 @@ public enum StoredJSON {
         return try? JSONDecoder().decode(GroupEntry.self, from: Data(text.utf8))
     }
 
-    public static func mentions(_ text: String?) -> [UserID]? {
+    /// A stored user id list: a message's mentions, or whom a create or add invited.
+    public static func userIDs(_ text: String?) -> [UserID]? {
         guard let text else { return nil }
         return try? JSONDecoder().decode([UserID].self, from: Data(text.utf8))
     }
