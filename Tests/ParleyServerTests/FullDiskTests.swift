@@ -20,6 +20,7 @@ import ParleyServer
 
             // SQLite may still reuse space it holds; the first refusal comes within a few sends.
             let text = String(repeating: "full disk ", count: 900)
+            let failing = ContinuousClock.now
             var refusal: APIResponse?
             for _ in 0..<300 where refusal == nil {
                 let response = try await api.request(
@@ -46,8 +47,13 @@ import ParleyServer
                     .post, "/v1/messages", token: alice.token,
                     encoding: SendRequest(clientId: .random(), conversationId: conversation, text: text))
             }
+            // StorageHealth logs the first failure, then at most one line per 10 s: how many lines that
+            // allows depends on how long the 200 refusals took on this machine, so it is computed, not
+            // guessed (a loaded machine once took 43 s: four lines, all within the rule).
+            let allowed = 2 + Int((ContinuousClock.now - failing) / .seconds(10))
             let storageLines = log.lines.filter { $0.contains("Storage") || $0.contains("failed") }
-            #expect((1...3).contains(storageLines.count), "one line, not one per failure: \(storageLines)")
+            #expect((1...allowed).contains(storageLines.count), "one line per 10 s, not one per failure: \(storageLines)")
+            #expect(storageLines.count < 20, "200 refused sends, a handful of lines")
 
             try disk.makeRoom()
             let start = ContinuousClock.now
