@@ -14,6 +14,10 @@ import Synchronization
 ///    one after another (or after an explicit `resync`). Groups of three write beside the pairs:
 ///    every member must see every message and membership entry of its group.
 /// 6. Every restart came up on the database as it was left, with no repair.
+/// 7. Every acknowledged message action (reactions, edits, deletes, mixed into the load) was
+///    applied once, in the order written, and reached every member (``CrashCheckActionRules``).
+/// 8. No text of a message deleted for everyone is left in the database file (or its WAL) once the
+///    server stopped and ``Options/checkpoint`` ran.
 public struct CrashCheck: Sendable {
     public struct Options: Sendable {
         public var binary: String
@@ -27,6 +31,9 @@ public struct CrashCheck: Sendable {
         /// Each client writes a message this often.
         public var writeInterval: Duration = .milliseconds(15)
         public var serveArguments: [String] = ["--durability", "full"]
+        /// Run on the database once the server stopped, before rule 8 reads the file: a checkpoint
+        /// that empties the WAL (the check reads what is on disk, WAL included).
+        public var checkpoint: (@Sendable (String) async throws -> Void)?
         public init(binary: String, database: String) {
             self.binary = binary
             self.database = database
@@ -54,8 +61,10 @@ public struct CrashCheck: Sendable {
             progress("kill \(kill)/\(options.kills): restarted in \(String(format: "%.2f", restarts.last ?? 0)) s")
         }
         let drained = await load.finish(drainingWithin: .seconds(60))
-        let report = try await Self.judge(clients, api: api, restarts: restarts, drained: drained)
+        var report = try await Self.judge(clients, api: api, restarts: restarts, drained: drained)
         server.stop()
+        try await options.checkpoint?(options.database)
+        report.violations += CrashCheckActionRules.deletedTextsLeft(in: options.database, clients: clients)
         return report
     }
 
@@ -104,6 +113,9 @@ public struct CrashCheck: Sendable {
             let stored = try await api.fullHistory(client.session, client.conversation)
             let firstOfConversation = checkedOrder.insert(client.conversation).inserted
             report.violations += CrashCheckRules.check(client: client, index: index, stored: stored, checkSeq: firstOfConversation)
+            let versions = try await CrashCheckActionRules.versions(of: client, baseURL: api.baseURL)
+            report.violations += CrashCheckActionRules.check(client: client, index: index, stored: stored, versions: versions)
+            report.actions += client.actions.count
             report.messages += client.outbox.count
             if client.partner == nil { report.groupMessages += client.outbox.count }
             report.resyncs += client.resyncs
@@ -125,6 +137,8 @@ public struct CrashCheckReport: Codable, Sendable {
     public var messages = 0
     /// Of `messages`, those written to groups.
     public var groupMessages = 0
+    /// Message actions made (reactions, edits, deletes).
+    public var actions = 0
     public var reconnects = 0
     public var resyncs = 0
     /// Cluster check only: PostgreSQL restarts and node freezes done.
@@ -149,7 +163,15 @@ struct ClientLoad {
                 var count = 0
                 while !stopWriting.isSet {
                     count += 1
-                    client.write("u\(index)-\(count)")
+                    // The mixed workload of `parley bench`: 10 % reactions, 5 % edits, 1 % deletes.
+                    switch Int.random(in: 0..<100) {
+                    case 0..<10: client.act(.react)
+                    case 10..<15: client.act(.edit)
+                    case 15: client.act(.delete)
+                    default: break
+                    }
+                    // The final dot keeps one text from being a prefix of another (rule 8 searches the file for them).
+                    client.write("u\(index)-\(count).")
                     try? await Task.sleep(for: interval)
                 }
             }

@@ -32,6 +32,11 @@ final class CrashCheckClient: Sendable {
         var connections = 0
         /// With `oneInFlight`: the message sent and not yet answered.
         var inFlight: ClientMessageID?
+        /// Message actions, in the order written; sent one at a time, in that order.
+        var actions: [WrittenAction] = []
+        var actedIds: Set<ClientMessageID> = []
+        var actionInFlight: ClientMessageID?
+        var editCount = 0
     }
 
     /// Where a client writes: to its partner (a direct conversation), or to a group it is in.
@@ -84,6 +89,34 @@ final class CrashCheckClient: Sendable {
         socket.send(frame(next))
     }
 
+    /// Writes an action on one of the client's acknowledged messages not deleted yet (a random
+    /// one), if there is one: a reaction, an edit or a delete for everyone, as `kind` says.
+    func act(_ kind: MessageActionKind) {
+        state.withLock { state in
+            let deleted = Set(state.actions.filter { $0.kind == .delete }.map(\.seq))
+            guard let target = state.acked.values.filter({ !deleted.contains($0.seq) }).randomElement() else { return }
+            var action = WrittenAction(clientId: .random(), conversation: target.conversationId, seq: target.seq, kind: kind)
+            switch kind {
+            case .react: action.emoji = ["👍", "❤️", "😂", "🎉", nil].randomElement() ?? nil
+            case .edit:
+                state.editCount += 1
+                action.text = "\(target.text)e\(state.editCount)."
+            case .delete, .hide: break
+            }
+            state.actions.append(action)
+            sendNextAction(&state)
+        }
+    }
+
+    /// Sends the oldest unanswered action unless one is in flight: actions apply in the order written.
+    private func sendNextAction(_ state: inout State) {
+        guard state.actionInFlight == nil, let socket = state.socket,
+            let next = state.actions.first(where: { !state.actedIds.contains($0.clientId) })
+        else { return }
+        state.actionInFlight = next.clientId
+        socket.send(next.frame)
+    }
+
     /// Keeps a connection open (reconnecting whenever the server goes away) until `stop` says so.
     /// `url` is asked before each connection (a cluster check spreads them over its nodes).
     func maintainConnection(url: @escaping @Sendable () -> String, stop: @escaping @Sendable () -> Bool) async {
@@ -94,16 +127,19 @@ final class CrashCheckClient: Sendable {
                     state.socket = socket
                     state.connections += 1
                     state.inFlight = nil
+                    state.actionInFlight = nil
                     if oneInFlight {
                         sendNext(&state)
                     } else {
                         for entry in state.outbox where state.acked[entry.clientId] == nil { socket.send(frame(entry)) }
                     }
+                    sendNextAction(&state)
                 }
                 await socket.closed()
                 state.withLock { state in
                     state.socket = nil
                     state.inFlight = nil
+                    state.actionInFlight = nil
                 }
             }
             try? await Task.sleep(for: .milliseconds(Int.random(in: 20...120)))
@@ -136,6 +172,10 @@ final class CrashCheckClient: Sendable {
                 case .sent(_, let message, _, let position?): (position, message)
                 default: nil
                 }
+            // A change to a message delivered before: the receiver's copy becomes the message as it is now.
+            if case .event(let event) = frame, case .messageUpdated(let message) = event.payload {
+                state.seen["\(message.conversationId)#\(message.seq)"] = message
+            }
             if let streamed {
                 if streamed.position != state.position + 1 {
                     state.violations.append("stream position \(streamed.position) after \(state.position)")
@@ -159,6 +199,22 @@ final class CrashCheckClient: Sendable {
                 if oneInFlight, state.inFlight == message.clientId {
                     state.inFlight = nil
                     sendNext(&state)
+                }
+            case .acted(let ref, _, _):
+                guard let ref, let clientId = ClientMessageID(validating: ref), state.actions.contains(where: { $0.clientId == clientId }) else { break }
+                state.actedIds.insert(clientId)
+                if state.actionInFlight == clientId {
+                    state.actionInFlight = nil
+                    sendNextAction(&state)
+                }
+            case .error(_, let clientId?, let code, _) where Self.passingRefusals.contains(code) && state.actionInFlight == clientId:
+                Task { [self] in
+                    try? await Task.sleep(for: .milliseconds(100))
+                    self.state.withLock { state in
+                        guard state.actionInFlight == clientId else { return }
+                        state.actionInFlight = nil
+                        sendNextAction(&state)
+                    }
                 }
             case .error(_, let clientId, let code, _) where Self.passingRefusals.contains(code):
                 // Sent again, in order: at once by the pipelining client's next reconnect, or here.
@@ -185,7 +241,13 @@ final class CrashCheckClient: Sendable {
 
     // MARK: Results
 
-    var allAcked: Bool { state.withLock { state in state.outbox.allSatisfy { state.acked[$0.clientId] != nil } } }
+    var allAcked: Bool {
+        state.withLock { state in
+            state.outbox.allSatisfy { state.acked[$0.clientId] != nil } && state.actions.allSatisfy { state.actedIds.contains($0.clientId) }
+        }
+    }
+    /// The actions written, in order.
+    var actions: [WrittenAction] { state.withLock { $0.actions } }
     var outbox: [Written] { state.withLock { $0.outbox } }
     var acked: [ClientMessageID: Message] { state.withLock { $0.acked } }
     var seen: [String: Message] { state.withLock { $0.seen } }

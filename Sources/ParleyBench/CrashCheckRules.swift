@@ -16,7 +16,10 @@ enum CrashCheckRules {
         for (clientId, acked) in client.acked {
             let copies = storedByClientId[clientId] ?? []
             if copies.count != 1 { problems.append("\(who): acknowledged \(clientId) stored \(copies.count) times") }
-            if let copy = copies.first, copy != acked { problems.append("\(who): \(clientId) stored differently from its acknowledgement") }
+            // As acknowledged: the same message; its text and reactions are what actions made of them since (rule 7).
+            if let copy = copies.first, copy.id != acked.id || copy.seq != acked.seq || copy.createdAt != acked.createdAt {
+                problems.append("\(who): \(clientId) stored differently from its acknowledgement")
+            }
         }
         // Rule 2: every clientId written is stored exactly once; nothing else is stored.
         let written = client.outbox

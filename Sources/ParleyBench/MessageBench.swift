@@ -16,6 +16,9 @@ public struct MessageBench: Sendable {
         public var drainSeconds: Double = 10
         /// Where to write every delivery's send time and latency (``LatencyLog``); nil keeps none.
         public var latencyLog: String?
+        /// The mixed workload: of each 100 numbers a sender sends, 10 are reactions, 5 edits and 1 a
+        /// delete for everyone, each on its latest acknowledged message (``MixedActions``).
+        public var mix = false
         public init() {}
     }
 
@@ -36,6 +39,11 @@ public struct MessageBench: Sendable {
         /// generator's own delays. A slow delivery sent on time was held up after its send (in the
         /// server, or on its way back), not by a load generator that was itself not running.
         public var sendLateness: Percentiles?
+        /// The mixed workload: actions sent and acknowledged, their answer latency, and durable
+        /// operations (acknowledged sends and actions) per second.
+        public var actionsSent = 0, actionsAcknowledged = 0
+        public var actionAck: Percentiles?
+        public var durablePerSecond = 0.0
     }
 
     let target: BenchTarget
@@ -53,6 +61,7 @@ public struct MessageBench: Sendable {
             var errors = 0
             var ackLatency = Histogram<UInt64>.microseconds()
             var timeline = LatencyLog()
+            var actions = MixedActions()
         }
         let values = Mutex(Values())
         /// One element per answered send (ack or error): the sender's window.
@@ -116,7 +125,7 @@ public struct MessageBench: Sendable {
         let start = ContinuousClock.now, startMicros = BenchClock.nowMicros()
         let deadline = start.advanced(by: .seconds(options.maxSeconds))
         let sending = (0..<options.pairs).map { index in
-            Sender(index: index, socket: senderSocketList[index], conversation: conversations[index], pair: pairs[index])
+            Sender(index: index, socket: senderSocketList[index], conversation: conversations[index], pair: pairs[index], mix: options.mix)
         }
         if let rate = options.rate {
             let run = await Self.paced(
@@ -141,7 +150,7 @@ public struct MessageBench: Sendable {
             let (answered, missing, delivered) = pairs.reduce((0, 0, 0)) { total, pair in
                 pair.values.withLock {
                     (
-                        total.0 + $0.acknowledged.count + $0.errors, total.1 + $0.ledger.lost(acknowledged: $0.acknowledged),
+                        total.0 + $0.acknowledged.count + $0.errors + $0.actions.acknowledgedCount, total.1 + $0.ledger.lost(acknowledged: $0.acknowledged),
                         total.2 + $0.ledger.deliveredCount
                     )
                 }
@@ -160,7 +169,7 @@ public struct MessageBench: Sendable {
         }
 
         var delivery = Histogram<UInt64>.microseconds()
-        var ack = delivery
+        var ack = delivery, actionAck = delivery
         for pair in pairs {
             pair.values.withLock { values in
                 report.acknowledged += values.acknowledged.count
@@ -171,18 +180,23 @@ public struct MessageBench: Sendable {
                 report.lost += values.ledger.lost(acknowledged: values.acknowledged)
                 delivery.add(values.ledger.latency)
                 ack.add(values.ackLatency)
+                actionAck.add(values.actions.latency)
+                report.actionsSent += values.actions.sent
+                report.actionsAcknowledged += values.actions.acknowledgedCount
             }
         }
         if let path = options.latencyLog {
             let timeline = pairs.reduce(into: LatencyLog()) { all, pair in all.append(pair.values.withLock { $0.timeline }) }
             try timeline.write(to: path, since: startMicros)
         }
-        report.unanswered = report.sent - report.acknowledged - report.errors
+        report.unanswered = report.sent - report.acknowledged - report.errors - report.actionsAcknowledged
         if let before = benchCPUBefore, let after = ProcessCPU.microseconds(pid: getpid()), report.delivered > 0 {
             report.benchCPUMicrosPerMessage = Double(after - before) / Double(report.delivered)
         }
         report.delivery = Percentiles(delivery)
         report.ack = Percentiles(ack)
+        if options.mix { report.actionAck = Percentiles(actionAck) }
+        report.durablePerSecond = Double(report.acknowledged + report.actionsAcknowledged) / max(report.seconds, 0.001)
         report.throughput = Double(report.delivered) / max(report.seconds, 0.001)
         report.serverRSSAfterKiB = serverPID.flatMap(ProcessMemory.residentKiB)
         for socket in sockets + senderSocketList { socket.close() }
@@ -196,8 +210,13 @@ public struct MessageBench: Sendable {
         let socket: BenchSocket
         let conversation: ConversationID
         let pair: PairState
+        var mix = false
 
         func send(_ number: Int) {
+            if mix, let action = pair.values.withLock({ $0.actions.next(number) }) {
+                socket.send(text: frame(action))
+                return
+            }
             let payload = BenchPayload(sender: index, number: number, sentAtMicros: BenchClock.nowMicros())
             socket.send(text: BenchFrames.sendFrame(clientId: .random(), conversation: conversation, payload: payload))
         }

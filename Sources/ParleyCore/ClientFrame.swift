@@ -12,6 +12,8 @@ public enum ClientFrame: Equatable, Sendable {
     /// I am typing (or stopped) in a conversation; expires on the server after a few seconds.
     case typing(conversationId: ConversationID, isTyping: Bool, ref: String? = nil)
     case ping(ref: String?)
+    /// React, edit, delete or hide a message (docs/protocol.md "Message actions").
+    case action(MessageActionRequest)
 }
 
 /// The body of a send, identical over REST (`POST /v1/messages`) and WebSocket (`send`).
@@ -26,9 +28,15 @@ public struct SendRequest: Codable, Equatable, Sendable {
     public var recipientId: UserID?
     /// The message, 1–10,000 characters after trimming (``Validation/messageText(_:)``).
     public var text: String
+    /// The seq of the message this one answers, in the same conversation and visible to the sender.
+    public var replyToSeq: Int64?
 
     /// Creates a send request; give exactly one of `conversationId` and `recipientId`.
-    public init(ref: String? = nil, clientId: ClientMessageID, conversationId: ConversationID? = nil, recipientId: UserID? = nil, text: String) {
+    public init(
+        ref: String? = nil, clientId: ClientMessageID, conversationId: ConversationID? = nil, recipientId: UserID? = nil, text: String,
+        replyToSeq: Int64? = nil
+    ) {
+        self.replyToSeq = replyToSeq
         self.ref = ref
         self.clientId = clientId
         self.conversationId = conversationId
@@ -39,7 +47,7 @@ public struct SendRequest: Codable, Equatable, Sendable {
 
 extension ClientFrame: Codable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case type, ref, token, after, clientId, conversationId, recipientId, text, deliveredSeq, readSeq, isTyping
+        case type, ref, token, after, clientId, conversationId, recipientId, text, deliveredSeq, readSeq, isTyping, replyToSeq, seq, kind, emoji
     }
 
     public init(from decoder: any Decoder) throws {
@@ -65,6 +73,8 @@ extension ClientFrame: Codable {
                 ref: try c.decodeIfPresent(String.self, forKey: .ref))
         case "ping":
             self = .ping(ref: try c.decodeIfPresent(String.self, forKey: .ref))
+        case "action":
+            self = .action(try MessageActionRequest(from: decoder))
         default:
             throw UnknownFrameType(type: type)
         }
@@ -95,6 +105,9 @@ extension ClientFrame: Codable {
         case .ping(let ref):
             try c.encode("ping", forKey: .type)
             try c.encodeIfPresent(ref, forKey: .ref)
+        case .action(let request):
+            try c.encode("action", forKey: .type)
+            try request.encode(to: encoder)
         }
     }
 }

@@ -40,6 +40,12 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case memberNotFound = "member_not_found"
     case messageNotFound = "message_not_found"
     case invitationNotFound = "invitation_not_found"
+    // Message actions
+    case invalidEmoji = "invalid_emoji"
+    case invalidAction = "invalid_action"
+    case messageDeleted = "message_deleted"
+    case editWindowClosed = "edit_window_closed"
+    case deleteWindowClosed = "delete_window_closed"
     // Limits and failures
     case rateLimited = "rate_limited"
     case unavailable

@@ -42,7 +42,7 @@ extension API.ChangePasswordRequest: DeclaredFields { public static let declared
 extension API.CreateConversationRequest: DeclaredFields { public static let declaredFields: Set<String> = ["userId"] }
 extension API.ReceiptRequest: DeclaredFields { public static let declaredFields: Set<String> = ["deliveredSeq", "readSeq"] }
 extension SendRequest: DeclaredFields {
-    public static let declaredFields: Set<String> = ["ref", "clientId", "conversationId", "recipientId", "text"]
+    public static let declaredFields: Set<String> = ["ref", "clientId", "conversationId", "recipientId", "text", "replyToSeq"]
 }
 extension ClientFrame: DeclaredFields {
     public static let declaredFields: Set<String> = Set(CodingKeys.allCases.map(\.stringValue))

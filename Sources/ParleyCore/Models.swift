@@ -38,12 +38,25 @@ public struct Message: Hashable, Codable, Sendable {
     public var entry: GroupEntry?
     /// Members of the group mentioned by `@username` in the text, resolved by the server.
     public var mentions: [UserID]?
+    /// The message this one answers, as it is now.
+    public var replyTo: ReplyQuote?
+    /// When the text was last edited.
+    public var editedAt: Timestamp?
+    /// When it was deleted for everyone: a tombstone whose `text` is empty.
+    public var deletedAt: Timestamp?
+    /// Reactions, by emoji (absent when there are none).
+    public var reactions: [Reaction]?
 
     /// Creates a value.
     public init(
         id: MessageID, conversationId: ConversationID, seq: Int64, senderId: UserID,
-        clientId: ClientMessageID, text: String, createdAt: Timestamp, entry: GroupEntry? = nil, mentions: [UserID]? = nil
+        clientId: ClientMessageID, text: String, createdAt: Timestamp, entry: GroupEntry? = nil, mentions: [UserID]? = nil,
+        replyTo: ReplyQuote? = nil, editedAt: Timestamp? = nil, deletedAt: Timestamp? = nil, reactions: [Reaction]? = nil
     ) {
+        self.replyTo = replyTo
+        self.editedAt = editedAt
+        self.deletedAt = deletedAt
+        self.reactions = reactions
         self.id = id
         self.conversationId = conversationId
         self.seq = seq
@@ -57,6 +70,9 @@ public struct Message: Hashable, Codable, Sendable {
 
     /// Whether it is a membership entry rather than something someone wrote.
     public var isEntry: Bool { entry != nil }
+
+    /// Whether it was deleted for everyone.
+    public var isDeleted: Bool { deletedAt != nil }
 }
 
 /// One member of a conversation with their receipt cursors (guarantee 4: they only move forward).

@@ -20,11 +20,13 @@ public enum ServerFrame: Equatable, Sendable {
     case presence(userId: UserID, online: Bool, lastSeenAt: Timestamp?)
     case error(ref: String?, clientId: ClientMessageID?, code: ErrorCode, message: String)
     case pong(ref: String?)
+    /// A message action is committed; `message` is the message as it is now, for the actor.
+    case acted(ref: String?, message: Message, duplicate: Bool)
 }
 
 extension ServerFrame: Codable {
     enum CodingKeys: String, CodingKey {
-        case type, userId, head, pos, position, message, receipt, conversation, invitation, summary, ref, duplicate, conversationId,
+        case type, userId, head, pos, position, message, receipt, hidden, conversation, invitation, summary, ref, duplicate, conversationId,
             isTyping, online, lastSeenAt, clientId, code, error
     }
 
@@ -49,6 +51,15 @@ extension ServerFrame: Codable {
             self = .event(
                 StreamEvent(
                     position: try c.decode(Int64.self, forKey: .pos), payload: .receiptSummary(try c.decode(ReceiptSummary.self, forKey: .summary))))
+        case "messageUpdated":
+            self = .event(StreamEvent(position: try c.decode(Int64.self, forKey: .pos), payload: .messageUpdated(try c.decode(Message.self, forKey: .message))))
+        case "messageHidden":
+            self = .event(
+                StreamEvent(position: try c.decode(Int64.self, forKey: .pos), payload: .messageHidden(try c.decode(MessageRef.self, forKey: .hidden))))
+        case "acted":
+            self = .acted(
+                ref: try c.decodeIfPresent(String.self, forKey: .ref), message: try c.decode(Message.self, forKey: .message),
+                duplicate: try c.decodeIfPresent(Bool.self, forKey: .duplicate) ?? false)
         case "synced":
             self = .synced(position: try c.decode(Int64.self, forKey: .position))
         case "resync":
@@ -105,6 +116,12 @@ extension ServerFrame: Codable {
             case .receiptSummary(let summary):
                 try c.encode("receiptSummary", forKey: .type)
                 try c.encode(summary, forKey: .summary)
+            case .messageUpdated(let message):
+                try c.encode("messageUpdated", forKey: .type)
+                try c.encode(message, forKey: .message)
+            case .messageHidden(let ref):
+                try c.encode("messageHidden", forKey: .type)
+                try c.encode(ref, forKey: .hidden)
             }
         case .synced(let position):
             try c.encode("synced", forKey: .type)
@@ -139,6 +156,11 @@ extension ServerFrame: Codable {
         case .pong(let ref):
             try c.encode("pong", forKey: .type)
             try c.encodeIfPresent(ref, forKey: .ref)
+        case .acted(let ref, let message, let duplicate):
+            try c.encode("acted", forKey: .type)
+            try c.encodeIfPresent(ref, forKey: .ref)
+            try c.encode(message, forKey: .message)
+            try c.encode(duplicate, forKey: .duplicate)
         }
     }
 }

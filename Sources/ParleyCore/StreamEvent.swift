@@ -20,6 +20,10 @@ public struct StreamEvent: Hashable, Sendable {
         case invitation(Invitation)
         /// A group's receipt aggregate moved (sent to the senders it concerns).
         case receiptSummary(ReceiptSummary)
+        /// A message changed (reaction, edit, delete for everyone): it as it is now.
+        case messageUpdated(Message)
+        /// The user deleted a message for themselves (sent to their own stream only).
+        case messageHidden(MessageRef)
     }
 
     /// Creates an event.
@@ -36,6 +40,8 @@ public struct StreamEvent: Hashable, Sendable {
         case .conversation(let info): info.id
         case .invitation(let invitation): invitation.conversationId
         case .receiptSummary(let summary): summary.conversationId
+        case .messageUpdated(let message): message.conversationId
+        case .messageHidden(let ref): ref.conversationId
         }
     }
 }

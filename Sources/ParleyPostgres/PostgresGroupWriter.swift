@@ -84,7 +84,9 @@ struct PostgresGroupWriter {
     }
 
     /// Stores a message or entry at the next seq; the author's cursors move to it.
-    func insert(text: String, by author: UserID, _ clientId: ClientMessageID, entry: GroupEntry?, mentions: [UserID]?) async throws -> Message {
+    func insert(
+        text: String, by author: UserID, _ clientId: ClientMessageID, entry: GroupEntry?, mentions: [UserID]?, replyTo: Int64? = nil
+    ) async throws -> Message {
         guard
             let seq = try await db.value(
                 """
@@ -92,14 +94,16 @@ struct PostgresGroupWriter {
                 WHERE id = \(conversation.rawValue) RETURNING last_seq
                 """, as: Int64.self, logger)
         else { throw StoreError.conversationNotFound }
+        var quote: ReplyQuote?
+        if let replyTo { quote = try await store.quote(of: replyTo, in: conversation, db) }
         let message = Message(
             id: .random(), conversationId: conversation, seq: seq, senderId: author, clientId: clientId, text: text, createdAt: now,
-            entry: entry, mentions: mentions)
+            entry: entry, mentions: mentions, replyTo: quote)
         try await db.query(
             """
-            INSERT INTO messages (id, conversation_id, seq, sender_id, client_id, text, created_at, entry, mentions)
+            INSERT INTO messages (id, conversation_id, seq, sender_id, client_id, text, created_at, entry, mentions, reply_to_seq)
             VALUES (\(message.id.rawValue), \(conversation.rawValue), \(seq), \(author.rawValue), \(clientId.rawValue), \(text),
-                \(now.milliseconds), \(entry.map(StoredJSON.text)), \(StoredJSON.text(mentions)))
+                \(now.milliseconds), \(entry.map(StoredJSON.text)), \(StoredJSON.text(mentions)), \(replyTo))
             """, logger: logger)
         for user in mentions ?? [] {
             try await db.query(

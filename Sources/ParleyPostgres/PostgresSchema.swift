@@ -140,6 +140,36 @@ enum PostgresSchema {
                 "CREATE INDEX invitations_by_conversation ON invitations (conversation_id)",
             ]
         ),
+        (
+            "v6-message-actions",
+            [
+                // Message actions (see SQLite's v5-message-actions).
+                "ALTER TABLE messages ADD COLUMN reply_to_seq BIGINT",
+                "ALTER TABLE messages ADD COLUMN edited_at BIGINT",
+                "ALTER TABLE messages ADD COLUMN deleted_at BIGINT",
+                "ALTER TABLE messages ADD COLUMN reaction_count INTEGER NOT NULL DEFAULT 0",
+                "CREATE INDEX messages_deleted ON messages (conversation_id, seq) WHERE deleted_at IS NOT NULL",
+                """
+                CREATE TABLE reactions (
+                    conversation_id TEXT NOT NULL, seq BIGINT NOT NULL, user_id TEXT NOT NULL, emoji TEXT NOT NULL, created_at BIGINT NOT NULL,
+                    PRIMARY KEY (conversation_id, seq, user_id))
+                """,
+                """
+                CREATE TABLE message_versions (
+                    conversation_id TEXT NOT NULL, seq BIGINT NOT NULL, version INTEGER NOT NULL, text TEXT NOT NULL,
+                    created_at BIGINT NOT NULL, replaced_at BIGINT NOT NULL, PRIMARY KEY (conversation_id, seq, version))
+                """,
+                """
+                CREATE TABLE hidden_messages (
+                    user_id TEXT NOT NULL, conversation_id TEXT NOT NULL, seq BIGINT NOT NULL, PRIMARY KEY (user_id, conversation_id, seq))
+                """,
+                """
+                CREATE TABLE message_actions (
+                    actor_id TEXT NOT NULL, client_id TEXT NOT NULL, conversation_id TEXT NOT NULL, seq BIGINT NOT NULL, kind TEXT NOT NULL,
+                    PRIMARY KEY (actor_id, client_id))
+                """,
+            ]
+        ),
     ]
 
     static func migrate(_ client: PostgresClient, logger: Logger) async throws {
@@ -187,4 +217,6 @@ enum EventKind: Int16 {
     case conversation = 3
     case invitation = 4
     case receiptSummary = 5
+    case messageUpdated = 6
+    case messageHidden = 7
 }

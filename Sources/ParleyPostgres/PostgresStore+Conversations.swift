@@ -108,8 +108,9 @@ extension PostgresStore: ConversationStore {
                 let (members, presenceShared) = try await self.members(of: id, as: user, db)
                 var summary = ConversationSummary(
                     id: id, kind: ConversationKind(rawValue: kind) ?? .direct, createdAt: Timestamp(milliseconds: createdAt),
-                    lastSeq: lastSeq, lastMessage: try await lastMessage(id, at: lastSeq, db), lastActivityAt: Timestamp(milliseconds: lastActivity),
-                    unreadCount: max(0, lastSeq - readSeq), members: members, presenceShared: presenceShared)
+                    lastSeq: lastSeq, lastMessage: try await lastMessage(id, at: lastSeq, for: user, db), lastActivityAt: Timestamp(milliseconds: lastActivity),
+                    unreadCount: max(0, lastSeq - readSeq) - (try await uncounted(id, of: user, after: readSeq, through: lastSeq, db)),
+                    members: members, presenceShared: presenceShared)
                 if summary.kind == .group {
                     summary.title = title
                     summary.everyoneDeliveredSeq = everyoneDelivered
@@ -133,16 +134,39 @@ extension PostgresStore: ConversationStore {
             summaries.append(
                 ConversationSummary(
                     id: id, kind: .group, createdAt: Timestamp(milliseconds: createdAt), lastSeq: leftSeq,
-                    lastMessage: try await lastMessage(id, at: leftSeq, db), lastActivityAt: Timestamp(milliseconds: leftAt), unreadCount: 0,
+                    lastMessage: try await lastMessage(id, at: leftSeq, for: user, db), lastActivityAt: Timestamp(milliseconds: leftAt), unreadCount: 0,
                     members: [], title: title, mentionCount: 0, leftSeq: leftSeq))
         }
         return summaries
     }
 
-    private func lastMessage(_ id: ConversationID, at seq: Int64, _ db: PostgresConnection) async throws -> Message? {
-        try await db.rows(
-            "SELECT \(unescaped: Columns.message) FROM messages m WHERE m.conversation_id = \(id.rawValue) AND m.seq = \(seq)", logger
-        ).first.map { Message(try $0.decode(MessageRow.self)) }
+    /// The preview: the newest message up to `seq` that `user` has not deleted for themselves, as it is now.
+    private func lastMessage(_ id: ConversationID, at seq: Int64, for user: UserID, _ db: PostgresConnection) async throws -> Message? {
+        guard
+            let row = try await db.rows(
+                """
+                SELECT \(unescaped: Columns.message) FROM messages m WHERE m.conversation_id = \(id.rawValue) AND m.seq <= \(seq)
+                AND NOT EXISTS (SELECT 1 FROM hidden_messages h WHERE h.user_id = \(user.rawValue) AND h.conversation_id = m.conversation_id
+                    AND h.seq = m.seq)
+                ORDER BY m.seq DESC LIMIT 1
+                """, logger
+            ).first
+        else { return nil }
+        return try await complete(Message(try row.decode(MessageRow.self)), for: user, db)
+    }
+
+    /// In a direct conversation, what `lastSeq − readSeq` counts that is not unread: other people's
+    /// messages in (after, through] that were deleted, or that I deleted for myself (see SQLite's).
+    private func uncounted(_ id: ConversationID, of user: UserID, after: Int64, through: Int64, _ db: PostgresConnection) async throws -> Int64 {
+        guard through > after else { return 0 }
+        return try await db.value(
+            """
+            SELECT (SELECT COUNT(*) FROM messages WHERE conversation_id = \(id.rawValue) AND deleted_at IS NOT NULL
+                    AND seq > \(after) AND seq <= \(through) AND sender_id <> \(user.rawValue))
+                + (SELECT COUNT(*) FROM hidden_messages h JOIN messages m ON m.conversation_id = h.conversation_id AND m.seq = h.seq
+                    WHERE h.user_id = \(user.rawValue) AND h.conversation_id = \(id.rawValue) AND h.seq > \(after) AND h.seq <= \(through)
+                    AND m.deleted_at IS NULL AND m.sender_id <> \(user.rawValue))
+            """, as: Int64.self, logger) ?? 0
     }
 
     /// The members with their cursors; presence (last seen) only where it is shared (direct
@@ -166,7 +190,7 @@ extension PostgresStore: ConversationStore {
         return (members, presenceShared)
     }
 
-    /// Other people's messages in (after, through] (entries and my own never count), and those that mention me.
+    /// Other people's messages in (after, through] (entries, my own, deleted and hidden ones never count), and those that mention me.
     private func unread(
         _ id: ConversationID, of user: UserID, after: Int64, through: Int64, _ db: PostgresConnection
     ) async throws -> (Int64, Int64) {
@@ -174,8 +198,10 @@ extension PostgresStore: ConversationStore {
         let row = try await db.rows(
             """
             SELECT
-                (SELECT COUNT(*) FROM messages WHERE conversation_id = \(id.rawValue) AND seq > \(after) AND seq <= \(through)
-                    AND entry IS NULL AND sender_id <> \(user.rawValue)),
+                (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = \(id.rawValue) AND m.seq > \(after) AND m.seq <= \(through)
+                    AND m.entry IS NULL AND m.sender_id <> \(user.rawValue) AND m.deleted_at IS NULL
+                    AND NOT EXISTS (SELECT 1 FROM hidden_messages h WHERE h.user_id = \(user.rawValue)
+                        AND h.conversation_id = m.conversation_id AND h.seq = m.seq)),
                 (SELECT COUNT(*) FROM mentions WHERE user_id = \(user.rawValue) AND conversation_id = \(id.rawValue)
                     AND seq > \(after) AND seq <= \(through))
             """, logger)

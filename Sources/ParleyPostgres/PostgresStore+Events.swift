@@ -22,6 +22,8 @@ extension PostgresStore: EventLog {
                 (.invitation, invitation.conversationId.rawValue, nil, invitation.inviter.id.rawValue, Int64(invitation.memberCount), nil)
             case .receiptSummary(let summary):
                 (.receiptSummary, summary.conversationId.rawValue, nil, nil, summary.everyoneDeliveredSeq, summary.everyoneReadSeq)
+            case .messageUpdated(let message): (.messageUpdated, message.conversationId.rawValue, message.seq, nil, nil, nil)
+            case .messageHidden(let ref): (.messageHidden, ref.conversationId.rawValue, ref.seq, nil, nil, nil)
             }
         try await db.query(
             """
@@ -63,7 +65,17 @@ extension PostgresStore: EventLog {
                 guard let id = c.8, let messageConversation = c.9, let seq = c.10, let sender = c.11, let clientID = c.12,
                     let text = c.13, let created = c.14
                 else { continue }
-                payload = .message(Message((id, messageConversation, seq, sender, clientID, text, created, c.15, c.16)))
+                let message = Message((id, messageConversation, seq, sender, clientID, text, created, c.15, c.16, c.18, c.19, c.20, c.21 ?? 0))
+                payload = .message(try await completed(message, for: user))
+            case .messageUpdated:
+                guard let id = c.8, let messageConversation = c.9, let seq = c.10, let sender = c.11, let clientID = c.12,
+                    let text = c.13, let created = c.14
+                else { continue }
+                let message = Message((id, messageConversation, seq, sender, clientID, text, created, c.15, c.16, c.18, c.19, c.20, c.21 ?? 0))
+                payload = .messageUpdated(try await completed(message, for: user))
+            case .messageHidden:
+                guard let seq = c.22 else { continue }
+                payload = .messageHidden(MessageRef(conversationId: conversation, seq: seq))
             case .receipt:
                 payload = .receipt(
                     ReceiptUpdate(

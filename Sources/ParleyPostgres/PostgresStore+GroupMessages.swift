@@ -12,12 +12,16 @@ extension PostgresStore {
             let state = try await writer.lockGroup()
             if let earlier = try await self.earlierAction(by: new.sender, new.clientId, db) {
                 guard earlier.conversationId == conversation, !earlier.isEntry else { throw StoreError.clientIdConflict }
-                return SendOutcome(message: earlier, duplicate: true, deliveries: [])
+                return SendOutcome(message: try await self.complete(earlier, for: new.sender, db), duplicate: true, deliveries: [])
             }
             guard let state, !state.closed, state.member(new.sender) != nil else { throw StoreError.conversationNotFound }
+            if let reply = new.replyToSeq {
+                try await self.checkReply(to: reply, in: conversation, from: new.sender, startsConversation: false, db)
+            }
             let heldBack = try await self.holdsBack(new.sender, in: conversation, db)
             let mentions = try await self.resolveMentions(new.mentionNames, of: new.sender, in: conversation, db)
-            let message = try await writer.insert(text: new.text, by: new.sender, new.clientId, entry: nil, mentions: mentions)
+            let message = try await writer.insert(
+                text: new.text, by: new.sender, new.clientId, entry: nil, mentions: mentions, replyTo: new.replyToSeq)
             try await writer.deliver(message)
             if heldBack { try await writer.refreshAggregate() }
             try await self.notify(writer.deliveries, db)

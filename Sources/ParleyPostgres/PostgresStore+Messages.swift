@@ -26,13 +26,18 @@ extension PostgresStore: MessageStore {
             sender: new.sender.rawValue, clientId: new.clientId.rawValue, conversation: conversation.rawValue,
             recipient: recipient?.rawValue, text: new.text, now: now.milliseconds, messageId: MessageID.random().rawValue, node: nodeID)
         // In a transaction of its own: the answer waits for the COMMIT (``PostgresStore``).
-        let row = try await transaction { connection in
-            try await connection.execute(statement, logger: self.logger).reduce(into: []) { $0.append($1) }.first
+        let (row, quote): (Prepared.Send.Row?, ReplyQuote?) = try await transaction { connection in
+            if let reply = new.replyToSeq {
+                try await self.checkReply(to: reply, in: conversation, from: new.sender, startsConversation: recipient != nil, connection)
+            }
+            let row: Prepared.Send.Row? = try await connection.execute(statement, logger: self.logger).reduce(into: []) { $0.append($1) }.first
+            guard let row else { return (nil, nil) }
+            return (row, try await self.keepReply(new.replyToSeq, of: row, connection))
         }
         guard let row else { throw StoreError.conversationNotFound }
         let message = Message(
             id: MessageID(rawValue: row.messageId), conversationId: ConversationID(rawValue: row.conversation), seq: row.seq,
-            senderId: new.sender, clientId: new.clientId, text: row.text, createdAt: Timestamp(milliseconds: row.createdAt))
+            senderId: new.sender, clientId: new.clientId, text: row.text, createdAt: Timestamp(milliseconds: row.createdAt), replyTo: quote)
         if row.duplicate { return SendOutcome(message: message, duplicate: true, deliveries: []) }
         let members = row.members.map(UserID.init(rawValue:))
         var deliveries: [Delivery] = []
@@ -48,6 +53,41 @@ extension PostgresStore: MessageStore {
         return SendOutcome(message: message, duplicate: false, deliveries: deliveries, contactsFormed: row.contactsFormed)
     }
 
+    /// A reply's seq is kept by a second statement of the send's transaction (the function predates
+    /// replies); a duplicate answers the original's. Returns the quote.
+    private func keepReply(_ requested: Int64?, of row: Prepared.Send.Row, _ db: PostgresConnection) async throws -> ReplyQuote? {
+        let conversation = ConversationID(rawValue: row.conversation)
+        let reply: Int64?
+        if row.duplicate {
+            let stored = try await db.rows(
+                "SELECT reply_to_seq FROM messages WHERE conversation_id = \(row.conversation) AND seq = \(row.seq)", logger
+            ).first
+            reply = try stored?.decode(Int64?.self)
+        } else {
+            reply = requested
+        }
+        guard let reply else { return nil }
+        if !row.duplicate {
+            try await db.query("UPDATE messages SET reply_to_seq = \(reply) WHERE conversation_id = \(row.conversation) AND seq = \(row.seq)", logger: logger)
+        }
+        return try await quote(of: reply, in: conversation, db)
+    }
+
+    /// A reply names a message of the conversation that the sender can see and that is not an entry
+    /// (SQLite's send rule 9); a sender outside the conversation learns nothing about it.
+    func checkReply(
+        to seq: Int64, in conversation: ConversationID, from sender: UserID, startsConversation: Bool, _ db: PostgresConnection
+    ) async throws {
+        // To a user: their conversation may not exist yet, and then there is nothing to answer.
+        guard try await isMember(sender, of: conversation, db) else {
+            throw startsConversation ? StoreError.messageNotFound : StoreError.conversationNotFound
+        }
+        guard try await canSee(seq, in: conversation, user: sender, db),
+            try await db.value(
+                "SELECT entry IS NULL FROM messages WHERE conversation_id = \(conversation.rawValue) AND seq = \(seq)", as: Bool.self, logger) == true
+        else { throw StoreError.messageNotFound }
+    }
+
     public func messages(in conversation: ConversationID, as user: UserID, query: HistoryQuery) async throws -> MessagePage {
         try await read { db in
             // A group member (or former member) sees the seqs inside their spans only.
@@ -61,6 +101,8 @@ extension PostgresStore: MessageStore {
             let sql: PostgresQuery = """
                 SELECT \(unescaped: Columns.message) FROM messages m WHERE m.conversation_id = \(conversation.rawValue)
                   AND m.seq > \(query.after ?? -1) AND m.seq < \(query.before ?? Int64.max)
+                  AND NOT EXISTS (SELECT 1 FROM hidden_messages h WHERE h.user_id = \(user.rawValue)
+                    AND h.conversation_id = m.conversation_id AND h.seq = m.seq)
                   AND (\(!conversation.isGroup) OR (
                     m.seq <= (SELECT MAX(COALESCE(s.to_seq, 9223372036854775807)) FROM member_spans s
                         WHERE s.conversation_id = m.conversation_id AND s.user_id = \(user.rawValue))
@@ -68,7 +110,7 @@ extension PostgresStore: MessageStore {
                         AND s.user_id = \(user.rawValue) AND m.seq >= s.from_seq AND (s.to_seq IS NULL OR m.seq <= s.to_seq))))
                 ORDER BY m.seq \(unescaped: ascending ? "ASC" : "DESC") LIMIT \(query.limit + 1)
                 """
-            let messages = try await db.rows(sql, self.logger).map { Message(try $0.decode(MessageRow.self)) }
+            let messages = try await self.complete(db.rows(sql, self.logger).map { Message(try $0.decode(MessageRow.self)) }, for: user, db)
             return MessagePage(fetched: messages, limit: query.limit, newestFirst: !ascending)
         }
     }

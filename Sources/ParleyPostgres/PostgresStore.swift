@@ -178,7 +178,7 @@ extension PSQLError {
     var isRetryableRace: Bool {
         switch sqlState {
         case "40P01", "40001": true
-        case "23505": serverInfo?[.constraintName] == "messages_sender_id_client_id_key"
+        case "23505": ["messages_sender_id_client_id_key", "message_actions_pkey"].contains(serverInfo?[.constraintName])
         default: false
         }
     }

@@ -5,11 +5,13 @@ import PostgresNIO
 /// Column lists shared by the queries, so every query decodes a model the same way.
 enum Columns {
     static let user = "u.id, u.username, u.display_name, u.created_at"
-    static let message = "m.id, m.conversation_id, m.seq, m.sender_id, m.client_id, m.text, m.created_at, m.entry, m.mentions"
+    /// A message's row; ``PostgresMessageRendering`` completes its reply quote and reactions.
+    static let message =
+        "m.id, m.conversation_id, m.seq, m.sender_id, m.client_id, m.text, m.created_at, m.entry, m.mentions, m.reply_to_seq, m.edited_at, m.deleted_at, m.reaction_count"
 }
 
 typealias UserRow = (String, String, String, Int64)
-typealias MessageRow = (String, String, Int64, String, String, String, Int64, String?, String?)
+typealias MessageRow = (String, String, Int64, String, String, String, Int64, String?, String?, Int64?, Int64?, Int64?, Int32)
 
 extension User {
     init(_ row: UserRow) {
@@ -22,7 +24,9 @@ extension Message {
         self.init(
             id: MessageID(rawValue: row.0), conversationId: ConversationID(rawValue: row.1), seq: row.2,
             senderId: UserID(rawValue: row.3), clientId: ClientMessageID(rawValue: row.4), text: row.5,
-            createdAt: Timestamp(milliseconds: row.6), entry: StoredJSON.entry(row.7), mentions: StoredJSON.userIDs(row.8))
+            createdAt: Timestamp(milliseconds: row.6), entry: StoredJSON.entry(row.7), mentions: StoredJSON.userIDs(row.8),
+            replyTo: row.9.map(ReplyQuote.pending), editedAt: row.10.map(Timestamp.init(milliseconds:)),
+            deletedAt: row.11.map(Timestamp.init(milliseconds:)), reactions: row.12 > 0 ? [] : nil)
     }
 }
 

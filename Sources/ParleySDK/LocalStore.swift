@@ -85,6 +85,13 @@ public final class LocalStore: Sendable {
         }
     }
 
+    /// Forgets one message (deleted for me).
+    public func deleteMessage(in conversation: ConversationID, seq: Int64) throws {
+        try queue.write { db in
+            try db.execute(sql: "DELETE FROM messages WHERE conversation_id = ? AND seq = ?", arguments: [conversation.rawValue, seq])
+        }
+    }
+
     /// Forgets everything but the outbox (after a `resync`).
     public func clearSnapshot() throws {
         try queue.write { db in
@@ -111,6 +118,15 @@ public final class LocalStore: Sendable {
 
     func save(groupActions: GroupActionLedger) throws {
         try setMeta("groupActions", groupActions)
+    }
+
+    /// The messages deleted for me, by conversation (never shown or counted again).
+    func hiddenMessages() throws -> [ConversationID: Set<Int64>]? {
+        try meta("hiddenMessages")
+    }
+
+    func save(hiddenMessages: [ConversationID: Set<Int64>]) throws {
+        try setMeta("hiddenMessages", hiddenMessages)
     }
 
     private func meta<T: Decodable>(_ key: String) throws -> T? {

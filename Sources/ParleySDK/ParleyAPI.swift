@@ -36,6 +36,14 @@ public protocol ParleyAPI: Sendable {
     func declineInvitation(_ id: ConversationID, token: String) async throws
     /// `GET /v1/conversations/{id}/messages/{seq}/info`: who has one of my group messages.
     func messageInfo(_ id: ConversationID, seq: Int64, token: String) async throws -> MessageInfo
+
+    // Message actions (docs/protocol.md "Message actions").
+
+    /// `POST /v1/conversations/{id}/messages/{seq}/actions`: react, edit, delete or hide a message
+    /// (a repeated `clientId` answers the message as it is now, `duplicate: true`).
+    func act(on seq: Int64, in id: ConversationID, _ body: API.MessageActionBody, token: String) async throws -> API.MessageActionResponse
+    /// `GET /v1/conversations/{id}/messages/{seq}/versions`: the earlier texts of an edited message, oldest first.
+    func versions(of seq: Int64, in id: ConversationID, token: String) async throws -> [MessageVersion]
 }
 
 /// A failed request: the server's error code and message, or a transport failure (`code == nil`).

@@ -11,13 +11,13 @@ import ParleyCore
 /// 2. `receiptSummary` keeps the furthest `everyoneDeliveredSeq` / `everyoneReadSeq` seen.
 /// 3. `invitation` adds to ``ParleyClient/invitations`` unless I am already in that group; the list is
 ///    read again on every connection (invitations answered on another device disappear).
-/// 4. Unread in a group: entries and my own messages never count. A new message of someone else
+/// 4. Unread in a group: entries, my own messages and deleted or hidden ones never count. A new message of someone else
 ///    after my read cursor adds one (and one mention if it names me); when my cursor moves the
 ///    count is made again from the messages held, or read from the server if some are missing.
 extension ParleyClient {
     /// Rule 4, for a message newer than anything the summary had.
     func countUnread(_ message: Message, in summary: inout ConversationSummary) {
-        guard summary.kind == .group, message.entry == nil, message.senderId != me.id else { return }
+        guard summary.kind == .group, message.entry == nil, message.senderId != me.id, !message.isDeleted else { return }
         let readSeq = summary.members.first { $0.userId == me.id }?.readSeq ?? 0
         guard message.seq > readSeq else { return }
         summary.unreadCount = max(0, summary.unreadCount) + 1
@@ -30,12 +30,12 @@ extension ParleyClient {
         var unread: Int64 = 0
         var mentions: Int64 = 0
         if mine.readSeq < summary.lastSeq {
-            for seq in (mine.readSeq + 1)...summary.lastSeq {
+            for seq in (mine.readSeq + 1)...summary.lastSeq where hiddenSeqs[id]?.contains(seq) != true {
                 guard let message = messages[id]?[seq] else {
                     scheduleRefetch(id)  // not all held: the server counts
                     return
                 }
-                guard message.entry == nil, message.senderId != me.id else { continue }
+                guard message.entry == nil, message.senderId != me.id, !message.isDeleted else { continue }
                 unread += 1
                 if message.mentions?.contains(me.id) == true { mentions += 1 }
             }
@@ -86,7 +86,7 @@ extension ParleyClient {
     /// A summary read from the server joins what the client holds (the furthest of each cursor).
     func adopt(_ read: ConversationSummary) {
         remember(conversations[read.id]?.members ?? [])
-        let summary = read.keepingNewer(of: conversations[read.id])
+        let summary = hidingPreview(read.keepingNewer(of: conversations[read.id]))
         conversations[summary.id] = summary
         try? store.save(conversations: [summary])
         if summary.leftSeq == nil { removeInvitation(summary.id) }

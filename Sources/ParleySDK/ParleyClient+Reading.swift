@@ -6,7 +6,7 @@ extension ParleyClient {
     /// Messages from others I have not read.
     ///
     /// In a direct conversation: last seq − my read seq (the server's rule, kept current from events:
-    /// sending moves my own cursor, so my messages never count). In a group, entries and my own
+    /// sending moves my own cursor, so my messages never count), less the deleted and hidden ones. In a group, entries and my own
     /// messages never count, so the server's `unreadCount` is kept instead: one more for each new
     /// message of someone else after my read cursor, counted again when that cursor moves.
     public func unreadCount(_ id: ConversationID) -> Int64 {
@@ -16,7 +16,9 @@ extension ParleyClient {
             if let mine, mine.readSeq >= summary.lastSeq { return 0 }
             return max(0, summary.unreadCount)
         }
-        return max(0, summary.lastSeq - (mine?.readSeq ?? 0))
+        let readSeq = mine?.readSeq ?? 0
+        guard summary.lastSeq > readSeq else { return 0 }
+        return max(0, summary.lastSeq - readSeq - uncountedUnread(in: id, after: readSeq))
     }
 
     /// Unread messages of a group that mention me (`@username`); 0 in a direct conversation.
@@ -26,20 +28,49 @@ extension ParleyClient {
 
     /// Confirmed messages by seq, then my pending ones in the order written; duplicates collapsed.
     /// Membership entries are items of their own (``TimelineItem/entry``), without a status.
+    /// Each shows as it is now, with my queued actions applied (``MessageOutbox`` rule 8); a reply's
+    /// quote is made from the original as held (so it follows its edits and its deletion), else as
+    /// the server last quoted it.
     public func timeline(_ id: ConversationID) -> [TimelineItem] {
         let summary = conversations[id]
-        let confirmed = (messages[id] ?? [:]).values.sorted { $0.seq < $1.seq }.map { message in
+        let actions = outbox.pendingActions(in: id)
+        let confirmed = (messages[id] ?? [:]).values.sorted { $0.seq < $1.seq }.compactMap { message in
             var item = TimelineItem(message)
             if message.senderId == me.id, message.entry == nil { item.status = MessageStatus.ofMine(seq: message.seq, in: summary, me: me.id) }
-            return item
+            return item.applying(actions, on: .seq(message.seq), me: me.id)
         }
         let confirmedIds = Set(confirmed.map(\.id))
-        let pending = outbox.pending(in: id).filter { !confirmedIds.contains($0.clientId) }.map { entry in
+        let pending = outbox.pending(in: id).filter { !confirmedIds.contains($0.clientId) }.compactMap { entry in
             TimelineItem(
-                id: entry.clientId, seq: nil, senderId: me.id, text: entry.text, createdAt: entry.createdAt,
-                status: { if case .failed(let reason) = entry.state { .failed(reason: reason) } else { .sending } }())
+                id: entry.clientId, conversationId: id, seq: nil, senderId: me.id, text: entry.text, createdAt: entry.createdAt,
+                status: { if case .failed(let reason) = entry.state { .failed(reason: reason) } else { .sending } }()
+            ).applying(actions, on: .pending(entry.clientId), me: me.id)
         }
-        return confirmed + pending
+        let bySeq = Dictionary(confirmed.compactMap { item in item.seq.map { ($0, item) } }, uniquingKeysWith: { first, _ in first })
+        let byClientId = Dictionary(pending.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        func quote(_ target: MessageTarget?, else known: ReplyQuote?) -> ReplyQuote? {
+            switch target {
+            case .seq(let seq)?:
+                guard let original = bySeq[seq] else { return known }
+                return ReplyQuote(seq: seq, senderId: original.senderId, text: original.text, deleted: original.isDeleted)
+            case .pending(let clientId)?:
+                guard let original = byClientId[clientId] else { return known }
+                return ReplyQuote(seq: 0, senderId: original.senderId, text: original.text, deleted: original.isDeleted)
+            case nil:
+                return known
+            }
+        }
+        let quotedConfirmed = confirmed.map { item in
+            var item = item
+            item.replyTo = quote(item.replyTo.map { .seq($0.seq) }, else: item.replyTo)
+            return item
+        }
+        let quotedPending = pending.map { item in
+            var item = item
+            item.replyTo = quote(outbox.pendingSend(item.id)?.replyTo, else: nil)
+            return item
+        }
+        return quotedConfirmed + quotedPending
     }
 
     /// Who is typing in the conversation right now, in the order they started (expired signals ignored).

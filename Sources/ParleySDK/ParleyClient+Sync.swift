@@ -12,7 +12,7 @@ extension ParleyClient {
             store(list.compactMap(\.lastMessage))
             var merged: [ConversationSummary] = []
             for read in list {
-                let summary = read.keepingNewer(of: conversations[read.id])
+                let summary = hidingPreview(read.keepingNewer(of: conversations[read.id]))
                 merged.append(summary)
                 conversations[summary.id] = summary
                 for member in summary.members where member.userId != me.id && summary.kind == .direct {
@@ -61,14 +61,12 @@ extension ParleyClient {
             advance(to: position)
         case .sent(_, let message, _, nil):
             apply(message: message)
+        case .acted(let ref, let message, _):
+            applyActed(ref: ref, message: message)
         case .error(_, let clientId?, let code, let message):
-            outbox.refuse(clientId, code: code, message: message, now: .now())
-            saveOutbox()
-            if case .failed(let reason)? = outbox.entries.first(where: { $0.clientId == clientId })?.state {
-                emit(.sendFailed(clientId, reason))
-            }
-            scheduleOutboxRetry()
-            flushOutbox()
+            refuse(clientId, code: code, message: message)
+        case .error(let ref?, nil, let code, let message) where code != .unauthorized && outbox.entries.contains { $0.clientId.rawValue == ref }:
+            refuse(ClientMessageID(rawValue: ref), code: code, message: message)  // an action's ref is its client id
         case .typing(let conversation, let user, let isTyping):
             var typists = (typing[conversation] ?? []).filter { $0.user != user && $0.until > Date() }
             if isTyping { typists.append(TypingIndicator(user: user, until: Date().addingTimeInterval(6))) }
@@ -86,6 +84,20 @@ extension ParleyClient {
         case .error, .ack, .pong:
             break
         }
+    }
+
+    /// ``MessageOutbox`` rules 4, 5 and 12 for a refused send or action.
+    private func refuse(_ clientId: ClientMessageID, code: ErrorCode, message: String) {
+        let droppedAction = outbox.refuse(clientId, code: code, message: message, now: .now())
+        saveOutbox()
+        if let droppedAction {
+            refusedAction = RefusedAction(entry: droppedAction, reason: message)
+            emit(.actionFailed(droppedAction, message))
+        } else if case .failed(let reason)? = outbox.entries.first(where: { $0.clientId == clientId })?.state {
+            emit(.sendFailed(clientId, reason))
+        }
+        scheduleOutboxRetry()
+        flushOutbox()
     }
 
     private func advance(to newPosition: Int64) {
@@ -133,11 +145,16 @@ extension ParleyClient {
             apply(invitation: invitation)
         case .receiptSummary(let aggregate):
             apply(aggregate: aggregate)
+        case .messageUpdated(let message):
+            apply(updated: message)
+        case .messageHidden(let ref):
+            apply(hidden: ref)
         }
     }
 
     /// A message from any source (rule 4); my own confirms its outbox entry.
     func apply(message: Message) {
+        guard hiddenSeqs[message.conversationId]?.contains(message.seq) != true else { return }
         let isNew = messages[message.conversationId]?[message.seq] == nil
         store([message])
         if var summary = conversations[message.conversationId] {
@@ -159,7 +176,7 @@ extension ParleyClient {
             if message.senderId == me.id { recountUnread(message.conversationId) }  // my read cursor moved with it
         }
         if message.senderId == me.id {
-            if outbox.confirm(message.clientId) != nil { saveOutbox() }
+            if outbox.confirm(message.clientId, seq: message.seq) != nil { saveOutbox() }
             flushOutbox()
         } else {
             typing[message.conversationId]?.removeAll { $0.user == message.senderId }

@@ -21,6 +21,9 @@ import ParleyCore
 /// 7. Groups follow the same rules; what they add (entries, the receipt aggregate, invitations,
 ///    unread counts without entries, idempotent actions) is in the Groups article,
 ///    `ParleyClient+GroupSync.swift` and `ParleyClient+Groups.swift`.
+/// 8. Replies, reactions, edits and deletes go through the outbox too; how they are made and how
+///    changed messages are applied is in the Message actions article,
+///    `ParleyClient+MessageActions.swift` and `ParleyClient+MessageUpdates.swift`.
 @MainActor
 @Observable
 public final class ParleyClient {
@@ -77,11 +80,16 @@ public final class ParleyClient {
     public internal(set) var typing: [ConversationID: [TypingIndicator]] = [:]
     /// Pending invitations to groups, newest first (``accept(_:)`` or ``decline(_:)`` them).
     public internal(set) var invitations: [Invitation] = []
+    /// The last of my message actions the server refused (dropped from the outbox), with its reason,
+    /// until ``dismissRefusedAction()``.
+    public internal(set) var refusedAction: RefusedAction?
     /// People fetched by id because no conversation of mine lists them (a group's former members,
     /// inviters): ``displayName(of:in:)`` reads them.
     public internal(set) var users: [UserID: User] = [:]
     /// Names of people who were members of a group when I last saw it, kept when they (or I) leave.
     var formerNames: [UserID: String] = [:]
+    /// Messages I deleted for me, by conversation (persisted): never shown or counted again.
+    @ObservationIgnored var hiddenSeqs: [ConversationID: Set<Int64>] = [:]
 
     @ObservationIgnored let api: any ParleyAPI
     @ObservationIgnored let transport: any RealtimeTransport
@@ -124,6 +132,7 @@ public final class ParleyClient {
         self.position = try? store.position()
         self.groupActions = (try? store.groupActions()) ?? GroupActionLedger()
         self.invitations = (try? store.invitations()) ?? []
+        self.hiddenSeqs = (try? store.hiddenMessages()) ?? [:]
         for summary in (try? store.conversations()) ?? [] {
             conversations[summary.id] = summary
             let cached = (try? store.messages(in: summary.id)) ?? []
@@ -168,31 +177,6 @@ public final class ParleyClient {
     public func otherMember(of summary: ConversationSummary) -> ConversationMember? { summary.otherMember(than: me.id) }
 
     // MARK: actions
-
-    /// Writes a message: stored locally at once as `sending`, sent when possible. `recipient` is needed
-    /// only for the first message of a new conversation.
-    /// A group I am no longer a member of refuses at once (`forbidden`).
-    public func send(_ text: String, in conversation: ConversationID, to recipient: UserID? = nil) throws(Validation.Failure) {
-        let text = try Validation.messageText(text).get()
-        if conversations[conversation]?.leftSeq != nil { throw Validation.Failure(.forbidden, Self.notAMember) }
-        outbox.enqueue(text: text, conversation: conversation, recipient: conversations[conversation] == nil ? recipient : nil, now: .now())
-        saveOutbox()
-        flushOutbox()
-    }
-
-    /// Sends a failed message again (same client id: it can never be stored twice).
-    public func retry(_ clientId: ClientMessageID) {
-        outbox.retry(clientId)
-        saveOutbox()
-        flushOutbox()
-    }
-
-    /// Removes a failed message from the outbox; false if it is not (or no longer) failed.
-    @discardableResult
-    public func deleteFailed(_ clientId: ClientMessageID) -> Bool {
-        defer { saveOutbox() }
-        return outbox.delete(clientId)
-    }
 
     /// Marks my read cursor up to `seq` (read on one device clears the count on all).
     /// In a group the unread and mention counts are counted again from the messages held.
@@ -241,6 +225,7 @@ public final class ParleyClient {
     /// Rule 4: stores messages once, by (conversation, seq). Group senders and the people entries
     /// name are looked up when no conversation lists them (``displayName(of:in:)``).
     func store(_ incoming: [Message]) {
+        let incoming = withoutHidden(incoming)
         guard !incoming.isEmpty else { return }
         for message in incoming { messages[message.conversationId, default: [:]][message.seq] = message }
         try? store.save(messages: incoming)

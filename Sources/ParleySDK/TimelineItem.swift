@@ -9,10 +9,14 @@ public enum MessageStatus: Hashable, Sendable {
     case failed(reason: String)
 }
 
-/// One message of a chat as shown: confirmed ones in seq order, then my pending ones in the order written.
+/// One message of a chat as shown: confirmed ones in seq order, then my pending ones in the order
+/// written; each as it is now, with my actions still in the outbox already applied (an edit shows its
+/// new text, a delete the tombstone, a reaction its chip).
 public struct TimelineItem: Hashable, Sendable, Identifiable {
     /// The client id: stable from the moment the message is written until it is confirmed and after.
     public var id: ClientMessageID
+    /// The conversation it belongs to.
+    public var conversationId: ConversationID
     /// The server's seq once confirmed; `nil` while pending.
     public var seq: Int64?
     /// Who wrote it.
@@ -28,19 +32,42 @@ public struct TimelineItem: Hashable, Sendable, Identifiable {
     public var entry: GroupEntry?
     /// Group members the message mentions (`@username`).
     public var mentions: [UserID]
+    /// The message it answers, as that message is now (its first line, or deleted); its `seq` is 0
+    /// while that message is itself still in my outbox.
+    public var replyTo: ReplyQuote?
+    /// When its text was last edited (shown as "edited").
+    public var editedAt: Timestamp?
+    /// When it was deleted for everyone: a tombstone, whose `text` is empty.
+    public var deletedAt: Timestamp?
+    /// Its reactions, by emoji in order of each one's first reaction.
+    public var reactions: [Reaction]
+
+    /// Whether it was deleted for everyone.
+    public var isDeleted: Bool { deletedAt != nil }
+    /// Whether its text was edited.
+    public var isEdited: Bool { editedAt != nil }
 
     /// A confirmed message as shown, without a status.
     public init(_ message: Message) {
         self.init(
-            id: message.clientId, seq: message.seq, senderId: message.senderId, text: message.text, createdAt: message.createdAt, status: nil,
-            entry: message.entry, mentions: message.mentions ?? [])
+            id: message.clientId, conversationId: message.conversationId, seq: message.seq, senderId: message.senderId, text: message.text,
+            createdAt: message.createdAt, status: nil, entry: message.entry, mentions: message.mentions ?? [])
+        replyTo = message.replyTo
+        editedAt = message.editedAt
+        deletedAt = message.deletedAt
+        reactions = message.reactions ?? []
     }
 
     init(
-        id: ClientMessageID, seq: Int64?, senderId: UserID, text: String, createdAt: Timestamp, status: MessageStatus?, entry: GroupEntry? = nil,
-        mentions: [UserID] = []
+        id: ClientMessageID, conversationId: ConversationID, seq: Int64?, senderId: UserID, text: String, createdAt: Timestamp,
+        status: MessageStatus?, entry: GroupEntry? = nil, mentions: [UserID] = []
     ) {
         self.id = id
+        self.conversationId = conversationId
+        self.replyTo = nil
+        self.editedAt = nil
+        self.deletedAt = nil
+        self.reactions = []
         self.seq = seq
         self.senderId = senderId
         self.text = text
@@ -59,6 +86,13 @@ public enum ClientEvent: Sendable, Equatable {
     case presence(UserID, ParleyClient.Presence)
     case receipt(ReceiptUpdate)
     case sendFailed(ClientMessageID, String)
+    /// A message changed (a reaction, an edit, a delete for everyone): it as it is now.
+    case messageUpdated(Message)
+    /// A message was deleted for me (on this device or another of mine): it is gone from the timeline.
+    case messageHidden(MessageRef)
+    /// The server refused one of my actions (not mine to edit, the window closed, deleted meanwhile…):
+    /// it was dropped from the outbox; the reason is the server's.
+    case actionFailed(OutboxEntry, String)
     /// The list changed: a conversation appeared, a group's members, title or membership changed,
     /// or the invitations changed.
     case conversationsChanged

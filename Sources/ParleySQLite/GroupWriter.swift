@@ -47,7 +47,7 @@ struct GroupWriter {
             id: .random(), conversationId: conversation, seq: seq, senderId: actor, clientId: clientId, text: "", createdAt: now, entry: entry)
         try statements.insertMessage.execute(
             .text(message.id.rawValue), .text(conversation.rawValue), .int(seq), .text(actor.rawValue), .text(clientId.rawValue), .text(""),
-            .int(now.milliseconds), .text(StoredJSON.text(entry)), .null)
+            .int(now.milliseconds), .text(StoredJSON.text(entry)), .null, .null)
         _ = try statements.markSenderSeen(seq, in: conversation.rawValue, sender: actor.rawValue)
         for user in joined {
             try db.execute(

@@ -108,8 +108,9 @@ extension SQLiteStore: ConversationStore {
                 let members = try Self.members(of: id, as: user, db)
                 var summary = ConversationSummary(
                     id: id, kind: ConversationKind(rawValue: row[0]) ?? .direct, createdAt: Timestamp(milliseconds: row[1]),
-                    lastSeq: lastSeq, lastMessage: try lastMessage(id, at: lastSeq, db), lastActivityAt: Timestamp(milliseconds: row[3]),
-                    unreadCount: max(0, lastSeq - readSeq), members: members.list, presenceShared: members.presenceShared)
+                    lastSeq: lastSeq, lastMessage: try lastMessage(id, at: lastSeq, for: user, db), lastActivityAt: Timestamp(milliseconds: row[3]),
+                    unreadCount: max(0, lastSeq - readSeq) - (try uncounted(id, of: user, after: readSeq, through: lastSeq, db)),
+                    members: members.list, presenceShared: members.presenceShared)
                 if summary.kind == .group {
                     summary.title = row[5]
                     summary.everyoneDeliveredSeq = row[6]
@@ -132,16 +133,39 @@ extension SQLiteStore: ConversationStore {
             // Nothing of a group one is out of counts as unread: receipts there are refused, so it could never clear.
             let leftSeq: Int64 = row[1]
             return ConversationSummary(
-                id: id, kind: .group, createdAt: Timestamp(milliseconds: row[0]), lastSeq: leftSeq, lastMessage: try lastMessage(id, at: leftSeq, db),
+                id: id, kind: .group, createdAt: Timestamp(milliseconds: row[0]), lastSeq: leftSeq,
+                lastMessage: try lastMessage(id, at: leftSeq, for: user, db),
                 lastActivityAt: Timestamp(milliseconds: row[2]), unreadCount: 0, members: [], title: row[3], mentionCount: 0, leftSeq: leftSeq)
         }
     }
 
-    private static func lastMessage(_ id: ConversationID, at seq: Int64, _ db: Database) throws -> Message? {
+    /// The preview: the newest message up to `seq` that `user` has not deleted for themselves, as it is now.
+    private static func lastMessage(_ id: ConversationID, at seq: Int64, for user: UserID, _ db: Database) throws -> Message? {
         try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT \(Columns.message) FROM messages m WHERE m.conversation_id = ? AND m.seq = ?"),
-            arguments: [id.rawValue, seq]
-        ).map { Message(row: $0) }
+            db.cachedStatement(
+                sql: """
+                    SELECT \(Columns.message) FROM messages m WHERE m.conversation_id = ? AND m.seq <= ?
+                    AND NOT EXISTS (SELECT 1 FROM hidden_messages h WHERE h.user_id = ? AND h.conversation_id = m.conversation_id AND h.seq = m.seq)
+                    ORDER BY m.seq DESC LIMIT 1
+                    """),
+            arguments: [id.rawValue, seq, user.rawValue]
+        ).map { try MessageRendering.complete(Message(row: $0), for: user, db) }
+    }
+
+    /// In a direct conversation, what `lastSeq − readSeq` counts that is not unread: other people's
+    /// messages in (after, through] that were deleted, or that I deleted for myself. Both lookups
+    /// walk indexes of deleted and hidden messages only.
+    private static func uncounted(_ id: ConversationID, of user: UserID, after: Int64, through: Int64, _ db: Database) throws -> Int64 {
+        guard through > after else { return 0 }
+        return try Int64.fetchOne(
+            db.cachedStatement(
+                sql: """
+                    SELECT (SELECT COUNT(*) FROM messages WHERE conversation_id = ?1 AND deleted_at IS NOT NULL AND seq > ?2 AND seq <= ?3
+                        AND sender_id != ?4)
+                    + (SELECT COUNT(*) FROM hidden_messages h JOIN messages m ON m.conversation_id = h.conversation_id AND m.seq = h.seq
+                        WHERE h.user_id = ?4 AND h.conversation_id = ?1 AND h.seq > ?2 AND h.seq <= ?3 AND m.deleted_at IS NULL AND m.sender_id != ?4)
+                    """),
+            arguments: [id.rawValue, after, through, user.rawValue]) ?? 0
     }
 
     /// The members with their cursors; presence (last seen) only where it is shared (direct
@@ -169,12 +193,16 @@ extension SQLiteStore: ConversationStore {
         return (list, presenceShared)
     }
 
-    /// Other people's messages in (after, through] — membership entries and my own never count.
+    /// Other people's messages in (after, through] — membership entries, my own, deleted and hidden ones never count.
     private static func unreadCount(_ id: ConversationID, of user: UserID, after: Int64, through: Int64, _ db: Database) throws -> Int64 {
         guard through > after else { return 0 }
         return try Int64.fetchOne(
             db.cachedStatement(
-                sql: "SELECT COUNT(*) FROM messages WHERE conversation_id = ? AND seq > ? AND seq <= ? AND entry IS NULL AND sender_id != ?"),
+                sql: """
+                    SELECT COUNT(*) FROM messages m WHERE m.conversation_id = ?1 AND m.seq > ?2 AND m.seq <= ?3 AND m.entry IS NULL
+                    AND m.sender_id != ?4 AND m.deleted_at IS NULL
+                    AND NOT EXISTS (SELECT 1 FROM hidden_messages h WHERE h.user_id = ?4 AND h.conversation_id = ?1 AND h.seq = m.seq)
+                    """),
             arguments: [id.rawValue, after, through, user.rawValue]) ?? 0
     }
 

@@ -34,6 +34,15 @@ extension SQLiteStore: EventLog {
             try insert.execute(
                 .text(user.rawValue), .int(position), .int(EventKind.receiptSummary.rawValue), .text(summary.conversationId.rawValue),
                 .null, .null, .int(summary.everyoneDeliveredSeq), .int(summary.everyoneReadSeq), at)
+        case .messageUpdated(let message):
+            // Like a message event, it points at the message: a replay shows it as it is then.
+            try insert.execute(
+                .text(user.rawValue), .int(position), .int(EventKind.messageUpdated.rawValue), .text(message.conversationId.rawValue),
+                .int(message.seq), .null, .null, .null, at)
+        case .messageHidden(let ref):
+            try insert.execute(
+                .text(user.rawValue), .int(position), .int(EventKind.messageHidden.rawValue), .text(ref.conversationId.rawValue),
+                .int(ref.seq), .null, .null, .null, at)
         }
         return Delivery(recipient: user, event: StreamEvent(position: position, payload: payload))
     }
@@ -47,9 +56,10 @@ extension SQLiteStore: EventLog {
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT e.pos, e.kind, e.conversation_id, e.subject_id, e.delivered_seq, e.read_seq, e.created_at, \(Columns.message)
+                    SELECT e.pos, e.kind, e.conversation_id, e.subject_id, e.delivered_seq, e.read_seq, e.created_at, \(Columns.message), e.seq
                     FROM events e
-                    LEFT JOIN messages m ON e.kind = \(EventKind.message.rawValue) AND m.conversation_id = e.conversation_id AND m.seq = e.seq
+                    LEFT JOIN messages m ON e.kind IN (\(EventKind.message.rawValue), \(EventKind.messageUpdated.rawValue))
+                        AND m.conversation_id = e.conversation_id AND m.seq = e.seq
                     WHERE e.user_id = ? AND e.pos > ? ORDER BY e.pos LIMIT ?
                     """,
                 arguments: [user.rawValue, after, limit])
@@ -60,7 +70,11 @@ extension SQLiteStore: EventLog {
                 let payload: StreamEvent.Payload
                 switch EventKind(rawValue: row[1]) {
                 case .message:
-                    payload = .message(Message(row: row, at: 7))
+                    payload = .message(try MessageRendering.complete(Message(row: row, at: 7), for: user, db))
+                case .messageUpdated:
+                    payload = .messageUpdated(try MessageRendering.complete(Message(row: row, at: 7), for: user, db))
+                case .messageHidden:
+                    payload = .messageHidden(MessageRef(conversationId: conversation, seq: row[20]))
                 case .receipt:
                     payload = .receipt(
                         ReceiptUpdate(

@@ -19,7 +19,7 @@ extension SQLiteStore: MessageStore {
                 return try batch.map { new -> Result<SendOutcome, any Error> in
                     let checked: Checked
                     do {
-                        checked = try Self.check(new, statements)
+                        checked = try Self.check(new, statements, db)
                     } catch {
                         return .failure(Self.classified(error))
                     }
@@ -42,11 +42,13 @@ extension SQLiteStore: MessageStore {
     /// 6. The sender's first message is remembered (`first_sent_seq`); when every member has then
     ///    written, the outcome says contacts were formed (presence is shared from now on).
     /// 7. Everything that can refuse a message is read before anything is written (``check(_:_:)``).
+    /// 9. A reply names a message of the same conversation that the sender can see and that is not
+    ///    an entry (``check(_:_:_:)``); the stored message carries the original's current quote.
     /// 8. In a group, `@username`s of current members other than the sender become the message's
     ///    `mentions` (and rows of `mentions`, for the mention count); a sender whose cursors were the
     ///    group's lowest moves the receipt aggregate (``GroupReceiptAggregate``).
     static func send(_ new: NewMessage, now: Timestamp, _ statements: WriterStatements, _ db: Database) throws -> SendOutcome {
-        try write(new, try check(new, statements), now: now, statements, db)
+        try write(new, try check(new, statements, db), now: now, statements, db)
     }
 
     /// What the reads of a send decided.
@@ -57,8 +59,8 @@ extension SQLiteStore: MessageStore {
         case accepted(ConversationID, members: [UserID]?)
     }
 
-    /// Rules 1 and 2, by reading only (rule 7).
-    static func check(_ new: NewMessage, _ statements: WriterStatements) throws -> Checked {
+    /// Rules 1, 2 and 9, by reading only (rule 7).
+    static func check(_ new: NewMessage, _ statements: WriterStatements, _ db: Database) throws -> Checked {
         let targetID: ConversationID =
             switch new.target {
             case .conversation(let id): id
@@ -67,15 +69,25 @@ extension SQLiteStore: MessageStore {
         if let existing = try statements.sentBefore.firstRow(.text(new.sender.rawValue), .text(new.clientId.rawValue), read: Message.init(row:)) {
             // A group action's entry under this client id is not this message.
             guard existing.conversationId == targetID, !existing.isEntry else { throw StoreError.clientIdConflict }
-            return .stored(SendOutcome(message: existing, duplicate: true, deliveries: []))
+            return .stored(SendOutcome(message: try MessageRendering.complete(existing, for: new.sender, db), duplicate: true, deliveries: []))
         }
         if case .user(let recipient) = new.target {
             guard recipient != new.sender else { throw StoreError.invalidRecipient }
             guard try statements.userExists.firstRow(.text(recipient.rawValue), read: { _ in true }) == true else { throw StoreError.userNotFound }
         }
         let members = try memberIDs(targetID, statements)
-        if members.isEmpty, case .user = new.target { return .accepted(targetID, members: nil) }
+        if members.isEmpty, case .user = new.target {
+            // Nothing to answer in a conversation that does not exist yet.
+            guard new.replyToSeq == nil else { throw StoreError.messageNotFound }
+            return .accepted(targetID, members: nil)
+        }
         guard members.contains(new.sender) else { throw StoreError.conversationNotFound }
+        if let reply = new.replyToSeq {
+            guard try MessageVisibility.canSee(reply, in: targetID, user: new.sender, db),
+                try String.fetchOne(
+                    db.cachedStatement(sql: "SELECT entry FROM messages WHERE conversation_id = ? AND seq = ?"), arguments: [targetID.rawValue, reply]) == nil
+            else { throw StoreError.messageNotFound }
+        }
         return .accepted(targetID, members: members)
     }
 
@@ -102,11 +114,12 @@ extension SQLiteStore: MessageStore {
         let heldBack = try isGroup && GroupReceiptAggregate.holdsBack(new.sender, in: targetID, db)
         let message = Message(
             id: .random(), conversationId: targetID, seq: seq, senderId: new.sender, clientId: new.clientId,
-            text: new.text, createdAt: now, mentions: mentions)
+            text: new.text, createdAt: now, mentions: mentions,
+            replyTo: try new.replyToSeq.flatMap { try MessageRendering.quote(of: $0, in: targetID, db) })
         try statements.insertMessage.execute(
             .text(message.id.rawValue), .text(targetID.rawValue), .int(seq), .text(new.sender.rawValue),
             .text(new.clientId.rawValue), .text(message.text), .int(now.milliseconds), .null,
-            StoredJSON.text(mentions).map(RawValue.text) ?? .null)
+            StoredJSON.text(mentions).map(RawValue.text) ?? .null, new.replyToSeq.map(RawValue.int) ?? .null)
         for user in mentions ?? [] {
             try db.cachedStatement(sql: "INSERT INTO mentions (user_id, conversation_id, seq) VALUES (?, ?, ?)")
                 .execute(arguments: [user.rawValue, targetID.rawValue, seq])
@@ -157,6 +170,9 @@ extension SQLiteStore: MessageStore {
                         arguments: [conversation.rawValue, user.rawValue]) == true
                 else { throw StoreError.conversationNotFound }
             }
+            // Deleted for me: gone from my pages.
+            sql += " AND NOT EXISTS (SELECT 1 FROM hidden_messages h WHERE h.user_id = ? AND h.conversation_id = m.conversation_id AND h.seq = m.seq)"
+            arguments += [user.rawValue]
             if let after = query.after {
                 sql += " AND m.seq > ?"
                 arguments += [after]
@@ -169,7 +185,8 @@ extension SQLiteStore: MessageStore {
             let ascending = query.after != nil
             sql += " ORDER BY m.seq \(ascending ? "ASC" : "DESC") LIMIT ?"
             arguments += [query.limit + 1]
-            let messages = try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { Message(row: $0) }
+            let messages = try MessageRendering.complete(
+                Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { Message(row: $0) }, for: user, db)
             return MessagePage(fetched: messages, limit: query.limit, newestFirst: !ascending)
         }
     }

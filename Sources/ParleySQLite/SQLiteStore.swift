@@ -56,6 +56,9 @@ public final class SQLiteStore: ParleyStore, Sendable {
             // Statement journals and sort scratch stay in memory: they spilled to files under
             // /var/tmp (ext4 writes on every multi-row statement) even with the database on tmpfs.
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
+            // A message deleted for everyone leaves no bytes of its text behind in the file
+            // (docs/protocol.md "Message actions"): freed cells and pages are zeroed.
+            try db.execute(sql: "PRAGMA secure_delete = ON")
         }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -183,6 +186,12 @@ public final class SQLiteStore: ParleyStore, Sendable {
     /// SQLite's `PRAGMA integrity_check`: `["ok"]` for a sound database, else the problems found.
     public func integrityCheck() async throws -> [String] {
         try await pool.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+    }
+
+    /// Copies the whole WAL into the database file and empties it (`wal_checkpoint(TRUNCATE)`):
+    /// after it, the file alone holds the database, and nothing deleted is left in the WAL.
+    public func checkpointTruncatingWAL() async throws {
+        _ = try await pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
     }
 
     public func ping() async throws {

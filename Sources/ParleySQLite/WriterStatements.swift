@@ -36,7 +36,10 @@ final class WriterStatements: @unchecked Sendable {
         bumpSeq = try RawStatement("UPDATE conversations SET last_seq = last_seq + 1, last_activity_at = ? WHERE id = ?", on: connection)
         lastSeq = try RawStatement("SELECT last_seq FROM conversations WHERE id = ?", on: connection)
         insertMessage = try RawStatement(
-            "INSERT INTO messages (id, conversation_id, seq, sender_id, client_id, text, created_at, entry, mentions) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            """
+            INSERT INTO messages (id, conversation_id, seq, sender_id, client_id, text, created_at, entry, mentions, reply_to_seq)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
             on: connection)
         markSeen = try RawStatement(
             """

@@ -112,7 +112,7 @@ struct ServerContext: Sendable {
         health = StorageHealth(logger: logger)
         messenger = Messenger(
             store: store, hub: hub, sendLimiter: sendLimiter, conversationLimiter: conversationLimiter, metrics: metrics,
-            health: health, logLimiter: LogLimiter())
+            health: health, logLimiter: LogLimiter(), editWindow: configuration.editWindow, deleteWindow: configuration.deleteWindow)
     }
 }
 
@@ -134,6 +134,7 @@ func makeRouter(_ server: ServerContext) -> Router<ParleyRequestContext> {
     OperationsRoutes(store: server.store, health: server.health, metricsToken: server.configuration.metricsToken).add(to: router)
     AccountRoutes(server).add(to: router)
     ConversationRoutes(store: server.store, hub: server.hub, messenger: server.messenger).add(to: router)
+    MessageActionRoutes(store: server.store, messenger: server.messenger).add(to: router)
     GroupRoutes(
         groups: GroupService(
             store: server.store, hub: server.hub, limiter: server.groupLimiter, maxMembers: server.configuration.maxGroupMembers)

@@ -13,6 +13,9 @@ struct Messenger: Sendable {
     let metrics: ServerMetrics
     let health: StorageHealth
     let logLimiter: LogLimiter
+    /// How long the sender may edit, and delete for everyone, what they sent.
+    let editWindow: Duration
+    let deleteWindow: Duration
     private let clock = ContinuousClock()
 
     /// Validates and stores a message; returns after commit (guarantee 3), having pushed the new
@@ -90,7 +93,8 @@ struct Messenger: Sendable {
         let text = try Validation.messageText(request.text).get()
         var mentionNames: [String] = []
         if case .conversation(let id) = target, id.isGroup { mentionNames = Validation.mentionedUsernames(in: text) }
-        return NewMessage(sender: sender, clientId: clientId, target: target, text: text, mentionNames: mentionNames)
+        if let reply = request.replyToSeq, reply < 1 { throw StoreError.messageNotFound }
+        return NewMessage(sender: sender, clientId: clientId, target: target, text: text, mentionNames: mentionNames, replyToSeq: request.replyToSeq)
     }
 
     /// Fans a stored message out to live connections (nothing for a duplicate: it went out before).

@@ -40,8 +40,8 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
         switch code {
         case .unauthorized, .notAuthenticated, .invalidCredentials: .unauthorized
         case .notFound, .conversationNotFound, .userNotFound, .memberNotFound, .messageNotFound, .invitationNotFound: .notFound
-        case .usernameTaken, .clientIdConflict, .cursorBeyondEnd, .groupFull: .conflict
-        case .invalidRecipient, .forbidden: .forbidden
+        case .usernameTaken, .clientIdConflict, .cursorBeyondEnd, .groupFull, .messageDeleted: .conflict
+        case .invalidRecipient, .forbidden, .editWindowClosed, .deleteWindowClosed: .forbidden
         case .payloadTooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         case .methodNotAllowed: .methodNotAllowed
@@ -51,7 +51,8 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
         case .internalError: .internalServerError
         case .invalidJSON, .invalidUTF8, .invalidFrame, .unknownFrameType, .invalidQuery, .alreadyAuthenticated,
             .invalidUsername, .invalidDisplayName, .invalidPassword, .invalidClientId,
-            .textEmpty, .textTooLong, .textInvalidCharacters, .invalidCursor, .invalidTitle, .invalidMembers, .invalidRole:
+            .textEmpty, .textTooLong, .textInvalidCharacters, .invalidCursor, .invalidTitle, .invalidMembers, .invalidRole, .invalidEmoji,
+            .invalidAction:
             .badRequest
         }
     }
@@ -76,6 +77,10 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
         case .memberNotFound: self.init(.memberNotFound, "That person is not a member of this group.")
         case .messageNotFound: self.init(.messageNotFound, "No such message.")
         case .invitationNotFound: self.init(.invitationNotFound, "No such invitation.")
+        case .messageDeleted: self.init(.messageDeleted, "That message was deleted.")
+        case .invalidAction: self.init(.invalidAction, "That action does not apply to this message.")
+        case .editWindowClosed: self.init(.editWindowClosed, "This message can no longer be edited.")
+        case .deleteWindowClosed: self.init(.deleteWindowClosed, "This message can no longer be deleted for everyone.")
         case .storageUnavailable:
             self.init(.storageUnavailable, "The server cannot store anything right now; nothing was lost, try again shortly.", retryAfter: 5)
         }

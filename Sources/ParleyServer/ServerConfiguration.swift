@@ -33,6 +33,10 @@ public struct ServerConfiguration: Sendable {
     public var groupActionsPerHour: Double = 30
     /// Most members a group may have (1…``Validation/maxGroupMembersCeiling``).
     public var maxGroupMembers = Validation.defaultMaxGroupMembers
+    /// How long after sending it the sender may edit a message (`--edit-window`).
+    public var editWindow: Duration = .seconds(48 * 3600)
+    /// How long after sending it the sender may delete a message for everyone (`--delete-window`).
+    public var deleteWindow: Duration = .seconds(48 * 3600)
     /// Typing frames per user a second (burst 5); the rest are ignored.
     public var typingPerSecond: Double = 2
 

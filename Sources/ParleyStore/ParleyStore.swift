@@ -77,6 +77,18 @@ public protocol GroupStore: Sendable {
     func messageInfo(in conversation: ConversationID, seq: Int64, as user: UserID) async throws -> MessageInfo
 }
 
+/// Reactions, edits, deletes and hides (docs/protocol.md "Message actions"), idempotent by
+/// (actor, clientId) and decided by ``MessageActionPlan`` before anything is written.
+public protocol MessageActionStore: Sendable {
+    /// Applies the action, or answers a retry with the message as it is now and `duplicate`.
+    /// - Throws: ``StoreError/conversationNotFound``, ``StoreError/messageNotFound``,
+    ///   ``StoreError/forbidden(_:)``, ``StoreError/messageDeleted``, ``StoreError/invalidAction``,
+    ///   ``StoreError/editWindowClosed``, ``StoreError/deleteWindowClosed``, ``StoreError/clientIdConflict``.
+    func act(_ action: NewMessageAction, now: Timestamp) async throws -> ActionOutcome
+    /// The earlier texts of a message `user` can see, oldest first.
+    func versions(in conversation: ConversationID, seq: Int64, as user: UserID) async throws -> [MessageVersion]
+}
+
 /// Each user's ordered, resumable event stream.
 public protocol EventLog: Sendable {
     /// Events of `user` after position `after`, at most `limit`, or ``Replay/tooOld(head:)``.
@@ -88,7 +100,7 @@ public protocol EventLog: Sendable {
 }
 
 /// Everything the server needs from a database. Every backend passes the same conformance suite.
-public protocol ParleyStore: AccountStore, ConversationStore, MessageStore, GroupStore, EventLog {
+public protocol ParleyStore: AccountStore, ConversationStore, MessageStore, GroupStore, MessageActionStore, EventLog {
     /// What a new live connection of `user` needs, read together: the stream head and the contacts
     /// (as ``streamHead(of:)`` and ``contacts(of:)`` would return them). A store that can read both
     /// at once saves a round trip per connect.

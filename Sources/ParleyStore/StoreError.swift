@@ -27,6 +27,14 @@ public enum StoreError: Error, Equatable, Sendable {
     case messageNotFound
     /// No pending invitation of the caller to that group.
     case invitationNotFound
+    /// The message was deleted for everyone: it cannot be edited or reacted to.
+    case messageDeleted
+    /// The action does not apply to that message (a membership entry).
+    case invalidAction
+    /// The sender's edit window for the message has passed.
+    case editWindowClosed
+    /// The sender's delete window for the message has passed.
+    case deleteWindowClosed
     /// The database cannot write (disk full, I/O error). Nothing of the failed write was kept;
     /// retrying later is safe, and the store recovers by itself when the cause goes away.
     case storageUnavailable

@@ -47,7 +47,12 @@ public struct NewMessage: Sendable {
     /// The usernames the text mentions (``Validation/mentionedUsernames(in:)``); in a group, the
     /// store resolves those of current members into ``Message/mentions``.
     public var mentionNames: [String]
-    public init(sender: UserID, clientId: ClientMessageID, target: SendTarget, text: String, mentionNames: [String] = []) {
+    /// The seq of the message this one answers (same conversation, visible to the sender).
+    public var replyToSeq: Int64?
+    public init(
+        sender: UserID, clientId: ClientMessageID, target: SendTarget, text: String, mentionNames: [String] = [], replyToSeq: Int64? = nil
+    ) {
+        self.replyToSeq = replyToSeq
         self.sender = sender
         self.clientId = clientId
         self.target = target

@@ -20,15 +20,18 @@ extension ChatViewModel {
         return true
     }
 
-    /// Sends the composer's text (trimmed, validated like the server does) and clears it.
+    /// Sends the composer's text (trimmed, validated like the server does) and clears it: as a reply
+    /// while replying, as the new text of my message while editing (``startEditing(_:)``).
     public func send() {
         guard canSend else {
             if let cannotSendReason { errorMessage = cannotSendReason }
             return
         }
+        if let editing { return commitEdit(editing) }
         do {
-            try client.send(messageText, in: conversation, to: other?.id)
+            try client.send(messageText, in: conversation, to: other?.id, replyingTo: replyingTo)
             messageText = ""
+            replyingTo = nil
             errorMessage = nil
         } catch {
             errorMessage = error.message

@@ -5,7 +5,8 @@ import ParleyCore
 
 /// One chat, direct or group: its messages with date separators and statuses, the composer,
 /// paging, presence and typing. What only groups have (sender names, entries, members, roles and
-/// their actions) is in `ChatViewModel+Group.swift`.
+/// their actions) is in `ChatViewModel+Group.swift`; replies, reactions, edits and deletes in
+/// `ChatViewModel+MessageActions.swift`.
 @MainActor
 @Observable
 public final class ChatViewModel {
@@ -44,6 +45,10 @@ public final class ChatViewModel {
     public private(set) var isLoadingOlder = false
     /// A problem to show (loading failed, message too long…).
     public internal(set) var errorMessage: String?
+    /// The message the composer's text answers (``startReply(to:)``), if any.
+    public internal(set) var replyingTo: TimelineItem?
+    /// My message whose text the composer is changing (``startEditing(_:)``), if any.
+    public internal(set) var editing: TimelineItem?
     @ObservationIgnored let fallbackOther: User?
     @ObservationIgnored let formatter: SmartDateFormatter
     @ObservationIgnored let now: () -> Date

@@ -16,9 +16,14 @@ public final class ConversationListViewModel {
         public var title: String
         /// Initials for the avatar.
         public var initials: String
-        /// The last message's first line: "You: " first when I sent it, "Ada: " in a group when
-        /// someone else did; a membership entry as its line ("Ada added Grace"); empty before any.
+        /// The last message's first line as it is now: "You: " first when I sent it, "Ada: " in a
+        /// group when someone else did; a membership entry as its line ("Ada added Grace"); "You
+        /// deleted this message" or "This message was deleted" once deleted; empty before any.
         public var preview: String
+        /// Whether the last message was edited (the preview shows its new text).
+        public var isLastMessageEdited: Bool
+        /// Whether the last message was deleted for everyone (the preview says so).
+        public var isLastMessageDeleted: Bool
         /// The smart timestamp of the last activity ("9:41 AM", "Yesterday", "Monday", a date).
         public var timestamp: String
         /// Messages from others not yet read (never entries or mine).
@@ -37,8 +42,11 @@ public final class ConversationListViewModel {
         /// A row, e.g. for SwiftUI previews and tests.
         public init(
             id: ConversationID, title: String, initials: String, preview: String = "", timestamp: String = "", unreadCount: Int64 = 0,
-            isOnline: Bool = false, otherUserId: UserID? = nil, mentionCount: Int64 = 0, isGroup: Bool = false, hasLeft: Bool = false
+            isOnline: Bool = false, otherUserId: UserID? = nil, mentionCount: Int64 = 0, isGroup: Bool = false, hasLeft: Bool = false,
+            isLastMessageEdited: Bool = false, isLastMessageDeleted: Bool = false
         ) {
+            self.isLastMessageEdited = isLastMessageEdited
+            self.isLastMessageDeleted = isLastMessageDeleted
             self.mentionCount = mentionCount
             self.isGroup = isGroup
             self.hasLeft = hasLeft
@@ -105,7 +113,9 @@ public final class ConversationListViewModel {
                 id: summary.id, title: title, initials: title.initials, preview: preview(of: summary),
                 timestamp: formatter.listTimestamp(summary.lastActivityAt.date, now: now), unreadCount: client.unreadCount(summary.id),
                 isOnline: other.flatMap { client.presence[$0.userId]?.online } ?? false, otherUserId: other?.userId,
-                mentionCount: client.mentionCount(summary.id), isGroup: isGroup, hasLeft: summary.leftSeq != nil)
+                mentionCount: client.mentionCount(summary.id), isGroup: isGroup, hasLeft: summary.leftSeq != nil,
+                isLastMessageEdited: summary.lastMessage?.editedAt != nil && summary.lastMessage?.isDeleted == false,
+                isLastMessageDeleted: summary.lastMessage?.isDeleted == true)
         }
     }
 
@@ -117,7 +127,8 @@ public final class ConversationListViewModel {
             let name = { (user: UserID) in self.client.displayName(of: user, in: summary.id) }
             return GroupText.entryLines(entry, by: last.senderId, me: me, name: name).first ?? ""
         }
-        let firstLine = last.text.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        if last.isDeleted { return last.senderId == me ? MessageText.deletedByMe : MessageText.deleted }
+        let firstLine = MessageText.firstLine(last.text)
         if last.senderId == me { return "You: " + firstLine }
         guard summary.kind == .group else { return firstLine }
         return (client.displayName(of: last.senderId, in: summary.id) ?? GroupText.someone) + ": " + firstLine

@@ -87,6 +87,8 @@ struct Bench: AsyncParsableCommand {
         var receiverUrl: String?
         @Option(help: "Write each delivery's send time and latency (µs since sending began, a line each) to this file: when the slow ones happened.")
         var latencyLog: String?
+        @Flag(help: "The mixed workload: of each 100 numbers a sender sends, 10 are reactions, 5 edits and 1 a delete (on its latest message).")
+        var mix = false
 
         func validate() throws {
             guard (1...5000).contains(pairs), (1...1_000_000).contains(messages), rate >= 0, (1...1024).contains(window),
@@ -102,6 +104,7 @@ struct Bench: AsyncParsableCommand {
             options.rate = rate > 0 ? rate : nil
             options.window = window
             options.maxSeconds = duration
+            options.mix = mix
             if let latencyLog {
                 // Refused before the run, not after it: a run can take minutes.
                 guard FileManager.default.createFile(atPath: latencyLog, contents: nil) else {
@@ -125,6 +128,10 @@ struct Bench: AsyncParsableCommand {
                     String(format: "throughput %.0f msgs/s over %.2f s (connect %.2f s)", report.throughput, report.seconds, report.connectSeconds),
                     "delivery \(report.delivery?.summary ?? "-")",
                     "ack      \(report.ack?.summary ?? "-")",
+                    options.mix
+                        ? "actions sent \(report.actionsSent), acknowledged \(report.actionsAcknowledged); action ack \(report.actionAck?.summary ?? "-")"
+                        : "no actions (add --mix for the mixed workload)",
+                    String(format: "durable operations (sends and actions acknowledged) %.0f/s", report.durablePerSecond),
                     "server CPU per delivered message: \(report.serverCPUMicrosPerMessage.map { String(format: "%.1f µs", $0) } ?? "- (needs the server's pid)")",
                     "bench (load generator) CPU per delivered message: \(report.benchCPUMicrosPerMessage.map { String(format: "%.1f µs", $0) } ?? "-")",
                     "sends left late (the load generator's own delays) \(report.sendLateness?.summary ?? "- (paced runs only)")",

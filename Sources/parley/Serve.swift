@@ -48,6 +48,10 @@ struct Serve: AsyncParsableCommand {
     var metricsToken: String?
     @Option(help: "Most members of a group, 1–1024. [env: PARLEY_MAX_GROUP_MEMBERS] (default: 256)")
     var maxGroupMembers: Int?
+    @Option(help: "How long the sender may edit a message, like 48h, 90m or 0 (never). [env: PARLEY_EDIT_WINDOW] (default: 48h)")
+    var editWindow: String?
+    @Option(help: "How long the sender may delete a message for everyone (group admins: always). [env: PARLEY_DELETE_WINDOW] (default: 48h)")
+    var deleteWindow: String?
 
     func run() async throws {
         let settings = Settings(environment: ProcessInfo.processInfo.environment)
@@ -90,6 +94,10 @@ struct Serve: AsyncParsableCommand {
         configuration.maxGroupMembers = try settings.checked(
             "max-group-members", maxGroupMembers ?? (try settings.int("PARLEY_MAX_GROUP_MEMBERS")) ?? configuration.maxGroupMembers,
             in: 1...Validation.maxGroupMembersCeiling)
+        if let window = editWindow ?? settings.string("PARLEY_EDIT_WINDOW") { configuration.editWindow = try DurationSetting.parse("edit-window", window) }
+        if let window = deleteWindow ?? settings.string("PARLEY_DELETE_WINDOW") {
+            configuration.deleteWindow = try DurationSetting.parse("delete-window", window)
+        }
         if let token = metricsToken ?? settings.string("PARLEY_METRICS_TOKEN") {
             guard token.utf8.count >= 16, token.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }) else {
                 throw ValidationError("metrics-token must be at least 16 printable characters without spaces.")

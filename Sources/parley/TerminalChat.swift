@@ -5,8 +5,9 @@ import ParleyViewModels
 
 /// The interactive terminal client: a conversation list, one open chat, live updates printed as lines.
 ///
-/// Commands: `/list`, `/open N`, `/new USERNAME`, `/older`, `/retry`, `/help`, `/quit`, and the group
-/// commands of `TerminalChat+Groups.swift`; any other line is sent to the open chat.
+/// Commands: `/list`, `/open N`, `/new USERNAME`, `/older`, `/retry`, `/help`, `/quit`, the group
+/// commands of `TerminalChat+Groups.swift` and the message commands of
+/// `TerminalChat+MessageActions.swift`; any other line is sent to the open chat.
 @MainActor
 final class TerminalChat {
     let client: ParleyClient
@@ -17,6 +18,8 @@ final class TerminalChat {
     var rows: [ConversationListViewModel.Row] = []
     /// The connection state last printed: reconnect attempts while offline print nothing new.
     var shownOnline: Bool?
+    /// The open chat's message numbers.
+    let numbers = MessageNumbers()
 
     init(session: Session, storage: ClientStorage) throws {
         client = try ParleyClient(session: session, storage: storage, heartbeat: try HeartbeatSetting.fromEnvironment())
@@ -55,6 +58,7 @@ final class TerminalChat {
         case "/quit", "/exit": return false
         case "/help":
             say("/list · /open N · /new USERNAME · /older · /retry · /quit · anything else is sent to the open chat")
+            say(Self.messageHelp)
             say(Self.groupHelp)
         case "/list": showList()
         case "/open":
@@ -76,7 +80,7 @@ final class TerminalChat {
             let before = client.timeline(chat.conversation).count
             await chat.loadOlder()
             let items = client.timeline(chat.conversation)
-            for item in items.prefix(items.count - before) { printer.lines(for: item, in: chat.conversation).forEach(say) }
+            for item in items.prefix(items.count - before) { printItem(item) }
             if items.count == before { say("(no older messages)") }
         case "/retry":
             guard let chat else { say("Open a chat first."); return true }
@@ -85,19 +89,15 @@ final class TerminalChat {
             }
         case nil:
             break
+        case let command? where Self.messageCommands.contains(command):
+            await handleMessageCommand(command, parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : "")
         case let command? where Self.groupCommands.contains(command):
             await handleGroupCommand(command, parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : "")
         case let command? where command.hasPrefix("/") && !command.hasPrefix("//"):
             say("Unknown command \(command). /help lists them; to send a line that starts with '/', start it with '//'.")
         default:
             guard let chat else { say("Open a chat first: /list, then /open N, or /new USERNAME."); return true }
-            chat.messageText = line.hasPrefix("//") ? String(line.dropFirst()) : line
-            if let reason = chat.cannotSendReason {
-                say(reason)
-            } else if !chat.canSend {
-                say(chat.characterCount > Validation.maxMessageCharacters ? "Too long (\(chat.characterCount) characters)." : "Nothing to send.")
-            }
-            chat.send()
+            send(line.hasPrefix("//") ? String(line.dropFirst()) : line, in: chat)
             printStatusChanges()
         }
         return true
@@ -105,6 +105,7 @@ final class TerminalChat {
 
     func open(_ chat: ChatViewModel) async {
         self.chat = chat
+        numbers.reset()
         if chat.isGroup {
             say("── \(chat.title) (\(chat.membersText)) ──")
         } else {
@@ -116,8 +117,7 @@ final class TerminalChat {
             switch item {
             case .separator(let label): say("[\(label)]")
             case .message(let message, _, _, _), .entry(let message, _, _):
-                printer.lines(for: message, in: chat.conversation).forEach(say)
-                if let status = message.status { printedStatus[message.id] = status }
+                printItem(message)
             }
         }
         if let reason = chat.cannotSendReason { say(reason) }
@@ -135,66 +135,5 @@ final class TerminalChat {
             for (index, row) in rows.enumerated() { say("  " + printer.line(for: row, number: index + 1)) }
         }
         if !list.invitations.isEmpty { say("Invitations: \(list.invitations.count) — /invites") }
-    }
-
-    // MARK: live events
-
-    func show(_ event: ClientEvent) async {
-        switch event {
-        case .connection(.online):
-            if shownOnline != true { say("[online]") }
-            shownOnline = true
-        case .connection(.offline):
-            if shownOnline != false { say("[offline — messages wait in the outbox; reconnecting]") }
-            shownOnline = false
-        case .connection(.connecting): break
-        case .connection(.unauthorized):
-            say("[signed out: the session was ended elsewhere or expired — sign in again with `parley chat login`]")
-            shownOnline = false
-        case .conversationsChanged: if chat == nil { showList() }
-        case .message(let message):
-            if message.conversationId.isGroup { await client.resolveNames(in: [message]) }  // "Grace joined", not "Someone joined"
-            if message.conversationId == chat?.conversation {
-                // Others' messages, and mine written on another device (this one printed its own).
-                if message.senderId != client.me.id || printedStatus[message.clientId] == nil {
-                    printer.lines(for: TimelineItem(message), in: message.conversationId).forEach(say)
-                }
-                markRead()
-            } else if message.senderId != client.me.id {
-                printer.notice(for: message).map(say)
-            }
-        case .typing(let conversation, _, let isTyping):
-            if conversation == chat?.conversation, isTyping, let chat {
-                say("… " + (chat.isGroup ? chat.typingText : "\(chat.title) is typing"))
-            }
-        case .invitation(let invitation):
-            say("• \(invitation.inviter.displayName) invited you to “\(invitation.title)” — /invites, then /accept N or /decline N")
-        case .groupReceipts:
-            break
-        case .presence(let user, let presence):
-            guard let chat, !chat.isGroup, let summary = client.conversations[chat.conversation], client.otherMember(of: summary)?.userId == user
-            else { break }
-            say(presence.online ? "● \(chat.title) is online" : "○ \(chat.title) was \(SmartDateFormatter().lastSeen(presence.lastSeenAt?.date))")
-        case .receipt:
-            break
-        case .sendFailed:
-            break
-        }
-        printStatusChanges()
-    }
-
-    /// Prints my messages whose status changed: ✓, ✓✓, read, or failed.
-    func printStatusChanges() {
-        guard let chat else { return }
-        for item in client.timeline(chat.conversation) where item.senderId == client.me.id {
-            guard let status = item.status, printedStatus[item.id] != status else { continue }
-            printedStatus[item.id] = status
-            say("  \(ChatPrinter.mark(status)) \"\(item.text.prefix(40))\"")
-        }
-    }
-
-    func markRead() {
-        guard let chat, let last = client.timeline(chat.conversation).last(where: { $0.senderId != client.me.id })?.seq else { return }
-        chat.markVisible(upTo: last)
     }
 }

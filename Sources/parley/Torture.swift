@@ -75,6 +75,7 @@ struct Torture: AsyncParsableCommand {
         options.groups = groups
         options.gap = minGap...maxGap
         options.serveArguments = ["--durability", durability]
+        options.checkpoint = { path in try await SQLiteStore(path: path).checkpointTruncatingWAL() }
         var report = try await CrashCheck(options: options).run { say($0) }
         let integrity = try await SQLiteStore(path: database).integrityCheck()
         if integrity != ["ok"] { report.violations.append("integrity_check: \(integrity.joined(separator: "; "))") }
@@ -82,7 +83,7 @@ struct Torture: AsyncParsableCommand {
         let restarts = report.restartSeconds.sorted()
         say(
             """
-            \(report.kills) kills, \(report.messages) messages written, \(report.reconnects) reconnects, \(report.resyncs) resyncs; \
+            \(report.kills) kills, \(report.messages) messages and \(report.actions) actions written, \(report.reconnects) reconnects, \(report.resyncs) resyncs; \
             restarts \(String(format: "%.2f", restarts.first ?? 0))–\(String(format: "%.2f", restarts.last ?? 0)) s; \
             integrity_check: \(integrity.joined(separator: "; "))
             """)
@@ -115,7 +116,7 @@ struct Torture: AsyncParsableCommand {
         say(
             """
             \(nodes) nodes: \(report.kills) kills, \(report.databaseRestarts) PostgreSQL restarts, \(report.freezes) freezes; \
-            \(report.messages) messages written, \(report.reconnects) reconnects, \(report.resyncs) resyncs
+            \(report.messages) messages and \(report.actions) actions written, \(report.reconnects) reconnects, \(report.resyncs) resyncs
             """)
         try conclude(report)
     }

@@ -77,6 +77,13 @@ final class FakeAPI: ParleyAPI, @unchecked Sendable {
     func messageInfo(_ id: ConversationID, seq: Int64, token: String) async throws -> MessageInfo {
         MessageInfo(seq: seq, readBy: [], deliveredTo: [], pending: [])
     }
+
+    // Message actions: the client sends them over the live connection; versions are read here.
+    var versions: [Int64: [MessageVersion]] = [:]
+    func act(on seq: Int64, in id: ConversationID, _ body: API.MessageActionBody, token: String) async throws -> API.MessageActionResponse {
+        throw unsupported
+    }
+    func versions(of seq: Int64, in id: ConversationID, token: String) async throws -> [MessageVersion] { versions[seq] ?? [] }
 }
 
 /// A scripted live connection: the test pushes server frames and reads what the client sent.
@@ -103,6 +110,9 @@ final class FakeConnection: RealtimeConnection, Sendable {
     func push(_ frame: ServerFrame) { sink.yield(frame) }
     var sent: [ClientFrame] { sentFrames.withLock { $0 } }
     var sentMessages: [SendRequest] { sent.compactMap { if case .send(let request) = $0 { request } else { nil } } }
+    var sentActions: [MessageActionRequest] { sent.compactMap { if case .action(let request) = $0 { request } else { nil } } }
+    /// Sends and actions, in the order they went out.
+    var sentWrites: [ClientFrame] { sent.filter { if case .send = $0 { true } else if case .action = $0 { true } else { false } } }
 }
 
 /// Test data and a client wired to the fakes.
@@ -142,10 +152,12 @@ struct Fixture {
             id: .random(), conversationId: conversation, seq: seq, senderId: sender.id, clientId: clientId, text: text, createdAt: Timestamp(milliseconds: ms))
     }
 
-    /// Connects the client: hello answered with welcome and synced, so it is online.
+    /// Connects the client: hello answered with welcome and synced, so it is online. (A new
+    /// connection: an earlier client of this fixture may have had one.)
     func connect(_ client: ParleyClient, head: Int64 = 0) async throws -> FakeConnection {
+        let before = transport.connections.withLock { $0.count }
         client.start()
-        let connection = try await eventually("a connection") { transport.current }
+        let connection = try await eventually("a connection") { transport.connections.withLock { $0.count > before ? $0.last : nil } }
         connection.push(.welcome(userId: me.id, head: head))
         connection.push(.synced(position: head))
         _ = try await eventually("online") { client.connectionState == .online ? true : nil }

@@ -54,6 +54,33 @@ import Testing
         }
     }
 
+    /// Rule 7: an edit applied twice or out of order, a reaction lost, a delete undone are caught.
+    @Test func actionsAppliedTwiceOutOfOrderOrNotAtAllAreCaught() {
+        let client = Self.client()
+        client.write("a")
+        let original = Self.message(1, clientId: client.outbox[0].clientId)
+        client.receive(Self.frame(.sent(ref: nil, message: original, duplicate: false)))
+        client.act(.edit)
+        client.act(.edit)
+        client.act(.react)
+        for action in client.actions {
+            client.receive(Self.frame(.acted(ref: action.clientId.rawValue, message: original, duplicate: false)))
+        }
+        let edits = client.actions.compactMap(\.text)
+        var stored = original
+        stored.text = edits[1]
+        stored.reactions = client.actions[2].emoji.map { [Reaction(emoji: $0, count: 1, mine: true, userIds: [Self.me])] }
+        #expect(client.allAcked)
+        #expect(CrashCheckActionRules.check(client: client, index: 0, stored: [stored], versions: [1: 2]).isEmpty)
+        var outOfOrder = stored
+        outOfOrder.text = edits[0]
+        let problems = CrashCheckActionRules.check(client: client, index: 0, stored: [outOfOrder], versions: [1: 3]).joined(separator: "\n")
+        #expect(problems.contains("its acknowledged actions say") && problems.contains("3 earlier versions, edited 2 times"))
+        var unreacted = stored
+        unreacted.reactions = [Reaction(emoji: "🙈", count: 1, mine: true, userIds: [Self.me])]
+        #expect(CrashCheckActionRules.check(client: client, index: 0, stored: [unreacted], versions: [1: 2]).joined().contains("the last one set"))
+    }
+
     @Test func fiveKillsOfTheRealBinaryUnderLoadBreakNoGuarantee() async throws {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("parley").path
         let database = TestServer.temporaryDatabase()
@@ -62,10 +89,12 @@ import Testing
         options.kills = 5
         options.pairs = 3
         options.groups = 2
+        options.checkpoint = { path in try await SQLiteStore(path: path).checkpointTruncatingWAL() }
         let report = try await CrashCheck(options: options).run()
         #expect(report.violations.isEmpty, "\(report.violations.prefix(20))")
         #expect(report.groupMessages > 30, "six clients wrote to two groups of three")
         #expect(report.kills == 5 && report.drained && report.messages > 100)
+        #expect(report.actions > 5, "reactions, edits and deletes were mixed in: \(report.actions)")
         // Every kill makes the connected clients reconnect (a client already between attempts
         // reconnects once for two kills, so not necessarily 5 × 6).
         #expect(report.reconnects >= 5, "reconnects: \(report.reconnects)")

@@ -54,6 +54,13 @@ struct FrameResponder: Sendable {
             }
         case .ping(let ref):
             connection.send(.pong(ref: ref))
+        case .action(let request):
+            do {
+                let outcome = try await messenger.act(request, by: user)
+                connection.send(.acted(ref: request.ref, message: outcome.message, duplicate: outcome.duplicate))
+            } catch {
+                reply(error, ref: request.ref, clientId: request.clientId)
+            }
         }
     }
 

@@ -22,6 +22,8 @@ struct EventFrameEncoder {
             switch kind {
             case "receipt": #"{"pos":\#(event.position),"receipt":\#(json),"type":"receipt"}"#
             case "receiptSummary": #"{"pos":\#(event.position),"summary":\#(json),"type":"receiptSummary"}"#
+            case "messageUpdated": #"{"message":\#(json),"pos":\#(event.position),"type":"messageUpdated"}"#
+            case "messageHidden": #"{"hidden":\#(json),"pos":\#(event.position),"type":"messageHidden"}"#
             default: #"{"\#(kind)":\#(json),"pos":\#(event.position),"type":"\#(kind)"}"#
             }
         return EncodedEvent(position: event.position, text: text)
@@ -36,6 +38,8 @@ struct EventFrameEncoder {
             case .conversation(let info): ("conversation", String(decoding: try encoder.encode(info), as: UTF8.self))
             case .invitation(let invitation): ("invitation", String(decoding: try encoder.encode(invitation), as: UTF8.self))
             case .receiptSummary(let summary): ("receiptSummary", String(decoding: try encoder.encode(summary), as: UTF8.self))
+            case .messageUpdated(let message): ("messageUpdated", MessageFrameJSON.message(message))
+            case .messageHidden(let ref): ("messageHidden", String(decoding: try encoder.encode(ref), as: UTF8.self))
             }
         cache[payload] = result
         return result

@@ -8,8 +8,8 @@ import ParleyCore
 enum MessageFrameJSON {
     /// The message object, as `WireFormat.encoder().encode(message)` writes it.
     static func message(_ message: Message) -> String {
-        // Entries and mentions are rare: the encoder writes those.
-        if message.entry != nil || message.mentions != nil {
+        // Entries, mentions and messages changed by actions are rare: the encoder writes those.
+        if message.needsFullEncoder {
             return (try? WireFormat.encoder().encode(message)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         }
         var out = JSONBytes(capacity: 256 + message.text.utf8.count)
@@ -19,7 +19,7 @@ enum MessageFrameJSON {
 
     /// A whole `sent` frame, as encoding ``ServerFrame/sent(ref:message:duplicate:position:)`` writes it.
     static func sent(ref: String?, message: Message, duplicate: Bool, position: Int64?) -> String {
-        if message.entry != nil || message.mentions != nil {
+        if message.needsFullEncoder {
             let frame = ServerFrame.sent(ref: ref, message: message, duplicate: duplicate, position: position)
             return (try? WireFormat.encoder().encode(frame)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         }
@@ -90,5 +90,12 @@ private struct JSONBytes {
             }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+}
+
+extension Message {
+    /// Whether it has any field the fast path does not write.
+    fileprivate var needsFullEncoder: Bool {
+        entry != nil || mentions != nil || replyTo != nil || editedAt != nil || deletedAt != nil || reactions != nil
     }
 }

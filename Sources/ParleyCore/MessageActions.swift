@@ -1,0 +1,160 @@
+/// What a reply shows above itself: the answered message as it is now (docs/protocol.md "Message actions").
+public struct ReplyQuote: Hashable, Codable, Sendable {
+    /// The answered message's seq, in the same conversation.
+    public var seq: Int64
+    /// Who wrote it.
+    public var senderId: UserID
+    /// Its first line, at most ``previewCharacters`` characters; empty once it was deleted.
+    public var preview: String
+    /// Whether it was deleted for everyone (clients show "Deleted message").
+    public var deleted: Bool
+
+    /// The most characters of the first line a quote carries.
+    public static let previewCharacters = 120
+
+    /// Creates a value.
+    public init(seq: Int64, senderId: UserID, preview: String, deleted: Bool) {
+        self.seq = seq
+        self.senderId = senderId
+        self.preview = preview
+        self.deleted = deleted
+    }
+
+    /// The quote of a message whose current text is `text` (deleted when `deletedAt` is set).
+    public init(seq: Int64, senderId: UserID, text: String, deleted: Bool) {
+        let firstLine = text.prefix { $0 != "\n" }
+        self.init(seq: seq, senderId: senderId, preview: deleted ? "" : String(firstLine.prefix(Self.previewCharacters)), deleted: deleted)
+    }
+}
+
+/// One emoji's reactions on a message.
+public struct Reaction: Hashable, Codable, Sendable {
+    /// The emoji (one grapheme cluster).
+    public var emoji: String
+    /// How many people reacted with it.
+    public var count: Int
+    /// Whether one of them is the user the message was rendered for.
+    public var mine: Bool
+    /// Who reacted with it, oldest first (for the info view).
+    public var userIds: [UserID]
+
+    /// Creates a value.
+    public init(emoji: String, count: Int, mine: Bool, userIds: [UserID]) {
+        self.emoji = emoji
+        self.count = count
+        self.mine = mine
+        self.userIds = userIds
+    }
+
+    /// Aggregates (user, emoji) pairs, given oldest first, as `viewer` sees them: emoji in order of
+    /// their first reaction.
+    public static func aggregate(_ pairs: [(user: UserID, emoji: String)], for viewer: UserID) -> [Reaction] {
+        var order: [String] = []
+        var users: [String: [UserID]] = [:]
+        for (user, emoji) in pairs {
+            if users[emoji] == nil { order.append(emoji) }
+            users[emoji, default: []].append(user)
+        }
+        return order.map { emoji in
+            let ids = users[emoji] ?? []
+            return Reaction(emoji: emoji, count: ids.count, mine: ids.contains(viewer), userIds: ids)
+        }
+    }
+}
+
+/// What a message action does.
+public enum MessageActionKind: String, Codable, Sendable, CaseIterable {
+    /// Set my reaction (`emoji`), replacing any earlier one; without `emoji`, clear it.
+    case react
+    /// Replace the text of my own message (`text`), within the edit window.
+    case edit
+    /// Delete for everyone: mine within the delete window, or anyone's by a group admin.
+    case delete
+    /// Delete for me: hide the message on all my devices.
+    case hide
+}
+
+/// A message action as it travels: `POST /v1/conversations/{id}/messages/{seq}/actions` (the body
+/// without `conversationId`, `seq` and `ref`) or the WebSocket frame `action`.
+public struct MessageActionRequest: Codable, Equatable, Sendable {
+    /// Echoed in the answer (`acted` or `error`).
+    public var ref: String?
+    /// The idempotency key: made once per action, reused for every retry.
+    public var clientId: ClientMessageID
+    /// The conversation of the message.
+    public var conversationId: ConversationID
+    /// The message acted on.
+    public var seq: Int64
+    /// What to do.
+    public var kind: MessageActionKind
+    /// For `react`: the emoji, or absent to clear my reaction.
+    public var emoji: String?
+    /// For `edit`: the new text (validated as a message text).
+    public var text: String?
+
+    /// Creates a value.
+    public init(
+        ref: String? = nil, clientId: ClientMessageID, conversationId: ConversationID, seq: Int64, kind: MessageActionKind,
+        emoji: String? = nil, text: String? = nil
+    ) {
+        self.ref = ref
+        self.clientId = clientId
+        self.conversationId = conversationId
+        self.seq = seq
+        self.kind = kind
+        self.emoji = emoji
+        self.text = text
+    }
+}
+
+/// A message a user deleted for themselves (the `messageHidden` event).
+public struct MessageRef: Hashable, Codable, Sendable {
+    /// Its conversation.
+    public var conversationId: ConversationID
+    /// Its seq.
+    public var seq: Int64
+
+    /// Creates a value.
+    public init(conversationId: ConversationID, seq: Int64) {
+        self.conversationId = conversationId
+        self.seq = seq
+    }
+}
+
+/// An earlier text of an edited message.
+public struct MessageVersion: Hashable, Codable, Sendable {
+    /// The text as it was.
+    public var text: String
+    /// When that text was written (the send, or the edit that made it).
+    public var createdAt: Timestamp
+    /// When an edit replaced it.
+    public var replacedAt: Timestamp
+
+    /// Creates a value.
+    public init(text: String, createdAt: Timestamp, replacedAt: Timestamp) {
+        self.text = text
+        self.createdAt = createdAt
+        self.replacedAt = replacedAt
+    }
+}
+
+extension Validation {
+    /// The most UTF-8 bytes a reaction may take (the longest emoji ZWJ and tag sequences fit).
+    public static let maxReactionBytes = 64
+
+    /// Checks a reaction: exactly one grapheme cluster that is an emoji (shown as one by default, or
+    /// made one by U+FE0F or a keycap), nothing else.
+    public static func reactionEmoji(_ raw: String) -> Result<String, Failure> {
+        let refused = Failure(.invalidEmoji, "A reaction is a single emoji.")
+        guard raw.utf8.count <= maxReactionBytes, raw.count == 1, let first = raw.unicodeScalars.first else { return .failure(refused) }
+        let scalars = raw.unicodeScalars
+        let selected = scalars.contains { $0.value == 0xFE0F || $0.value == 0x20E3 }
+        guard first.properties.isEmoji, first.properties.isEmojiPresentation || selected else { return .failure(refused) }
+        // Every other scalar is part of an emoji sequence: emoji, joiner, selector, skin tone, tag or keycap.
+        let joinable = scalars.dropFirst().allSatisfy { scalar in
+            scalar.properties.isEmoji || scalar.properties.isEmojiModifier || scalar.value == 0x200D || scalar.value == 0xFE0F
+                || scalar.value == 0x20E3 || (0xE0020...0xE007F).contains(scalar.value)
+        }
+        return joinable ? .success(raw) : .failure(refused)
+    }
+}

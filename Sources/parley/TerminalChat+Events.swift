@@ -1,0 +1,79 @@
+import Foundation
+import ParleySDK
+import ParleyCore
+import ParleyViewModels
+
+/// What the interactive client prints as things happen: messages, changed messages, typing,
+/// presence, invitations, the connection, and my messages' status marks.
+extension TerminalChat {
+    func show(_ event: ClientEvent) async {
+        switch event {
+        case .connection(.online):
+            if shownOnline != true { say("[online]") }
+            shownOnline = true
+        case .connection(.offline):
+            if shownOnline != false { say("[offline — messages wait in the outbox; reconnecting]") }
+            shownOnline = false
+        case .connection(.connecting): break
+        case .connection(.unauthorized):
+            say("[signed out: the session was ended elsewhere or expired — sign in again with `parley chat login`]")
+            shownOnline = false
+        case .conversationsChanged: if chat == nil { showList() }
+        case .message(let message):
+            if message.conversationId.isGroup { await client.resolveNames(in: [message]) }  // "Grace joined", not "Someone joined"
+            if message.conversationId == chat?.conversation {
+                // Others' messages, and mine written on another device (this one printed its own).
+                if message.senderId != client.me.id || printedStatus[message.clientId] == nil {
+                    printItem(client.timeline(message.conversationId).first { $0.id == message.clientId } ?? TimelineItem(message))
+                }
+                markRead()
+            } else if message.senderId != client.me.id {
+                printer.notice(for: message).map(say)
+            }
+        case .messageUpdated(let message):
+            guard message.conversationId == chat?.conversation else { break }
+            reprintChangedMessages()
+        case .messageHidden(let ref):
+            guard ref.conversationId == chat?.conversation else { break }
+            reprintChangedMessages()
+        case .actionFailed(_, let reason):
+            say("Not done: \(reason)")
+            reprintChangedMessages()
+        case .typing(let conversation, _, let isTyping):
+            if conversation == chat?.conversation, isTyping, let chat {
+                say("… " + (chat.isGroup ? chat.typingText : "\(chat.title) is typing"))
+            }
+        case .invitation(let invitation):
+            say("• \(invitation.inviter.displayName) invited you to “\(invitation.title)” — /invites, then /accept N or /decline N")
+        case .groupReceipts:
+            break
+        case .presence(let user, let presence):
+            guard let chat, !chat.isGroup, let summary = client.conversations[chat.conversation], client.otherMember(of: summary)?.userId == user
+            else { break }
+            say(presence.online ? "● \(chat.title) is online" : "○ \(chat.title) was \(SmartDateFormatter().lastSeen(presence.lastSeenAt?.date))")
+        case .receipt:
+            break
+        case .sendFailed:
+            break
+        }
+        printStatusChanges()
+    }
+
+    /// Prints my messages whose status changed: "[2] ✓", ✓✓, read, or failed, with the number that
+    /// `/edit`, `/delete` and the other message commands take.
+    func printStatusChanges() {
+        guard let chat else { return }
+        for item in client.timeline(chat.conversation) where item.senderId == client.me.id && item.entry == nil && !item.isDeleted {
+            guard let status = item.status, printedStatus[item.id] != status else { continue }
+            printedStatus[item.id] = status
+            let number = numbers.number(for: item.id)
+            if numbers.printed[item.id] == nil { numbers.printed[item.id] = withoutStatus(item, number: number) }
+            say("  [\(number)] \(ChatPrinter.mark(status)) \"\(item.text.prefix(40))\"")
+        }
+    }
+
+    func markRead() {
+        guard let chat, let last = client.timeline(chat.conversation).last(where: { $0.senderId != client.me.id })?.seq else { return }
+        chat.markVisible(upTo: last)
+    }
+}

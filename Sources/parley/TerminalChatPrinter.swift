@@ -1,0 +1,77 @@
+import Foundation
+import ParleySDK
+import ParleyCore
+import ParleyViewModels
+
+/// How chats look in the terminal.
+@MainActor
+struct ChatPrinter {
+    let client: ParleyClient
+    let formatter = SmartDateFormatter()
+
+    func line(for row: ConversationListViewModel.Row, number: Int) -> String {
+        var line = "\(number). \(row.title)"
+        if row.isGroup { line += row.hasLeft ? " [group, left]" : " [group]" }
+        if row.isOnline { line += " ●" }
+        if row.unreadCount > 0 { line += " (\(row.unreadCount) unread\(row.mentionCount > 0 ? ", @\(row.mentionCount)" : ""))" }
+        if !row.preview.isEmpty { line += " — \(row.preview)\(row.isLastMessageEdited ? " (edited)" : "")" }
+        return line + " · \(row.timestamp)"
+    }
+
+    /// A message as "[3] 12:01 Ada Lovelace: text (edited) ✓ [👍 2 · ❤️ 1]" (the number, when
+    /// given, is what `/reply`, `/react`, `/edit` and `/delete` take), with "  ↪ Grace Hopper: the
+    /// original's first line" above a reply; a deleted one as "This message was deleted"; an entry as
+    /// one line per sentence: "12:01 · Ada added Grace".
+    func lines(for item: TimelineItem, in conversation: ConversationID, number: Int? = nil) -> [String] {
+        let time = formatter.time(item.createdAt.date)
+        if let entry = item.entry {
+            return GroupText.entryLines(entry, by: item.senderId, me: client.me.id) { name(of: $0, in: conversation) }.map { "\(time) · \($0)" }
+        }
+        let sender = item.senderId == client.me.id ? "You" : name(of: item.senderId, in: conversation)
+        var line = (number.map { "[\($0)] " } ?? "") + "\(time) \(sender): "
+        line += item.isDeleted ? MessageText.deleted : item.text
+        if item.isEdited && !item.isDeleted { line += " (\(MessageText.edited))" }
+        if let status = item.status { line += " " + Self.mark(status) }
+        if !item.reactions.isEmpty { line += " [" + item.reactions.map { "\($0.emoji) \($0.count)" }.joined(separator: " · ") + "]" }
+        guard let quote = item.replyTo else { return [line] }
+        let quoted = quote.deleted ? MessageText.deletedQuote : "\(name(of: quote.senderId, in: conversation)): \(MessageText.firstLine(quote.preview))"
+        return ["  ↪ " + quoted, line]
+    }
+
+    func name(of user: UserID, in conversation: ConversationID) -> String {
+        user == client.me.id ? "You" : (client.displayName(of: user, in: conversation) ?? GroupText.someone)
+    }
+
+    /// One line for news from a chat that is not open: "• New message from Ada: hi", "• Ada in Trip: hi".
+    func notice(for message: Message) -> String? {
+        guard let summary = client.conversations[message.conversationId] else { return nil }
+        guard summary.kind == .group else {
+            return "• New message from \(client.otherMember(of: summary)?.displayName ?? "someone"): \(message.text)"
+        }
+        let title = summary.title ?? "a group"
+        if let entry = message.entry {
+            let line = GroupText.entryLines(entry, by: message.senderId, me: client.me.id) { name(of: $0, in: summary.id) }.first ?? ""
+            return "• \(title): \(line)"
+        }
+        return "• \(name(of: message.senderId, in: summary.id)) in \(title): \(message.text)"
+    }
+
+    static func mark(_ status: MessageStatus) -> String {
+        switch status {
+        case .sending: "(sending)"
+        case .sent: "✓"
+        case .delivered: "✓✓"
+        case .read: "✓✓ read"
+        case .failed(let reason): "! failed: \(reason) — /retry"
+        }
+    }
+
+    /// Finds a user by exact username.
+    func user(named username: String) async throws -> User {
+        let wanted = username.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "@ "))
+        guard let user = try await client.searchUsers(wanted).first(where: { $0.username == wanted }) else {
+            throw ChatFailure("No user named '\(wanted)'.")
+        }
+        return user
+    }
+}

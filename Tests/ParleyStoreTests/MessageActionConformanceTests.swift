@@ -1,0 +1,224 @@
+import ParleyCore
+import ParleyStore
+import Testing
+
+/// docs/protocol.md "Message actions", rule by rule, on every backend.
+@Suite struct MessageActionConformanceTests {
+    @Test(arguments: StoreBackend.all)
+    func aReplyQuotesTheOriginalAsItIsNow(backend: StoreBackend) async throws {
+        let world = try await ActionWorld(backend)
+        let original = try await world.store.send("first line\nsecond line", from: world.ada.id, to: .conversation(world.direct)).message
+        let reply = try await world.store.send(
+            NewMessage(sender: world.grace.id, clientId: .random(), target: .conversation(world.direct), text: "yes", replyToSeq: original.seq),
+            now: .now())
+        #expect(reply.message.replyTo == ReplyQuote(seq: original.seq, senderId: world.ada.id, preview: "first line", deleted: false))
+        let retry = try await world.store.send(
+            NewMessage(sender: world.grace.id, clientId: reply.message.clientId, target: .conversation(world.direct), text: "yes"), now: .now())
+        #expect(retry.duplicate && retry.message.replyTo?.seq == original.seq, "a retry answers the stored reply")
+        _ = try await world.act(world.ada, original.seq, .edit("edited away"))
+        #expect(try await world.page(world.grace).last?.replyTo?.preview == "edited away", "the quote never shows text edited away")
+        _ = try await world.act(world.ada, original.seq, .delete)
+        #expect(try await world.page(world.ada).last?.replyTo == ReplyQuote(seq: original.seq, senderId: world.ada.id, preview: "", deleted: true))
+        // Nothing to answer outside the conversation, at an entry, or past the end.
+        let group = try await world.group(with: [world.grace.id])
+        for seq in [Int64(1), 999] {
+            await #expect(throws: StoreError.messageNotFound) {
+                _ = try await world.store.send(
+                    NewMessage(sender: world.ada.id, clientId: .random(), target: .conversation(group), text: "x", replyToSeq: seq), now: .now())
+            }
+        }
+    }
+
+    @Test(arguments: StoreBackend.all)
+    func oneReactionPerPersonReplacedOrClearedAndNeverUnread(backend: StoreBackend) async throws {
+        let world = try await ActionWorld(backend)
+        let message = try await world.store.send("lunch?", from: world.ada.id, to: .conversation(world.direct)).message
+        let unreadBefore = try await world.store.conversation(world.direct, as: world.grace.id).unreadCount
+        let first = try await world.act(world.grace, message.seq, .react("👍"))
+        #expect(first.message.reactions == [Reaction(emoji: "👍", count: 1, mine: true, userIds: [world.grace.id])])
+        let updates = first.deliveries.compactMap { delivery -> (UserID, Message)? in
+            if case .messageUpdated(let m) = delivery.event.payload { (delivery.recipient, m) } else { nil }
+        }
+        #expect(Set(updates.map(\.0)) == [world.ada.id, world.grace.id])
+        #expect(updates.first { $0.0 == world.ada.id }?.1.reactions?.first?.mine == false, "mine is per recipient")
+        _ = try await world.act(world.ada, message.seq, .react("👍"))
+        let replaced = try await world.act(world.grace, message.seq, .react("❤️"))
+        #expect(replaced.message.reactions?.map(\.emoji) == ["👍", "❤️"] && replaced.message.reactions?.map(\.count) == [1, 1])
+        let same = try await world.act(world.grace, message.seq, .react("❤️"))
+        #expect(same.deliveries.isEmpty && !same.duplicate, "the same reaction again changes nothing")
+        let cleared = try await world.act(world.grace, message.seq, .react(nil))
+        #expect(cleared.message.reactions == [Reaction(emoji: "👍", count: 1, mine: false, userIds: [world.ada.id])])
+        #expect(try await world.store.conversation(world.direct, as: world.grace.id).unreadCount == unreadBefore)
+        #expect(try await world.page(world.grace).last?.reactions?.map(\.emoji) == ["👍"])
+        let group = try await world.group(with: [world.grace.id])
+        await #expect(throws: StoreError.invalidAction) { _ = try await world.act(world.grace, 1, .react("👍"), in: group) }
+    }
+
+    @Test(arguments: StoreBackend.all)
+    func onlyTheSenderEditsWithinTheWindowAndVersionsAreKept(backend: StoreBackend) async throws {
+        let world = try await ActionWorld(backend)
+        let sent = Timestamp.now()
+        let message = try await world.store.send("helo", from: world.ada.id, to: .conversation(world.direct), at: sent).message
+        let listBefore = try await world.store.conversation(world.direct, as: world.grace.id)
+        await #expect(throws: StoreError.forbidden("Only the sender can edit a message.")) {
+            _ = try await world.act(world.grace, message.seq, .edit("hijack"))
+        }
+        let edited = try await world.act(world.ada, message.seq, .edit("hello"))
+        #expect(edited.message.text == "hello" && edited.message.editedAt != nil)
+        _ = try await world.act(world.ada, message.seq, .edit("hello!"))
+        let unchanged = try await world.act(world.ada, message.seq, .edit("hello!"))
+        #expect(unchanged.deliveries.isEmpty, "the same text again changes nothing")
+        let versions = try await world.store.versions(in: world.direct, seq: message.seq, as: world.grace.id)
+        #expect(versions.map(\.text) == ["helo", "hello"])
+        let listAfter = try await world.store.conversation(world.direct, as: world.grace.id)
+        #expect(listAfter.lastActivityAt == listBefore.lastActivityAt && listAfter.unreadCount == listBefore.unreadCount)
+        #expect(listAfter.lastMessage?.text == "hello!", "the preview shows the last message's new text")
+        let late = Timestamp(milliseconds: sent.milliseconds + MessageActionPlan.defaultWindowMilliseconds + 1)
+        await #expect(throws: StoreError.editWindowClosed) {
+            _ = try await world.act(world.ada, message.seq, .edit("too late"), at: late)
+        }
+        await #expect(throws: StoreError.conversationNotFound) {
+            _ = try await world.act(world.eve, message.seq, .edit("stranger"))
+        }
+    }
+
+    @Test(arguments: StoreBackend.all)
+    func deleteForEveryoneLeavesATombstoneAndTakesEverythingWithIt(backend: StoreBackend) async throws {
+        let world = try await ActionWorld(backend)
+        let sent = Timestamp.now()
+        let message = try await world.store.send("secret", from: world.ada.id, to: .conversation(world.direct), at: sent).message
+        _ = try await world.act(world.ada, message.seq, .edit("secret 2"))
+        _ = try await world.act(world.grace, message.seq, .react("😮"))
+        let unreadBefore = try await world.store.conversation(world.direct, as: world.grace.id).unreadCount
+        await #expect(throws: StoreError.forbidden("Only the sender or a group admin can delete a message for everyone.")) {
+            _ = try await world.act(world.grace, message.seq, .delete)
+        }
+        let late = Timestamp(milliseconds: sent.milliseconds + MessageActionPlan.defaultWindowMilliseconds + 1)
+        await #expect(throws: StoreError.deleteWindowClosed) { _ = try await world.act(world.ada, message.seq, .delete, at: late) }
+        let deleted = try await world.act(world.ada, message.seq, .delete)
+        #expect(deleted.message.isDeleted && deleted.message.text.isEmpty && deleted.message.reactions == nil)
+        #expect(deleted.deliveries.count == 2)
+        #expect(try await world.store.versions(in: world.direct, seq: message.seq, as: world.ada.id).isEmpty)
+        let summary = try await world.store.conversation(world.direct, as: world.grace.id)
+        #expect(summary.unreadCount == unreadBefore - 1 && summary.lastMessage?.isDeleted == true)
+        #expect(try await world.page(world.grace).last.map { $0.isDeleted && $0.seq == message.seq } == true, "the tombstone keeps its seq")
+        await #expect(throws: StoreError.messageDeleted) { _ = try await world.act(world.grace, message.seq, .react("👍")) }
+        await #expect(throws: StoreError.messageDeleted) { _ = try await world.act(world.ada, message.seq, .edit("back")) }
+        #expect(try await world.act(world.ada, message.seq, .delete).deliveries.isEmpty, "deleting twice changes nothing")
+    }
+
+    @Test(arguments: StoreBackend.all)
+    func deleteForMeHidesOnlyForMe(backend: StoreBackend) async throws {
+        let world = try await ActionWorld(backend)
+        let kept = try await world.store.send("kept", from: world.ada.id, to: .conversation(world.direct)).message
+        let hiddenOne = try await world.store.send("hide me", from: world.ada.id, to: .conversation(world.direct)).message
+        let unreadBefore = try await world.store.conversation(world.direct, as: world.grace.id).unreadCount
+        let hidden = try await world.act(world.grace, hiddenOne.seq, .hide)
+        #expect(hidden.deliveries.map(\.recipient) == [world.grace.id])
+        #expect(hidden.deliveries.first.map { $0.event.payload == .messageHidden(MessageRef(conversationId: world.direct, seq: hiddenOne.seq)) } == true)
+        #expect(try await world.page(world.grace).map(\.seq).contains(hiddenOne.seq) == false)
+        #expect(try await world.page(world.ada).map(\.seq).contains(hiddenOne.seq))
+        let summary = try await world.store.conversation(world.direct, as: world.grace.id)
+        #expect(summary.lastMessage?.seq == kept.seq && summary.unreadCount == unreadBefore - 1)
+        #expect(try await world.store.conversation(world.direct, as: world.ada.id).lastMessage?.seq == hiddenOne.seq)
+        #expect(try await world.act(world.grace, hiddenOne.seq, .hide).deliveries.isEmpty)
+    }
+
+    @Test(arguments: StoreBackend.all)
+    func aRetryAppliesNothingAndAReusedClientIdConflicts(backend: StoreBackend) async throws {
+        let world = try await ActionWorld(backend)
+        let message = try await world.store.send("hi", from: world.ada.id, to: .conversation(world.direct)).message
+        let clientId = ClientMessageID.random()
+        let first = try await world.act(world.grace, message.seq, .react("👍"), clientId: clientId)
+        _ = try await world.act(world.grace, message.seq, .react("🙏"))
+        let retry = try await world.act(world.grace, message.seq, .react("👍"), clientId: clientId)
+        #expect(!first.duplicate && retry.duplicate && retry.deliveries.isEmpty)
+        #expect(retry.message.reactions?.map(\.emoji) == ["🙏"], "the retry answers the message as it is now, not reapplied")
+        await #expect(throws: StoreError.clientIdConflict) { _ = try await world.act(world.grace, message.seq, .hide, clientId: clientId) }
+        let other = try await world.store.send("other", from: world.ada.id, to: .conversation(world.direct)).message
+        await #expect(throws: StoreError.clientIdConflict) { _ = try await world.act(world.grace, other.seq, .react("👍"), clientId: clientId) }
+    }
+
+    @Test(arguments: StoreBackend.all)
+    func groupsActOnlyInsideMembershipAndAdminsDeleteAnything(backend: StoreBackend) async throws {
+        let world = try await ActionWorld(backend)
+        let group = try await world.group(with: [world.grace.id])
+        let early = try await world.store.send("before alan", from: world.grace.id, to: .conversation(group)).message
+        _ = try await world.store.changeGroup(
+            MembershipChange(
+                actor: world.ada.id, clientId: .random(), conversation: group, action: .add([world.alan.id], shareHistory: false), maxMembers: 256),
+            now: .now())
+        await #expect(throws: StoreError.messageNotFound) { _ = try await world.act(world.alan, early.seq, .react("👍"), in: group) }
+        let reacted = try await world.act(world.ada, early.seq, .react("👍"), in: group)
+        #expect(Set(reacted.deliveries.map(\.recipient)) == [world.ada.id, world.grace.id], "not to a member who cannot see it")
+        let alans = try await world.store.send("from alan", from: world.alan.id, to: .conversation(group)).message
+        await #expect(throws: StoreError.forbidden("Only the sender or a group admin can delete a message for everyone.")) {
+            _ = try await world.act(world.grace, alans.seq, .delete, in: group)
+        }
+        let late = Timestamp(milliseconds: Timestamp.now().milliseconds + MessageActionPlan.defaultWindowMilliseconds * 10)
+        #expect(try await world.act(world.ada, alans.seq, .delete, in: group, at: late).message.isDeleted, "the owner deletes at any time")
+        // Removed: may still hide what they saw, nothing else, and sees no edit made after.
+        let adas = try await world.store.send("see you at 5", from: world.ada.id, to: .conversation(group)).message
+        _ = try await world.store.changeGroup(
+            MembershipChange(actor: world.ada.id, clientId: .random(), conversation: group, action: .remove(world.grace.id), maxMembers: 256), now: .now())
+        await #expect(throws: StoreError.forbidden("You are no longer a member of this group.")) {
+            _ = try await world.act(world.grace, early.seq, .react("😢"), in: group)
+        }
+        #expect(try await world.act(world.grace, early.seq, .hide, in: group).deliveries.count == 1)
+        _ = try await world.act(world.ada, adas.seq, .edit("see you at 6"), in: group, at: Timestamp(milliseconds: Timestamp.now().milliseconds + 5))
+        let gracesCopy = try await world.store.messages(in: group, as: world.grace.id, query: HistoryQuery(limit: 50)).messages.first { $0.seq == adas.seq }
+        #expect(gracesCopy?.text == "see you at 5" && gracesCopy?.editedAt == nil, "the text when she left")
+        let alansCopy = try await world.store.messages(in: group, as: world.alan.id, query: HistoryQuery(limit: 50)).messages.first { $0.seq == adas.seq }
+        #expect(alansCopy?.text == "see you at 6" && alansCopy?.editedAt != nil)
+        await #expect(throws: StoreError.conversationNotFound) { _ = try await world.act(world.eve, early.seq, .hide, in: group) }
+    }
+
+    @Test(arguments: StoreBackend.all)
+    func aReplayShowsEachMessageAsItIsNow(backend: StoreBackend) async throws {
+        let world = try await ActionWorld(backend)
+        let head = try await world.store.streamHead(of: world.grace.id)
+        let message = try await world.store.send("typo", from: world.ada.id, to: .conversation(world.direct)).message
+        _ = try await world.act(world.ada, message.seq, .edit("fixed"))
+        _ = try await world.act(world.ada, message.seq, .react("👍"))
+        let events = try await world.store.allEvents(of: world.grace.id, after: head)
+        let kinds = events.map { event -> String in
+            switch event.payload {
+            case .message(let m): "message:\(m.text)"
+            case .messageUpdated(let m): "updated:\(m.text):\(m.reactions?.count ?? 0)"
+            default: "other"
+            }
+        }
+        #expect(kinds == ["message:fixed", "updated:fixed:1", "updated:fixed:1"])
+        #expect(events.map(\.position) == Array(head + 1...head + 3))
+    }
+}
+
+/// Ada and Grace, who have written to each other; Alan, Ada's contact; Eve, a stranger.
+struct ActionWorld {
+    let store: any ParleyStore
+    let ada: User, grace: User, alan: User, eve: User
+    let direct: ConversationID
+
+    init(_ backend: StoreBackend) async throws {
+        let groups = try await GroupWorld(backend)
+        (store, ada, grace, alan, eve) = (groups.store, groups.ada, groups.grace, groups.alan, groups.eve)
+        direct = .direct(ada.id, grace.id)
+    }
+
+    func group(with members: [UserID]) async throws -> ConversationID {
+        try await store.createGroup(NewGroup(creator: ada.id, clientId: .random(), title: "Group", memberIds: members, maxMembers: 256), now: .now())
+            .conversationId
+    }
+
+    func act(
+        _ user: User, _ seq: Int64, _ change: NewMessageAction.Change, in conversation: ConversationID? = nil, clientId: ClientMessageID = .random(),
+        at now: Timestamp = .now()
+    ) async throws -> ActionOutcome {
+        try await store.act(
+            NewMessageAction(actor: user.id, clientId: clientId, conversation: conversation ?? direct, seq: seq, change: change), now: now)
+    }
+
+    func page(_ user: User) async throws -> [Message] {
+        try await store.messages(in: direct, as: user.id, query: HistoryQuery(limit: 50)).messages
+    }
+}
