@@ -1,7 +1,7 @@
 // Entry point: session, routing (#/c/<conversation id> or #/u/<user id> for a new chat), wiring.
 import { Api, ApiError } from "./api.js";
 import { ChatView } from "./chat-view.js";
-import { $ } from "./dom.js";
+import { $, toast } from "./dom.js";
 import { entryLines } from "./entries.js";
 import { GroupPanel } from "./group-panel.js";
 import { ListView } from "./list-view.js";
@@ -104,7 +104,9 @@ function start() {
     onState: (state) => store.setConnection(state),
   });
   store.socket = socket;
+  store.actions.onError = (text) => toast(text);
   store.onIncoming = (message) => {
+    if (message.deletedAt) return;  // replayed after it was deleted: nothing to tell
     const summary = store.conversations.get(message.conversationId);
     if (summary && store.isGroup(summary)) {
       // In a group, who wrote it matters as much as where.

@@ -1,12 +1,19 @@
 // One open chat: header, message list (keyed rendering, date separators, statuses), scrolling,
 // read marking and the composer. In a group: sender names, membership entries as lines of their
-// own, mentions, "Message info", and a notice instead of the composer once I am out.
+// own, mentions, "Message info", and a notice instead of the composer once I am out. Message
+// actions: a menu per message (message-menu.js), reply quotes, reactions, "edited", tombstones
+// (message-row.js), and the composer answering or editing (composer-mode.js).
 import { renderComposer, renderHeader } from "./chat-header.js";
-import { $, el, reconcile } from "./dom.js";
+import { ComposerMode } from "./composer-mode.js";
+import { $, el, reconcile, toast } from "./dom.js";
+import { EmojiPicker } from "./emoji-picker.js";
 import { entryLines } from "./entries.js";
 import { COUNTER_THRESHOLD, MAX_CHARACTERS, canSend, characterCount, clockTime, dayKey, dayLabel, isEmojiOnly, normalizedText,
   senderColour } from "./format.js";
 import { MentionPicker, appendWithMentions } from "./mentions.js";
+import { DELETED_TEXT, QUICK_REACTIONS, pendingMessage, quoteOf } from "./message-actions.js";
+import { MessageMenu, askDelete, copyText } from "./message-menu.js";
+import { renderEdited, renderQuote, renderReactions } from "./message-row.js";
 
 // Sending is a small clock drawn in CSS (monochrome, not an emoji); failed is a red "!".
 const STATUS_MARKS = { sending: "", sent: "✓", delivered: "✓✓", read: "✓✓", failed: "!" };
@@ -19,6 +26,8 @@ const STATUS_LABELS = { sending: "Sending", sent: "Sent", delivered: "Delivered"
 const WINDOW = 150;
 const STEP = 50;
 const EDGE_PX = 600;
+const LONG_PRESS_MS = 500;
+
 export class ChatView {
   constructor(store, { onGroupInfo = () => {}, onMessageInfo = () => {} } = {}) {
     this.store = store;
@@ -44,8 +53,25 @@ export class ChatView {
       if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
         event.preventDefault();
         this.submit();
+      } else if (event.key === "Escape" && this.mode.active) {
+        event.preventDefault();
+        this.mode.cancel();
+      } else if (event.key === "ArrowUp" && !input.value && !event.isComposing && !this.mode.editing) {
+        // Up in an empty composer edits my last message.
+        const last = [...(this.window?.all ?? [])].reverse().find((item) => item.mine && this.store.actions.canEdit(item.message));
+        if (last) { event.preventDefault(); this.mode.edit(last.message); }
       }
     });
+    this.mode = new ComposerMode((userId) => this.displayName(userId));
+    $("composer-context-cancel").addEventListener("click", () => { this.mode.cancel(); input.focus(); });
+    this.menu = new MessageMenu((item, opener) => this.runCommand(item, opener));
+    this.emojiPicker = new EmojiPicker();
+    this.moreButton = el("button", "more-button", "⋯");
+    this.moreButton.type = "button";
+    this.moreButton.tabIndex = -1;  // the keyboard opens the menu from the focused message (Enter)
+    this.moreButton.setAttribute("aria-label", "Message actions");
+    this.moreButton.setAttribute("aria-haspopup", "menu");
+    this.listenToRows();
     input.addEventListener("blur", () => this.stopTyping());
     $("composer").addEventListener("submit", (event) => { event.preventDefault(); this.submit(); });
     // The group header opens the member panel: its name is a button, and the status line clicks too.
@@ -58,6 +84,8 @@ export class ChatView {
       const message = seq && this.store.thread(this.id).messages.get(seq);
       if (message) this.onMessageInfo(this.id, message);
     });
+    // The open menu stays beside its message while the list scrolls under it.
+    $("messages").addEventListener("scroll", () => this.placeMenu(), { passive: true });
     for (const type of ["focus", "visibilitychange"]) {
       (type === "focus" ? window : document).addEventListener(type, () => this.markVisibleRead());
     }
@@ -76,12 +104,15 @@ export class ChatView {
       this.window = null;
       this.lastKey = undefined;
       $("message-list").replaceChildren();
+      this.menu.close(false);
+      this.mode.done();
       $("composer-input").value = "";
       this.mentions.enable(this.store.isGroup(id));
       this.onInput();
     }
     $("chat").hidden = false;
     $("chat-placeholder").hidden = true;
+    this.fitInput();
     const thread = this.store.thread(id);
     this.render();
     // A chat that does not exist yet answers 404 and starts empty ("Say hello!").
@@ -116,6 +147,7 @@ export class ChatView {
 
   close() {
     this.stopTyping();
+    this.menu.close(false);
     this.id = null;
     $("chat").hidden = true;
     $("chat-placeholder").hidden = false;
@@ -125,10 +157,10 @@ export class ChatView {
     const store = this.store;
     const thread = store.thread(this.id);
     const summary = store.conversations.get(this.id);
-    const confirmed = [...thread.messages.values()].sort((a, b) => a.seq - b.seq);
-    const pending = store.pendingFor(this.id).map((p) => ({
-      id: p.clientId, clientId: p.clientId, senderId: store.me, text: p.text, createdAt: p.createdAt, status: p.status, error: p.error,
-    }));
+    // Each message as it will be once my queued actions are done (edited, deleted, hidden: gone).
+    const actions = store.actions;
+    const confirmed = [...thread.messages.values()].sort((a, b) => a.seq - b.seq).map((m) => actions.current(m)).filter(Boolean);
+    const pending = store.pendingFor(this.id).map((p) => actions.current(pendingMessage(p, store.me))).filter(Boolean);
     const items = [];
     const group = this.isGroup;
     const name = (userId) => store.nameOf(userId, summary);
@@ -152,9 +184,30 @@ export class ChatView {
       const senderName = mine ? "You" : group ? (name(message.senderId) ?? "…") : otherName;
       items.push({ key: `m-${message.clientId}`, message, mine, status: mine ? store.statusOf(message, summary) : null,
                    groupStart, groupEnd: true, senderName, showSender: group && !mine && groupStart,
-                   info: group && mine && Boolean(message.seq), mentions: this.mentionTargets(message, summary) });
+                   info: group && mine && Boolean(message.seq), mentions: this.mentionTargets(message, summary),
+                   quote: this.quoteFor(message, thread) });
     }
     return items;
+  }
+
+  /** The quote a message shows above its text, with the quoted sender's name, or null. */
+  quoteFor(message, thread) {
+    let quote = message.replyTo;
+    if (!quote && message.replyToSeq) {  // a reply still in my outbox: quoted from what is loaded
+      const original = thread.messages.get(message.replyToSeq);
+      const current = original && this.store.actions.current(original);
+      quote = current ? quoteOf(current) : null;
+    }
+    return quote ? { ...quote, name: this.displayName(quote.senderId) ?? "…" } : null;
+  }
+
+  /** A person's name as this chat shows it: "You" for me. */
+  displayName(userId) {
+    if (userId === this.store.me) return "You";
+    const summary = this.store.conversations.get(this.id);
+    const other = this.isGroup ? null : (summary ? this.store.other(summary) : this.other);
+    if (other?.userId === userId && other.displayName) return other.displayName;
+    return this.store.nameOf(userId, summary);  // fetched once when not known yet
   }
 
   render() {
@@ -196,6 +249,7 @@ export class ChatView {
     const anchor = this.firstVisibleRow();
     const anchorOffset = anchor ? anchor.getBoundingClientRect().top : 0;
     reconcile(list, items, (item) => this.createRow(item), (node, item) => this.updateRow(node, item), (node) => this.rowRemoved(node));
+    this.checkModes();
     const following = this.windowEndKey == null;
     if (lastItem && lastItem.key !== lastKeyBefore && following && (nearBottom || this.stickToBottom || lastItem.mine)) {
       this.scrollToBottom(true);
@@ -224,8 +278,9 @@ export class ChatView {
       return li;
     }
     li.className = `message ${mine ? "mine" : "theirs"}`;
+    li.tabIndex = -1;  // focusable, not a tab stop: arrow keys from the list move between rows
     // Time and ticks sit inside the bubble, bottom right, after the text.
-    const bubble = el("div", isEmojiOnly(message.text) ? "bubble emoji-only" : "bubble");
+    const bubble = el("div", "bubble");
     const text = el("span", "text");
     text.dir = "auto";
     const meta = el("span", "meta");
@@ -256,11 +311,14 @@ export class ChatView {
     return true;
   }
 
-  /** The name a screen reader gives a message: who, when, its status, then the text. */
+  /** The name a screen reader gives a message: who, when, its status, edited, whom it answers, then the text. */
   label(li, item) {
     const { message, mine } = item;
     const status = mine ? `, ${STATUS_LABELS[item.status].toLowerCase()}` : "";
-    li.setAttribute("aria-label", `${item.senderName}, ${clockTime(message.createdAt)}${status}: ${message.text}`);
+    const edited = message.editedAt && !message.deletedAt ? ", edited" : "";
+    const reply = item.quote && !message.deletedAt ? `, replying to ${item.quote.name}` : "";
+    const label = `${item.senderName}, ${clockTime(message.createdAt)}${status}${edited}${reply}: ${message.deletedAt ? DELETED_TEXT : message.text}`;
+    if (li.getAttribute("aria-label") !== label) li.setAttribute("aria-label", label);
   }
 
   updateRow(li, item) {
@@ -275,26 +333,36 @@ export class ChatView {
     }
     li.classList.toggle("group-start", item.groupStart);
     li.classList.toggle("group-end", item.groupEnd);
-    if (item.message.seq && li.dataset.seq !== String(item.message.seq)) li.dataset.seq = item.message.seq;
+    const { message } = item;
+    const deleted = Boolean(message.deletedAt);
+    li.classList.toggle("deleted", deleted);
+    if (message.seq && li.dataset.seq !== String(message.seq)) li.dataset.seq = message.seq;
+    const bubble = li.querySelector(".bubble");
     // Names resolve late (people no longer in the group are fetched): the row follows.
     if (li.dataset.name !== item.senderName || li.dataset.showSender !== String(item.showSender)) {
       li.dataset.name = item.senderName;
       li.dataset.showSender = String(item.showSender);
-      const bubble = li.querySelector(".bubble");
       bubble.querySelector(".sender")?.remove();
       if (item.showSender) {
         const sender = el("span", `sender sender-${senderColour(item.message.senderId)}`, item.senderName);
         sender.setAttribute("aria-hidden", "true");  // the row's label says it already
         bubble.prepend(sender);
       }
-      this.label(li, item);
     }
+    renderQuote(li, bubble, deleted ? null : item.quote);
+    // The text, again only when it changed (an edit, a delete, mentions resolved).
     const mentionKey = item.mentions ? [...item.mentions.keys()].sort().join(" ") : "";
-    if (li.dataset.mentionKey !== mentionKey || !li.dataset.rendered) {
-      li.dataset.mentionKey = mentionKey;
-      li.dataset.rendered = "1";
-      appendWithMentions(li.querySelector(".text"), item.message.text, item.mentions, this.store.me);
+    const textKey = `${deleted ? "deleted" : "text"}|${mentionKey}|${message.text}`;
+    if (li.dataset.textKey !== textKey) {
+      li.dataset.textKey = textKey;
+      const text = li.querySelector(".text");
+      if (deleted) text.textContent = DELETED_TEXT;
+      else appendWithMentions(text, message.text, item.mentions, this.store.me);
+      bubble.classList.toggle("emoji-only", !deleted && !item.quote && isEmojiOnly(message.text));
     }
+    renderEdited(li.querySelector(".meta"), Boolean(message.editedAt) && !deleted);
+    renderReactions(li, deleted ? [] : (message.reactions ?? []), (ids) => this.reactorNames(ids));
+    this.label(li, item);
     if (item.info && !li.querySelector(".info-button")) {
       const info = el("button", "info-button", "i");
       info.type = "button";
@@ -304,7 +372,6 @@ export class ChatView {
     }
     if (!item.mine || li.dataset.status === item.status) return;
     li.dataset.status = item.status;
-    this.label(li, item);
     const meta = li.querySelector(".meta");
     meta.querySelector(".status")?.remove();
     li.querySelector(".actions")?.remove();
@@ -402,10 +469,17 @@ export class ChatView {
     this.store.markRead(this.id, Math.max(...this.visibleSeqs));
   }
 
-  onInput() {
+  /** The text box grows with its text (up to its CSS max-height). Measured only while it is shown. */
+  fitInput() {
     const input = $("composer-input");
+    if (!input.offsetParent) return;
     input.style.height = "auto";
     input.style.height = `${input.scrollHeight}px`;
+  }
+
+  onInput() {
+    const input = $("composer-input");
+    this.fitInput();
     this.mentions.update();
     const count = characterCount(normalizedText(input.value));
     const counter = $("composer-counter");
@@ -414,6 +488,7 @@ export class ChatView {
     counter.classList.toggle("over", count > MAX_CHARACTERS);
     $("send").disabled = !canSend(input.value);
     if (!this.id) return;
+    if (this.mode?.editing) { this.stopTyping(); return; }  // fixing a sent message is not typing a new one
     if (input.value.trim() && Date.now() - this.lastTypingSent > 3000) {
       this.lastTypingSent = Date.now();
       this.store.sendTyping(this.id, true);
@@ -430,12 +505,282 @@ export class ChatView {
   submit() {
     const input = $("composer-input");
     if (!this.id || !canSend(input.value)) return;
+    const text = normalizedText(input.value);
+    if (this.mode.editing) {
+      // Saving an edit: the message keeps its place; the draft from before comes back.
+      const message = this.store.actions.resolve(this.mode.editing.ref);
+      if (message && text !== message.text) this.store.actions.edit(message, text);
+      else if (!message) toast("That message is gone.");
+      this.mode.finishEdit();
+      this.mode.done();
+      this.stopTyping();
+      return;
+    }
     this.windowEndKey = null;  // what I send shows at the bottom, wherever I was reading
     this.stickToBottom = true;
-    this.store.send(this.id, this.other?.userId, normalizedText(input.value));
+    this.store.send(this.id, this.other?.userId, text, this.mode.replying?.seq ?? null);
+    this.mode.done();
     input.value = "";
     this.stopTyping();
     this.onInput();
     this.stickToBottom = true;
+  }
+
+  // MARK: message actions
+
+  /** The reference an action keeps to a row's message, which may get its seq or change meanwhile. */
+  refOf(li) {
+    const item = this.window?.all.find((candidate) => candidate.key === li?.dataset.key);
+    if (!item?.message || item.entry) return null;
+    const { message } = item;
+    return { conversationId: this.id, seq: message.seq ?? null, clientId: message.clientId };
+  }
+
+  listenToRows() {
+    const list = $("message-list");
+    const rowOf = (target) => target.closest?.("li.message");
+    list.addEventListener("click", (event) => {
+      const quote = event.target.closest(".quote");
+      if (quote) { this.jumpTo(Number(quote.dataset.seq)); return; }
+      const chip = event.target.closest(".reaction");
+      if (chip) {
+        const message = this.store.actions.resolve(this.refOf(rowOf(chip)) ?? {});
+        if (message && this.store.actions.canReact(message)) this.store.actions.toggleReaction(message, chip.dataset.emoji);
+        return;
+      }
+      if (event.target.closest(".more-button")) {
+        const li = rowOf(event.target);
+        if (this.menu.isOpen && this.menu.opener === li) this.menu.close(true);
+        else this.openMenu(li);
+      }
+    });
+    // Keyboard: the list is one tab stop (#messages); from it, Up or Down goes to the newest message in
+    // view; then arrows move between messages, and Enter / the ContextMenu key / Shift+F10 open the menu.
+    $("messages").addEventListener("keydown", (event) => {
+      if (event.target !== $("messages") || (event.key !== "ArrowUp" && event.key !== "ArrowDown")) return;
+      const row = this.lastVisibleRow();
+      if (!row) return;
+      event.preventDefault();
+      row.focus();
+    });
+    list.addEventListener("keydown", (event) => {
+      const li = rowOf(event.target);
+      if (!li || event.target !== li) return;
+      const rows = () => [...list.querySelectorAll(":scope > li.message")];
+      if (event.key === "ArrowUp" || event.key === "ArrowDown") {
+        const all = rows();
+        const next = all[all.indexOf(li) + (event.key === "ArrowUp" ? -1 : 1)];
+        event.preventDefault();
+        if (next) { next.focus(); next.scrollIntoView({ block: "nearest" }); }
+      } else if (event.key === "Home" || event.key === "End") {
+        const all = rows();
+        event.preventDefault();
+        (event.key === "Home" ? all[0] : all[all.length - 1])?.focus();
+      } else if (event.key === "Enter" || event.key === "ContextMenu" || (event.key === "F10" && event.shiftKey)) {
+        event.preventDefault();
+        this.openMenu(li);
+      }
+    });
+    list.addEventListener("focusin", (event) => {
+      const li = rowOf(event.target);
+      if (!li) return;
+      this.showMoreButton(li);
+    });
+    // The "⋯" button follows the pointer (one button for the whole list, not one per row).
+    list.addEventListener("pointerover", (event) => {
+      if (event.pointerType !== "mouse") return;
+      const li = rowOf(event.target);
+      if (li) this.showMoreButton(li);
+    });
+    // A long press on a touch screen opens the menu; moving the finger (scrolling) does not.
+    list.addEventListener("pointerdown", (event) => {
+      if (event.pointerType === "mouse") return;
+      const li = rowOf(event.target);
+      if (!li || event.target.closest(".more-button")) return;  // on a quote or a chip too: the tap after it is swallowed
+      clearTimeout(this.press?.timer);
+      const press = { li, x: event.clientX, y: event.clientY, fired: false };
+      press.timer = setTimeout(() => { press.fired = true; this.openMenu(li); }, LONG_PRESS_MS);
+      this.press = press;
+    });
+    list.addEventListener("pointermove", (event) => {
+      if (this.press && Math.hypot(event.clientX - this.press.x, event.clientY - this.press.y) > 10) this.cancelPress();
+    });
+    for (const type of ["pointerup", "pointercancel"]) {
+      list.addEventListener(type, () => {
+        if (this.press?.fired) this.swallowClickUntil = Date.now() + 800;  // the finger lifting is not a tap
+        this.cancelPress();
+      });
+    }
+    // No mouse events or click from the lifting finger either (they would focus and press what is under it).
+    list.addEventListener("touchend", (event) => {
+      if (Date.now() < (this.swallowClickUntil ?? 0)) { event.preventDefault(); this.swallowClickUntil = 0; }
+    });
+    document.addEventListener("click", (event) => {
+      if (Date.now() < (this.swallowClickUntil ?? 0) && !this.menu.node.contains(event.target)) {
+        this.swallowClickUntil = 0;
+        event.preventDefault();
+        event.stopPropagation();
+      }
+    }, true);
+    // Right-click, or a touch screen's own long-press gesture: our menu instead of the browser's.
+    list.addEventListener("contextmenu", (event) => {
+      const li = rowOf(event.target);
+      if (!li || event.target.closest("a")) return;
+      event.preventDefault();
+      if (!(this.menu.isOpen && this.menu.opener === li)) this.openMenu(li);
+    });
+  }
+
+  cancelPress() {
+    clearTimeout(this.press?.timer);
+    this.press = null;
+  }
+
+  showMoreButton(li) {
+    const bubble = li.querySelector(".bubble");
+    if (bubble && this.moreButton.parentElement !== bubble) bubble.append(this.moreButton);
+  }
+
+  /** The newest message row the reader can see (where arrow keys from the list start). */
+  lastVisibleRow() {
+    const view = $("messages").getBoundingClientRect();
+    const rows = [...$("message-list").querySelectorAll(":scope > li.message")];
+    return rows.reverse().find((row) => { const box = row.getBoundingClientRect(); return box.top < view.bottom && box.bottom > view.top; })
+      ?? rows[0];
+  }
+
+  /** What can be done to a message, as menu items. */
+  menuItems(message) {
+    const actions = this.store.actions;
+    if (message.deletedAt) return message.seq ? [{ id: "hide", text: "Delete for me" }] : [];
+    const canReact = actions.canReact(message);
+    const mine = actions.myReaction(message);
+    const items = QUICK_REACTIONS.map((emoji) => ({
+      id: `react:${emoji}`, quick: true, text: emoji, pressed: mine === emoji, disabled: !canReact,
+      label: mine === emoji ? `Remove reaction ${emoji}` : `React with ${emoji}`,
+    }));
+    items.push({ id: "more", quick: true, text: "+", label: "More reactions…", disabled: !canReact });
+    items.push({ id: "reply", text: "Reply", disabled: !canReact });
+    items.push({ id: "copy", text: "Copy" });
+    if (actions.canEdit(message)) items.push({ id: "edit", text: "Edit" });
+    items.push({ id: "delete", text: "Delete…", danger: true });
+    return items;
+  }
+
+  openMenu(li) {
+    const ref = this.refOf(li);
+    const message = ref && this.store.actions.resolve(ref);
+    if (!message) return;
+    clearTimeout(this.press?.timer);  // the press itself stays known: the finger lifting is not a tap
+    this.menuRef = ref;
+    this.menu.open(li, li.querySelector(".bubble"), this.menuItems(message));
+  }
+
+  placeMenu() {
+    const opener = this.menu.opener;
+    if (!this.menu.isOpen) return;
+    if (!opener?.isConnected) { this.menu.close(false); return; }
+    this.menu.place(opener.querySelector(".bubble"));
+  }
+
+  async runCommand(item, opener) {
+    const actions = this.store.actions;
+    const ref = this.menuRef;
+    const message = ref && actions.resolve(ref);
+    if (!message) { toast("That message is gone."); return; }
+    if (item.id.startsWith("react:")) {
+      actions.toggleReaction(message, item.id.slice("react:".length));
+    } else if (item.id === "more") {
+      this.emojiPicker.open((emoji) => {
+        const now = actions.resolve(ref);
+        if (now && actions.canReact(now)) actions.toggleReaction(now, emoji);
+      }, opener);
+    } else if (item.id === "reply") {
+      this.mode.reply(quoteOf(message));
+    } else if (item.id === "copy") {
+      toast(await copyText(message.text) ? "Copied" : "Could not copy the text.");
+    } else if (item.id === "edit") {
+      this.mode.edit(message);
+    } else if (item.id === "hide") {
+      this.removeRow(opener, () => actions.hide(message));
+    } else if (item.id === "delete") {
+      const forEveryone = actions.canDeleteForEveryone(message);
+      const forMe = Boolean(message.seq);
+      const text = !message.seq ? "It has not been sent yet: nobody will get it."
+        : forEveryone ? "Delete it for everyone in this chat, or only on your devices?"
+        : "It will be gone from your devices. Others still see it.";
+      const choice = await askDelete({ forEveryone, forMe, text });
+      const now = actions.resolve(ref);
+      if (!choice || !now) return;
+      if (choice === "everyone") {
+        if (now.seq) actions.deleteForEveryone(now);
+        else this.removeRow(opener, () => actions.deleteForEveryone(now));
+      } else {
+        this.removeRow(opener, () => actions.hide(now));
+      }
+    }
+  }
+
+  /** Runs an action that takes a row away, then gives focus to the row next to it (or the list). */
+  removeRow(li, act) {
+    const rows = [...$("message-list").querySelectorAll(":scope > li.message")];
+    const index = rows.indexOf(li);
+    const neighbour = rows[index + 1] ?? rows[index - 1];
+    const hadFocus = !document.activeElement || document.activeElement === document.body || document.activeElement === li;
+    act();
+    this.render();
+    if (hadFocus && !li.isConnected) (neighbour?.isConnected ? neighbour : $("messages")).focus();
+  }
+
+  /**
+   * Goes to a quoted message: loads older pages until it is there, brings it into the window, scrolls
+   * it to the middle, focuses it and highlights it for a moment.
+   */
+  async jumpTo(seq) {
+    const id = this.id;
+    const thread = this.store.thread(id);
+    const oldest = () => Math.min(...thread.messages.keys());
+    while (this.id === id && !thread.messages.has(seq) && thread.hasOlder && thread.messages.size && oldest() > seq) {
+      const count = await this.store.loadThread(id, { older: true });
+      if (!count && thread.hasOlder) break;  // could not load (offline): stop rather than spin
+    }
+    if (this.id !== id) return;
+    this.render();
+    const all = this.window.all;
+    const index = all.findIndex((item) => item.message?.seq === seq && !item.entry);
+    if (index < 0) { toast("The original message is not available."); return; }
+    // A window with the original in it, a few rows after it when there are that many.
+    const end = Math.min(all.length, Math.max(index + 1 + STEP, WINDOW));
+    this.windowEndKey = end >= all.length ? null : all[end - 1].key;
+    this.stickToBottom = false;
+    this.render();
+    const li = [...$("message-list").children].find((row) => row.dataset.key === all[index].key);
+    if (!li) return;
+    li.scrollIntoView({ block: "center" });
+    li.focus({ preventScroll: true });
+    li.classList.remove("flash");
+    void li.offsetWidth;  // restart the highlight when it is shown again
+    li.classList.add("flash");
+    clearTimeout(this.flashTimer);
+    this.flashTimer = setTimeout(() => li.classList.remove("flash"), 1600);
+  }
+
+  /** An edit whose message is gone or deleted meanwhile ends; out of the group, the composer's mode ends. */
+  checkModes() {
+    if (!this.mode.active) return;
+    if ($("composer").hidden) { this.mode.done(); return; }
+    const editing = this.mode.editing;
+    if (editing) {
+      const message = this.store.actions.resolve(editing.ref);
+      if (!message || message.deletedAt) {
+        this.mode.cancel();
+        toast("The message you were editing was deleted.");
+      }
+    }
+  }
+
+  /** Display names of people who reacted, for a chip's tooltip. */
+  reactorNames(ids) {
+    return ids.map((userId) => this.displayName(userId) ?? "Someone");
   }
 }

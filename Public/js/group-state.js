@@ -187,7 +187,7 @@ export class GroupState {
 
   /** A new message in a group arrived: it counts as unread when it is someone else's words. */
   countIncoming(summary, message) {
-    if (message.entry || message.senderId === this.store.me) return;
+    if (message.entry || message.deletedAt || message.senderId === this.store.me) return;
     const mine = this.store.me_(summary);
     if (mine && mine.readSeq >= message.seq) return;
     summary.unreadCount = (summary.unreadCount ?? 0) + 1;
@@ -210,8 +210,9 @@ export class GroupState {
     let unread = 0, mentions = 0;
     for (let seq = mine.readSeq + 1; seq <= summary.lastSeq; seq++) {
       const message = thread?.messages.get(seq);
-      if (!message) { if (fetch) this.refetch(summary.id); return; }  // not all loaded: the server counts
-      if (message.entry || message.senderId === this.store.me) continue;
+      // Not all loaded (or hidden by me): the server counts.
+      if (!message) { if (fetch) this.refetch(summary.id); return; }
+      if (message.entry || message.deletedAt || message.senderId === this.store.me) continue;
       unread++;
       if (message.mentions?.includes(this.store.me)) mentions++;
     }

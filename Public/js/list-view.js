@@ -2,6 +2,7 @@
 import { $, avatar, el, errorText, reconcile } from "./dom.js";
 import { entryLines } from "./entries.js";
 import { smartTime } from "./format.js";
+import { DELETED_TEXT } from "./message-actions.js";
 
 export class ListView {
   constructor(store, { onOpen, onStartChat, onNewGroup }) {
@@ -132,9 +133,10 @@ export class ListView {
     const last = summary.lastMessage;
     if (!last) return "No messages yet";
     if (last.entry) return entryLines(last, (id) => store.nameOf(id, summary), store.me)[0];
-    if (last.senderId === store.me) return `You: ${last.text}`;
-    if (store.isGroup(summary)) return `${store.nameOf(last.senderId, summary) ?? "…"}: ${last.text}`;
-    return last.text;
+    const text = last.deletedAt ? DELETED_TEXT : last.text;
+    if (last.senderId === store.me) return `You: ${text}`;
+    if (store.isGroup(summary)) return `${store.nameOf(last.senderId, summary) ?? "…"}: ${text}`;
+    return text;
   }
 
   updateRow(li, { summary }) {
@@ -143,9 +145,8 @@ export class ListView {
     const other = store.other(summary) ?? { displayName: "?", userId: "" };
     const online = store.presenceOf(other.userId)?.online;
     const unread = store.unread(summary);
-    const last = summary.lastMessage;
-    const preview = last ? (last.senderId === store.me ? `You: ${last.text}` : last.text) : "No messages yet";
-    const signature = [other.displayName, online, unread, last?.id, summary.lastActivityAt, this.openId === summary.id].join("|");
+    const preview = this.preview(summary);
+    const signature = [other.displayName, online, unread, preview, summary.lastActivityAt, this.openId === summary.id].join("|");
     if (li.dataset.signature === signature) return;
     li.dataset.signature = signature;
     const button = li.firstElementChild;

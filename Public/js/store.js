@@ -17,11 +17,15 @@
 // 3. In a group my ticks follow the group's aggregate (everyoneDeliveredSeq / everyoneReadSeq, moved
 //    by `receiptSummary` events), never single members' cursors, which the server does not send.
 //
+// Message actions (react, edit, delete, hide) share the outbox with the sends, in order: see
+// message-actions.js for their rules. A send may carry `replyToSeq`.
+//
 // Stream events of a type this client does not know still count as processed (their `pos` is kept),
 // so a newer server never stalls the resume position of an older page.
 
 import { directConversationId } from "./format.js";
 import { GroupState } from "./group-state.js";
+import { MessageActions } from "./message-actions.js";
 
 const TRANSIENT = new Set(["rate_limited", "unavailable", "storage_unavailable", "internal_error"]);
 
@@ -47,6 +51,7 @@ export class ChatStore {
     this.unsentReceipts = new Map();  // conversationId → my cursors not yet sent (no connection then)
     this.earlyReceipts = new Map();   // conversationId → userId → cursors received before its summary
     this.groups = new GroupState(this);
+    this.actions = new MessageActions(this);
     this.onInvitation = () => {};
   }
 
@@ -100,9 +105,17 @@ export class ChatStore {
     this.changed();
   }
 
-  async loadThread(id, { older = false } = {}) {
+  /** Reads the newest page, or (`older`) the page before the oldest loaded; resolves to how many came. */
+  loadThread(id, { older = false } = {}) {
     const thread = this.thread(id);
-    if (older && (!thread.hasOlder || thread.loadingOlder || !thread.loaded)) return 0;
+    if (older && thread.loadingOlder) return thread.olderPage;  // the page on its way answers this call too
+    if (older && (!thread.hasOlder || !thread.loaded)) return Promise.resolve(0);
+    const page = this.readPage(id, thread, older);
+    if (older) thread.olderPage = page;
+    return page;
+  }
+
+  async readPage(id, thread, older) {
     if (!older && thread.loading) return 0;
     thread.loading = !older;
     const before = older ? Math.min(...thread.messages.keys()) : undefined;
@@ -155,11 +168,19 @@ export class ChatStore {
 
   unread(summary) {
     if (this.isGroup(summary)) return Math.max(0, summary.unreadCount ?? 0);
-    const mine = this.me_(summary);
-    return Math.max(0, summary.lastSeq - (mine?.readSeq ?? 0));
+    const read = this.me_(summary)?.readSeq ?? 0;
+    let count = summary.lastSeq - read;
+    // Messages deleted for everyone, or hidden by me, do not count (as far as this page knows them).
+    const thread = count > 0 ? this.threads.get(summary.id) : null;
+    if (thread) {
+      for (const message of thread.messages.values()) if (message.seq > read && message.deletedAt) count--;
+      for (const seq of thread.hidden ?? []) if (seq > read) count--;
+    }
+    return Math.max(0, count);
   }
 
-  pendingFor(id) { return this.outbox.filter((p) => p.conversationId === id); }
+  /** Sends still in the outbox for a conversation (queued actions are not messages of their own). */
+  pendingFor(id) { return this.outbox.filter((p) => !p.action && p.conversationId === id); }
 
   /** sending / sent / delivered / read / failed for one of my messages. */
   statusOf(message, summary) {
@@ -178,12 +199,13 @@ export class ChatStore {
 
   // MARK: sending
 
-  send(conversationId, recipientId, text) {
+  send(conversationId, recipientId, text, replyToSeq = null) {
     const entry = {
       clientId: crypto.randomUUID(), conversationId,
       recipientId: this.conversations.has(conversationId) || this.isGroup(conversationId) ? null : recipientId,
       text, createdAt: Date.now(), status: "sending", error: null,
     };
+    if (replyToSeq) entry.replyToSeq = replyToSeq;
     this.outbox.push(entry);
     this.saveOutbox();
     this.changed();
@@ -201,19 +223,27 @@ export class ChatStore {
   }
 
   remove(clientId) {
-    this.outbox = this.outbox.filter((p) => p.clientId !== clientId);
+    this.outbox = this.outbox.filter((p) => p.clientId !== clientId && p.targetClientId !== clientId);
     this.saveOutbox();
     this.changed();
   }
 
-  /** Sends every waiting message not yet in flight on this connection, oldest first. */
+  /** Sends every waiting message and action not yet in flight on this connection, oldest first. */
   flush() {
     if (!this.socket?.isOpen || this.connection !== "online") return;
     for (const entry of this.outbox) {
-      if (entry.status !== "sending" || this.inFlight.has(entry.clientId)) continue;
-      const frame = { type: "send", clientId: entry.clientId, text: entry.text };
-      if (!entry.recipientId || this.conversations.has(entry.conversationId)) frame.conversationId = entry.conversationId;
-      else frame.recipientId = entry.recipientId;
+      if (this.inFlight.has(entry.clientId)) continue;
+      let frame;
+      if (entry.action) {
+        frame = this.actions.frameOf(entry);
+        if (!frame) continue;  // waits for its message's seq
+      } else {
+        if (entry.status !== "sending") continue;
+        frame = { type: "send", clientId: entry.clientId, text: entry.text };
+        if (!entry.recipientId || this.conversations.has(entry.conversationId)) frame.conversationId = entry.conversationId;
+        else frame.recipientId = entry.recipientId;
+        if (entry.replyToSeq) frame.replyToSeq = entry.replyToSeq;
+      }
       if (this.socket.send(frame)) this.inFlight.add(entry.clientId);
     }
   }
@@ -223,6 +253,7 @@ export class ChatStore {
     this.outbox = this.outbox.filter((p) => p.clientId !== message.clientId);
     this.inFlight.delete(message.clientId);
     if (this.outbox.length !== before) this.saveOutbox();
+    this.actions.sendConfirmed(message);
   }
 
   // MARK: receipts and typing
@@ -322,8 +353,11 @@ export class ChatStore {
         break;
       // With "pos", the ack stands in for our own message's event in the stream.
       case "sent": this.applyMessage(frame.message); if (frame.pos != null) this.advance(frame.pos); break;
+      case "messageUpdated": this.actions.applyEvent(frame.message); this.advance(frame.pos); break;
+      case "messageHidden": this.actions.applyHidden(frame.hidden); this.advance(frame.pos); break;
+      case "acted": this.actions.acted(frame); if (frame.pos != null) this.advance(frame.pos); break;
       case "error":
-        if (frame.clientId) this.applySendError(frame.clientId, frame.error);
+        if (frame.clientId || frame.ref) this.applySendError(frame.clientId ?? frame.ref, frame.error);
         break;
       case "typing":
         if (frame.isTyping) {
@@ -430,6 +464,7 @@ export class ChatStore {
 
   applySendError(clientId, error) {
     const entry = this.outbox.find((p) => p.clientId === clientId);
+    if (entry?.action) { this.actions.refused(entry, error); return; }
     this.inFlight.delete(clientId);
     if (!entry) return;
     if (TRANSIENT.has(error?.code)) {

@@ -44,6 +44,8 @@ public struct MessageBench: Sendable {
         public var actionsSent = 0, actionsAcknowledged = 0
         public var actionAck: Percentiles?
         public var durablePerSecond = 0.0
+        /// Server CPU per acknowledged send or action, in µs (the mixed workload's figure to compare).
+        public var serverCPUMicrosPerOperation: Double?
     }
 
     let target: BenchTarget
@@ -91,7 +93,7 @@ public struct MessageBench: Sendable {
             let pair = pairs[index]
             sockets.append(
                 try await BenchSocket.connect(url: target.receiverWebSocketURL ?? webSocketURL, token: receiver.token) { text in
-                    guard text.hasPrefix(#"{"message":"#), let payload = BenchFrames.payload(in: text) else { return }
+                    guard text.hasPrefix(#"{"message":"#), !MixedActions.isUpdate(text), let payload = BenchFrames.payload(in: text) else { return }
                     let micros = BenchClock.nowMicros() &- payload.sentAtMicros
                     pair.values.withLock {
                         $0.ledger.deliver(payload.number, micros: micros)
@@ -104,11 +106,15 @@ public struct MessageBench: Sendable {
             let pair = pairs[index]
             senderSocketList.append(
                 try await BenchSocket.connect(url: webSocketURL, token: sender.token) { text in
-                    if text.hasPrefix(#"{"duplicate":"#), let payload = BenchFrames.payload(in: text) {
+                    if let sentAt = MixedActions.actedSentAt(text) {
+                        pair.values.withLock { $0.actions.acknowledged(micros: BenchClock.nowMicros() &- sentAt) }
+                        pair.answered.yield()
+                    } else if text.hasPrefix(#"{"duplicate":"#), let payload = BenchFrames.payload(in: text) {
                         let micros = BenchClock.nowMicros() &- payload.sentAtMicros
                         pair.values.withLock {
                             $0.acknowledged.insert(payload.number)
                             $0.ackLatency.record(clamping: micros)
+                            $0.actions.stored(MixedActions.seq(in: text))
                         }
                         pair.answered.yield()
                     } else if text.hasPrefix(#"{"clientId":"#) {
@@ -197,6 +203,9 @@ public struct MessageBench: Sendable {
         report.ack = Percentiles(ack)
         if options.mix { report.actionAck = Percentiles(actionAck) }
         report.durablePerSecond = Double(report.acknowledged + report.actionsAcknowledged) / max(report.seconds, 0.001)
+        report.serverCPUMicrosPerOperation = report.serverCPUMicrosPerMessage.map {
+            $0 * Double(report.delivered) / Double(max(1, report.acknowledged + report.actionsAcknowledged))
+        }
         report.throughput = Double(report.delivered) / max(report.seconds, 0.001)
         report.serverRSSAfterKiB = serverPID.flatMap(ProcessMemory.residentKiB)
         for socket in sockets + senderSocketList { socket.close() }

@@ -132,6 +132,7 @@ struct Bench: AsyncParsableCommand {
                         ? "actions sent \(report.actionsSent), acknowledged \(report.actionsAcknowledged); action ack \(report.actionAck?.summary ?? "-")"
                         : "no actions (add --mix for the mixed workload)",
                     String(format: "durable operations (sends and actions acknowledged) %.0f/s", report.durablePerSecond),
+                    "server CPU per durable operation: \(report.serverCPUMicrosPerOperation.map { String(format: "%.1f µs", $0) } ?? "-")",
                     "server CPU per delivered message: \(report.serverCPUMicrosPerMessage.map { String(format: "%.1f µs", $0) } ?? "- (needs the server's pid)")",
                     "bench (load generator) CPU per delivered message: \(report.benchCPUMicrosPerMessage.map { String(format: "%.1f µs", $0) } ?? "-")",
                     "sends left late (the load generator's own delays) \(report.sendLateness?.summary ?? "- (paced runs only)")",

@@ -13,6 +13,9 @@ import Testing
             .send(SendRequest(ref: "r1", clientId: .random(), recipientId: .random(), text: "x")),
             .receipt(ref: nil, conversationId: message.conversationId, deliveredSeq: 3, readSeq: nil),
             .typing(conversationId: message.conversationId, isTyping: false), .ping(ref: "p"),
+            .send(SendRequest(clientId: .random(), conversationId: message.conversationId, text: "yes", replyToSeq: 7)),
+            .action(MessageActionRequest(ref: "a", clientId: .random(), conversationId: message.conversationId, seq: 7, kind: .react, emoji: "👍")),
+            .action(MessageActionRequest(clientId: .random(), conversationId: message.conversationId, seq: 7, kind: .edit, text: "fixed")),
         ]
         for frame in frames {
             let data = try JSONEncoder().encode(frame)
@@ -32,6 +35,9 @@ import Testing
             .typing(conversationId: message.conversationId, userId: .random(), isTyping: true),
             .presence(userId: .random(), online: false, lastSeenAt: Timestamp(milliseconds: 5)),
             .error(ref: "r", clientId: .random(), code: .textTooLong, message: "too long"), .pong(ref: nil),
+            .acted(ref: "a", message: message, duplicate: false),
+            .event(StreamEvent(position: 5, payload: .messageUpdated(message))),
+            .event(StreamEvent(position: 6, payload: .messageHidden(MessageRef(conversationId: message.conversationId, seq: 7)))),
         ]
         for frame in frames {
             let data = try JSONEncoder().encode(frame)

@@ -129,6 +129,10 @@ import Foundation
         let message = Message(
             id: .random(), conversationId: conversation, seq: 9, senderId: a, clientId: .random(),
             text: "quote \" backslash \\ newline \n emoji 🙂", createdAt: Timestamp(milliseconds: 1_700_000_000_000))
+        var acted = message
+        acted.editedAt = Timestamp(milliseconds: 1_700_000_000_500)
+        acted.replyTo = ReplyQuote(seq: 3, senderId: b, text: "first\nsecond", deleted: false)
+        acted.reactions = [Reaction(emoji: "👍🏽", count: 2, mine: true, userIds: [a, b])]
         let payloads: [StreamEvent.Payload] = [
             .message(message),
             .receipt(ReceiptUpdate(conversationId: conversation, userId: b, deliveredSeq: 9, readSeq: 8)),
@@ -138,6 +142,8 @@ import Foundation
                     members: [
                         User(id: a, username: "a_user", displayName: "A", createdAt: Timestamp(milliseconds: 1))
                     ])),
+            .messageUpdated(acted),
+            .messageHidden(MessageRef(conversationId: conversation, seq: 9)),
         ]
         var encoder = EventFrameEncoder()
         for (index, payload) in payloads.enumerated() {

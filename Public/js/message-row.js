@@ -1,0 +1,77 @@
+// The parts a message row shows besides its text (chat-view.js builds the row): the quote of the
+// message it answers, "edited", and reaction chips. Each is rebuilt only when what it shows changed.
+import { el, reconcile } from "./dom.js";
+import { joinNames } from "./format.js";
+
+/**
+ * The quote above a reply's text: a button (Enter or a click goes to the original) naming who wrote
+ * the original and its first line, or "Deleted message". `quote` is { seq, name, preview, deleted } or null.
+ */
+export function renderQuote(li, bubble, quote) {
+  const key = quote ? [quote.seq, quote.name, quote.deleted, quote.preview].join("|") : "";
+  if (li.dataset.quote === key) return;
+  li.dataset.quote = key;
+  bubble.querySelector(".quote")?.remove();
+  if (!quote) return;
+  const button = el("button", quote.deleted ? "quote deleted" : "quote");
+  button.type = "button";
+  button.dataset.seq = quote.seq;
+  button.title = "Show the original message";
+  const text = el("span", "quote-text", quote.deleted ? "Deleted message" : quote.preview);
+  text.dir = "auto";
+  button.append(el("span", "visually-hidden", "In reply to "), el("span", "quote-name", quote.name), el("span", "visually-hidden", ": "), text);
+  bubble.insertBefore(button, bubble.querySelector(".text"));
+}
+
+/** "edited" before the time, while the message has been edited (and is not deleted). */
+export function renderEdited(meta, edited) {
+  const label = meta.querySelector(".edited");
+  if (edited && !label) meta.querySelector("time").before(el("span", "edited", "edited"));
+  else if (!edited && label) label.remove();
+}
+
+/**
+ * Reaction chips under the bubble: "👍 2", pressed when one is mine (a click sets mine or takes it
+ * back). `names(userIds)` gives who reacted, for the tooltip.
+ */
+export function renderReactions(li, reactions, names) {
+  const key = reactions.map((r) => `${r.emoji}:${r.count}:${r.mine ? 1 : 0}:${(r.userIds ?? []).join(",")}`).join(" ");
+  if (li.dataset.reactions === key) return;
+  li.dataset.reactions = key;
+  let list = li.querySelector(":scope > .reactions");
+  // A chip taken away while it had focus gives focus to its message, not to the page.
+  const hadFocus = Boolean(list?.contains(document.activeElement));
+  const keepFocus = () => { if (hadFocus && !list.contains(document.activeElement)) li.focus({ preventScroll: true }); };
+  if (!reactions.length) {
+    list?.remove();
+    if (list) keepFocus();
+    return;
+  }
+  if (!list) {
+    list = el("ul", "reactions");
+    list.setAttribute("aria-label", "Reactions");
+    li.querySelector(".bubble").after(list);
+  }
+  const items = reactions.map((reaction) => ({ key: reaction.emoji, reaction }));
+  // Chips are updated in place, so one keeps keyboard focus while its count changes.
+  reconcile(list, items, (item) => {
+    const chip = el("li");
+    const button = el("button", "reaction");
+    button.type = "button";
+    button.dataset.emoji = item.reaction.emoji;
+    button.append(el("span", "reaction-emoji", item.reaction.emoji), el("span", "reaction-count"));
+    chip.append(button);
+    updateChip(chip, item, names);
+    return chip;
+  }, (chip, item) => updateChip(chip, item, names));
+  keepFocus();
+}
+
+function updateChip(chip, { reaction }, names) {
+  const button = chip.firstElementChild;
+  button.setAttribute("aria-pressed", String(Boolean(reaction.mine)));
+  button.setAttribute("aria-label", `${reaction.emoji} ${reaction.count}${reaction.mine ? ", including you" : ""}`);
+  button.querySelector(".reaction-count").textContent = String(reaction.count);
+  const who = names(reaction.userIds ?? []);
+  button.title = who.length ? joinNames(who) : "";
+}

@@ -1,0 +1,22 @@
+import ParleyCore
+import Testing
+
+/// docs/protocol.md "Message actions" rule 2: a reaction is one grapheme cluster that is an emoji.
+@Suite struct ReactionValidationTests {
+    @Test(arguments: ["👍", "❤️", "😂", "👍🏽", "👨‍👩‍👧", "🇯🇵", "1️⃣", "🏴󠁧󠁢󠁳󠁣󠁴󠁿", "✔️", "🫠", "🧑🏿‍🚀"])
+    func singleEmojiAreAccepted(emoji: String) {
+        #expect((try? Validation.reactionEmoji(emoji).get()) == emoji)
+    }
+
+    @Test(arguments: ["", "a", "1", "#", "❤", "👍👍", "👍 ", " 👍", "ok", "\u{200D}", "\u{FE0F}", "a\u{301}", "\u{1F44D}\u{0301}"])
+    func anythingElseIsRefused(text: String) {
+        #expect(throws: Validation.Failure(.invalidEmoji, "A reaction is a single emoji.")) { try Validation.reactionEmoji(text).get() }
+    }
+
+    @Test func aReplyQuoteIsTheCurrentFirstLineCut() {
+        let long = String(repeating: "x", count: 300)
+        let quote = ReplyQuote(seq: 1, senderId: .random(), text: "\(long)\nsecond", deleted: false)
+        #expect(quote.preview.count == ReplyQuote.previewCharacters && !quote.preview.contains("\n"))
+        #expect(ReplyQuote(seq: 1, senderId: .random(), text: "gone", deleted: true).preview.isEmpty)
+    }
+}
