@@ -109,7 +109,7 @@ extension PostgresStore: ConversationStore {
                 var summary = ConversationSummary(
                     id: id, kind: ConversationKind(rawValue: kind) ?? .direct, createdAt: Timestamp(milliseconds: createdAt),
                     lastSeq: lastSeq, lastMessage: try await lastMessage(id, at: lastSeq, for: user, db), lastActivityAt: Timestamp(milliseconds: lastActivity),
-                    unreadCount: max(0, lastSeq - readSeq) - (try await uncounted(id, of: user, after: readSeq, through: lastSeq, db)),
+                    unreadCount: id.isGroup ? 0 : max(0, lastSeq - readSeq) - (try await uncounted(id, of: user, after: readSeq, through: lastSeq, db)),
                     members: members, presenceShared: presenceShared)
                 if summary.kind == .group {
                     summary.title = title
@@ -140,12 +140,15 @@ extension PostgresStore: ConversationStore {
         return summaries
     }
 
-    /// The preview: the newest message up to `seq` that `user` has not deleted for themselves, as it is now.
+    /// The preview: the newest message up to `seq` that `user` can see (in a group: inside their
+    /// spans) and has not deleted for themselves, as it is now.
     private func lastMessage(_ id: ConversationID, at seq: Int64, for user: UserID, _ db: PostgresConnection) async throws -> Message? {
         guard
             let row = try await db.rows(
                 """
                 SELECT \(unescaped: Columns.message) FROM messages m WHERE m.conversation_id = \(id.rawValue) AND m.seq <= \(seq)
+                AND (\(!id.isGroup) OR EXISTS (SELECT 1 FROM member_spans s WHERE s.conversation_id = m.conversation_id
+                    AND s.user_id = \(user.rawValue) AND m.seq >= s.from_seq AND (s.to_seq IS NULL OR m.seq <= s.to_seq)))
                 AND NOT EXISTS (SELECT 1 FROM hidden_messages h WHERE h.user_id = \(user.rawValue) AND h.conversation_id = m.conversation_id
                     AND h.seq = m.seq)
                 ORDER BY m.seq DESC LIMIT 1
@@ -202,8 +205,10 @@ extension PostgresStore: ConversationStore {
                     AND m.entry IS NULL AND m.sender_id <> \(user.rawValue) AND m.deleted_at IS NULL
                     AND NOT EXISTS (SELECT 1 FROM hidden_messages h WHERE h.user_id = \(user.rawValue)
                         AND h.conversation_id = m.conversation_id AND h.seq = m.seq)),
-                (SELECT COUNT(*) FROM mentions WHERE user_id = \(user.rawValue) AND conversation_id = \(id.rawValue)
-                    AND seq > \(after) AND seq <= \(through))
+                (SELECT COUNT(*) FROM mentions n WHERE n.user_id = \(user.rawValue) AND n.conversation_id = \(id.rawValue)
+                    AND n.seq > \(after) AND n.seq <= \(through)
+                    AND NOT EXISTS (SELECT 1 FROM hidden_messages h WHERE h.user_id = \(user.rawValue)
+                        AND h.conversation_id = n.conversation_id AND h.seq = n.seq))
             """, logger)
         return try row.first?.decode((Int64, Int64).self) ?? (0, 0)
     }

@@ -16,7 +16,7 @@ extension PostgresStore {
             }
             guard let state, !state.closed, state.member(new.sender) != nil else { throw StoreError.conversationNotFound }
             if let reply = new.replyToSeq {
-                try await self.checkReply(to: reply, in: conversation, from: new.sender, startsConversation: false, db)
+                try await self.checkReply(to: reply, in: conversation, from: new.sender, recipient: nil, db)
             }
             let heldBack = try await self.holdsBack(new.sender, in: conversation, db)
             let mentions = try await self.resolveMentions(new.mentionNames, of: new.sender, in: conversation, db)

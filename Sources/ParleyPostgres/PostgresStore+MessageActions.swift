@@ -4,22 +4,15 @@ import PostgresNIO
 
 extension PostgresStore: MessageActionStore {
     /// The rules of SQLite's `act` (docs/protocol.md "Message actions"), in one transaction under
-    /// the message row's lock (`FOR UPDATE`): two actions on one message apply one after the other,
-    /// and a retry racing its original finds the original's record once it commits.
+    /// the message row's lock (`FOR UPDATE`, after a group's row `FOR SHARE`): two actions on one
+    /// message apply one after the other, and a retry racing its original loses on the record's key,
+    /// runs again and finds the original's record.
     public func act(_ action: NewMessageAction, now: Timestamp) async throws -> ActionOutcome {
         let conversation = action.conversation
         return try await transaction { db in
             let logger = self.logger
-            guard
-                let row = try await db.rows(
-                    """
-                    SELECT sender_id, created_at, text, deleted_at IS NOT NULL, entry IS NOT NULL FROM messages
-                    WHERE conversation_id = \(conversation.rawValue) AND seq = \(action.seq) FOR UPDATE
-                    """, logger
-                ).first
-            else {
-                throw try await self.isMember(action.actor, of: conversation, db) ? StoreError.messageNotFound : StoreError.conversationNotFound
-            }
+            // The record first, as SQLite does: a client id used before answers the same whether
+            // or not the message exists, so it tells nobody outside the conversation anything.
             if let earlier = try await db.rows(
                 "SELECT conversation_id, seq, kind FROM message_actions WHERE actor_id = \(action.actor.rawValue) AND client_id = \(action.clientId.rawValue)",
                 logger
@@ -30,6 +23,21 @@ extension PostgresStore: MessageActionStore {
                     throw StoreError.messageNotFound
                 }
                 return ActionOutcome(message: message, duplicate: true, deliveries: [])
+            }
+            // A group's membership and roles hold still until commit (its changes take the row FOR UPDATE);
+            // then the message's row, so two actions on it apply one after the other.
+            if conversation.isGroup {
+                _ = try await db.rows("SELECT 1 FROM conversations WHERE id = \(conversation.rawValue) FOR SHARE", logger)
+            }
+            guard
+                let row = try await db.rows(
+                    """
+                    SELECT sender_id, created_at, text, deleted_at IS NOT NULL, entry IS NOT NULL FROM messages
+                    WHERE conversation_id = \(conversation.rawValue) AND seq = \(action.seq) FOR UPDATE
+                    """, logger
+                ).first
+            else {
+                throw try await self.isMember(action.actor, of: conversation, db) ? StoreError.messageNotFound : StoreError.conversationNotFound
             }
             let role = try await self.actorRole(action, db)
             let (sender, created, text, deleted, isEntry) = try row.decode((String, Int64, String, Bool, Bool).self)
@@ -137,9 +145,9 @@ extension PostgresStore: MessageActionStore {
             SELECT m.user_id FROM conversation_members m WHERE m.conversation_id = \(conversation.rawValue) AND EXISTS (
                 SELECT 1 FROM member_spans s WHERE s.conversation_id = m.conversation_id AND s.user_id = m.user_id
                 AND s.from_seq <= \(seq) AND (s.to_seq IS NULL OR s.to_seq >= \(seq)))
-            ORDER BY m.user_id
+            ORDER BY m.user_id COLLATE "C"
             """
-            : "SELECT user_id FROM conversation_members WHERE conversation_id = \(conversation.rawValue) ORDER BY user_id"
+            : "SELECT user_id FROM conversation_members WHERE conversation_id = \(conversation.rawValue) ORDER BY user_id COLLATE \"C\""
         return try await db.values(sql, as: String.self, logger).map(UserID.init(rawValue:))
     }
 
@@ -173,10 +181,14 @@ extension PostgresStore: MessageActionStore {
             guard try await self.canSee(seq, in: conversation, user: user, db) else {
                 throw try await self.isMember(user, of: conversation, db) ? StoreError.messageNotFound : StoreError.conversationNotFound
             }
+            // Someone who left sees the versions replaced before they left (see SQLite's).
+            let leftAt = try await db.value(
+                "SELECT left_at FROM former_members WHERE user_id = \(user.rawValue) AND conversation_id = \(conversation.rawValue)",
+                as: Int64.self, self.logger)
             return try await db.rows(
                 """
                 SELECT text, created_at, replaced_at FROM message_versions WHERE conversation_id = \(conversation.rawValue) AND seq = \(seq)
-                ORDER BY version
+                AND replaced_at < \(leftAt ?? Int64.max) ORDER BY version
                 """, self.logger
             ).map { row in
                 let (text, created, replaced) = try row.decode((String, Int64, Int64).self)

@@ -27,8 +27,9 @@ extension PostgresStore: MessageStore {
             recipient: recipient?.rawValue, text: new.text, now: now.milliseconds, messageId: MessageID.random().rawValue, node: nodeID)
         // In a transaction of its own: the answer waits for the COMMIT (``PostgresStore``).
         let (row, quote): (Prepared.Send.Row?, ReplyQuote?) = try await transaction { connection in
-            if let reply = new.replyToSeq {
-                try await self.checkReply(to: reply, in: conversation, from: new.sender, startsConversation: recipient != nil, connection)
+            // A retry is answered by the send function whatever it carries (rule 1); a new reply is checked first.
+            if let reply = new.replyToSeq, try await self.earlierAction(by: new.sender, new.clientId, connection) == nil {
+                try await self.checkReply(to: reply, in: conversation, from: new.sender, recipient: recipient, connection)
             }
             let row: Prepared.Send.Row? = try await connection.execute(statement, logger: self.logger).reduce(into: []) { $0.append($1) }.first
             guard let row else { return (nil, nil) }
@@ -38,7 +39,11 @@ extension PostgresStore: MessageStore {
         let message = Message(
             id: MessageID(rawValue: row.messageId), conversationId: ConversationID(rawValue: row.conversation), seq: row.seq,
             senderId: new.sender, clientId: new.clientId, text: row.text, createdAt: Timestamp(milliseconds: row.createdAt), replyTo: quote)
-        if row.duplicate { return SendOutcome(message: message, duplicate: true, deliveries: []) }
+        if row.duplicate {
+            // As it is now (edited, deleted, reacted to), as SQLite answers a retry.
+            let current = try await read { db in try await self.currentMessage(row.seq, in: message.conversationId, for: new.sender, db) }
+            return SendOutcome(message: current ?? message, duplicate: true, deliveries: [])
+        }
         let members = row.members.map(UserID.init(rawValue:))
         var deliveries: [Delivery] = []
         if row.created {
@@ -75,16 +80,21 @@ extension PostgresStore: MessageStore {
 
     /// A reply names a message of the conversation that the sender can see and that is not an entry
     /// (SQLite's send rule 9); a sender outside the conversation learns nothing about it.
-    func checkReply(
-        to seq: Int64, in conversation: ConversationID, from sender: UserID, startsConversation: Bool, _ db: PostgresConnection
-    ) async throws {
-        // To a user: their conversation may not exist yet, and then there is nothing to answer.
+    /// The original is read `FOR SHARE`: a delete for everyone racing the reply commits before the
+    /// quote is read or after the reply, never in between.
+    func checkReply(to seq: Int64, in conversation: ConversationID, from sender: UserID, recipient: UserID?, _ db: PostgresConnection) async throws {
         guard try await isMember(sender, of: conversation, db) else {
-            throw startsConversation ? StoreError.messageNotFound : StoreError.conversationNotFound
+            // To a user: the send's own checks first (as SQLite's); a conversation that does not
+            // exist yet has nothing to answer.
+            guard let recipient else { throw StoreError.conversationNotFound }
+            guard recipient != sender else { throw StoreError.invalidRecipient }
+            guard try await !Self.users([recipient], db, logger).isEmpty else { throw StoreError.userNotFound }
+            throw StoreError.messageNotFound
         }
         guard try await canSee(seq, in: conversation, user: sender, db),
             try await db.value(
-                "SELECT entry IS NULL FROM messages WHERE conversation_id = \(conversation.rawValue) AND seq = \(seq)", as: Bool.self, logger) == true
+                "SELECT entry IS NULL FROM messages WHERE conversation_id = \(conversation.rawValue) AND seq = \(seq) FOR SHARE", as: Bool.self, logger)
+                == true
         else { throw StoreError.messageNotFound }
     }
 

@@ -109,7 +109,7 @@ extension SQLiteStore: ConversationStore {
                 var summary = ConversationSummary(
                     id: id, kind: ConversationKind(rawValue: row[0]) ?? .direct, createdAt: Timestamp(milliseconds: row[1]),
                     lastSeq: lastSeq, lastMessage: try lastMessage(id, at: lastSeq, for: user, db), lastActivityAt: Timestamp(milliseconds: row[3]),
-                    unreadCount: max(0, lastSeq - readSeq) - (try uncounted(id, of: user, after: readSeq, through: lastSeq, db)),
+                    unreadCount: id.isGroup ? 0 : max(0, lastSeq - readSeq) - (try uncounted(id, of: user, after: readSeq, through: lastSeq, db)),
                     members: members.list, presenceShared: members.presenceShared)
                 if summary.kind == .group {
                     summary.title = row[5]
@@ -139,13 +139,20 @@ extension SQLiteStore: ConversationStore {
         }
     }
 
-    /// The preview: the newest message up to `seq` that `user` has not deleted for themselves, as it is now.
+    /// The preview: the newest message up to `seq` that `user` can see (in a group: inside their
+    /// spans) and has not deleted for themselves, as it is now.
     private static func lastMessage(_ id: ConversationID, at seq: Int64, for user: UserID, _ db: Database) throws -> Message? {
-        try Row.fetchOne(
+        let spans =
+            id.isGroup
+            ? """
+            AND EXISTS (SELECT 1 FROM member_spans s WHERE s.conversation_id = m.conversation_id AND s.user_id = ?3
+                AND m.seq >= s.from_seq AND (s.to_seq IS NULL OR m.seq <= s.to_seq))
+            """ : ""
+        return try Row.fetchOne(
             db.cachedStatement(
                 sql: """
-                    SELECT \(Columns.message) FROM messages m WHERE m.conversation_id = ? AND m.seq <= ?
-                    AND NOT EXISTS (SELECT 1 FROM hidden_messages h WHERE h.user_id = ? AND h.conversation_id = m.conversation_id AND h.seq = m.seq)
+                    SELECT \(Columns.message) FROM messages m WHERE m.conversation_id = ?1 AND m.seq <= ?2 \(spans)
+                    AND NOT EXISTS (SELECT 1 FROM hidden_messages h WHERE h.user_id = ?3 AND h.conversation_id = m.conversation_id AND h.seq = m.seq)
                     ORDER BY m.seq DESC LIMIT 1
                     """),
             arguments: [id.rawValue, seq, user.rawValue]
@@ -209,7 +216,11 @@ extension SQLiteStore: ConversationStore {
     private static func mentionCount(_ id: ConversationID, of user: UserID, after: Int64, through: Int64, _ db: Database) throws -> Int64 {
         guard through > after else { return 0 }
         return try Int64.fetchOne(
-            db.cachedStatement(sql: "SELECT COUNT(*) FROM mentions WHERE user_id = ? AND conversation_id = ? AND seq > ? AND seq <= ?"),
+            db.cachedStatement(
+                sql: """
+                    SELECT COUNT(*) FROM mentions n WHERE n.user_id = ?1 AND n.conversation_id = ?2 AND n.seq > ?3 AND n.seq <= ?4
+                    AND NOT EXISTS (SELECT 1 FROM hidden_messages h WHERE h.user_id = ?1 AND h.conversation_id = ?2 AND h.seq = n.seq)
+                    """),
             arguments: [user.rawValue, id.rawValue, after, through]) ?? 0
     }
 

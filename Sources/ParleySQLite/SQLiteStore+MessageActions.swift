@@ -136,9 +136,17 @@ extension SQLiteStore: MessageActionStore {
 
     /// Rule 4: the current members who can see `seq` (in a group, those whose span holds it).
     private static func audience(of seq: Int64, in conversation: ConversationID, _ statements: WriterStatements, _ db: Database) throws -> [UserID] {
-        let members = try memberIDs(conversation, statements)
-        guard conversation.isGroup else { return members }
-        return try members.filter { try inSpans(seq, of: $0, in: conversation, db) }
+        guard conversation.isGroup else { return try memberIDs(conversation, statements) }
+        return try String.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT m.user_id FROM conversation_members m WHERE m.conversation_id = ?1 AND EXISTS (
+                        SELECT 1 FROM member_spans s WHERE s.conversation_id = ?1 AND s.user_id = m.user_id
+                        AND s.from_seq <= ?2 AND (s.to_seq IS NULL OR s.to_seq >= ?2))
+                    ORDER BY m.user_id
+                    """),
+            arguments: [conversation.rawValue, seq]
+        ).map(UserID.init(rawValue:))
     }
 
     static func isHidden(_ seq: Int64, in conversation: ConversationID, by user: UserID, _ db: Database) throws -> Bool {
@@ -152,10 +160,15 @@ extension SQLiteStore: MessageActionStore {
             guard try MessageVisibility.canSee(seq, in: conversation, user: user, db) else {
                 throw try Self.isMember(user, of: conversation, db) ? StoreError.messageNotFound : StoreError.conversationNotFound
             }
+            // Someone who left sees the versions replaced before they left, as their copy is the text of then.
+            let leftAt = try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT left_at FROM former_members WHERE user_id = ? AND conversation_id = ?"),
+                arguments: [user.rawValue, conversation.rawValue])
             return try Row.fetchAll(
                 db.cachedStatement(
-                    sql: "SELECT text, created_at, replaced_at FROM message_versions WHERE conversation_id = ? AND seq = ? ORDER BY version"),
-                arguments: [conversation.rawValue, seq]
+                    sql: "SELECT text, created_at, replaced_at FROM message_versions WHERE conversation_id = ? AND seq = ? AND replaced_at < ? ORDER BY version"
+                ),
+                arguments: [conversation.rawValue, seq, leftAt ?? Int64.max]
             ).map { MessageVersion(text: $0[0], createdAt: Timestamp(milliseconds: $0[1]), replacedAt: Timestamp(milliseconds: $0[2])) }
         }
     }

@@ -193,6 +193,84 @@ import Testing
     }
 }
 
+/// The rules the review of the first version found broken.
+@Suite struct MessageActionReviewConformanceTests {
+    @Test(arguments: StoreBackend.all)
+    func aReusedClientIdTellsAStrangerNothingAboutAConversation(backend: StoreBackend) async throws {
+        let world = try await ActionWorld(backend)
+        let theirs = try await world.store.send("private", from: world.ada.id, to: .conversation(world.direct)).message
+        let eves = try await world.store.send("hi", from: world.eve.id, to: .user(world.alan.id)).message
+        let used = ClientMessageID.random()
+        _ = try await world.store.act(
+            NewMessageAction(actor: world.eve.id, clientId: used, conversation: eves.conversationId, seq: eves.seq, change: .react("👍")), now: .now())
+        for seq in [theirs.seq, 999] {
+            await #expect(throws: StoreError.clientIdConflict, "seq \(seq): the same answer whether it exists or not") {
+                _ = try await world.act(world.eve, seq, .react("👍"), clientId: used)
+            }
+        }
+    }
+
+    @Test(arguments: StoreBackend.all)
+    func hidingNeverShowsAPreviewFromOutsideMyMembership(backend: StoreBackend) async throws {
+        let world = try await ActionWorld(backend)
+        let group = try await world.group(with: [world.grace.id])
+        _ = try await world.store.send("before alan joined", from: world.grace.id, to: .conversation(group))
+        let added = try await world.store.changeGroup(
+            MembershipChange(
+                actor: world.ada.id, clientId: .random(), conversation: group, action: .add([world.alan.id], shareHistory: false), maxMembers: 256),
+            now: .now())
+        let joinSeq = try #require(added.entry?.seq)
+        _ = try await world.act(world.alan, joinSeq, .hide, in: group)
+        let summary = try await world.store.conversation(group, as: world.alan.id)
+        #expect(summary.lastMessage == nil, "not the message before he joined: \(summary.lastMessage?.text ?? "")")
+    }
+
+    @Test(arguments: StoreBackend.all)
+    func aFormerMemberSeesOnlyTheVersionsFromBeforeTheyLeft(backend: StoreBackend) async throws {
+        let world = try await ActionWorld(backend)
+        let group = try await world.group(with: [world.grace.id])
+        let message = try await world.store.send("plan A", from: world.ada.id, to: .conversation(group)).message
+        let start = Timestamp.now().milliseconds
+        _ = try await world.act(world.ada, message.seq, .edit("plan A2"), in: group, at: Timestamp(milliseconds: start + 1))
+        _ = try await world.store.changeGroup(
+            MembershipChange(actor: world.grace.id, clientId: .random(), conversation: group, action: .leave, maxMembers: 256),
+            now: Timestamp(milliseconds: start + 10))
+        _ = try await world.act(world.ada, message.seq, .edit("plan B"), in: group, at: Timestamp(milliseconds: start + 20))
+        _ = try await world.act(world.ada, message.seq, .edit("plan C"), in: group, at: Timestamp(milliseconds: start + 30))
+        #expect(try await world.store.versions(in: group, seq: message.seq, as: world.grace.id).map(\.text) == ["plan A"])
+        #expect(try await world.store.versions(in: group, seq: message.seq, as: world.ada.id).map(\.text) == ["plan A", "plan A2", "plan B"])
+        let gracesCopy = try await world.store.messages(in: group, as: world.grace.id, query: HistoryQuery(limit: 50)).messages
+        #expect(gracesCopy.first { $0.seq == message.seq }?.text == "plan A2")
+    }
+
+    @Test(arguments: StoreBackend.all)
+    func aRetriedSendIsAnsweredAsTheMessageIsNow(backend: StoreBackend) async throws {
+        let world = try await ActionWorld(backend)
+        let first = try await world.store.send("first", from: world.ada.id, to: .conversation(world.direct)).message
+        let clientId = ClientMessageID.random()
+        let reply = NewMessage(sender: world.ada.id, clientId: clientId, target: .user(world.grace.id), text: "oops", replyToSeq: first.seq)
+        let sent = try await world.store.send(reply, now: .now())
+        #expect(sent.message.replyTo?.seq == first.seq)
+        _ = try await world.act(world.ada, sent.message.seq, .delete)
+        var retry = reply
+        retry.replyToSeq = 999
+        let answer = try await world.store.send(retry, now: .now())
+        #expect(answer.duplicate && answer.message.isDeleted && answer.message.text.isEmpty && answer.message.replyTo?.seq == first.seq)
+        await #expect(throws: StoreError.invalidRecipient) {
+            _ = try await world.store.send(
+                NewMessage(sender: world.ada.id, clientId: .random(), target: .user(world.ada.id), text: "me", replyToSeq: 1), now: .now())
+        }
+        await #expect(throws: StoreError.userNotFound) {
+            _ = try await world.store.send(
+                NewMessage(sender: world.ada.id, clientId: .random(), target: .user(.random()), text: "who", replyToSeq: 1), now: .now())
+        }
+        await #expect(throws: StoreError.messageNotFound, "no conversation with Eve yet: nothing to answer") {
+            _ = try await world.store.send(
+                NewMessage(sender: world.ada.id, clientId: .random(), target: .user(world.eve.id), text: "hi", replyToSeq: 1), now: .now())
+        }
+    }
+}
+
 /// Ada and Grace, who have written to each other; Alan, Ada's contact; Eve, a stranger.
 struct ActionWorld {
     let store: any ParleyStore
