@@ -1,4 +1,5 @@
 """The web client through a real load balancer (HAProxy) in front of two nodes on one PostgreSQL."""
+import requests
 from selenium.webdriver.common.by import By
 
 from conftest import sign_in
@@ -6,11 +7,15 @@ from test_web_client import bubbles, by_id, list_rows, open_chat_by_search, stat
 
 
 def on_different_nodes(cluster, a, b, session_b):
-    """Reloads b until its WebSocket is on the other node than a's (HAProxy balances round robin)."""
-    for _ in range(8):
+    """Reloads b until its WebSocket is on the other node than a's (HAProxy balances round robin).
+    A page load makes the same number of connections each time, so a reload alone can land on the
+    same node every time: a request of our own before every other attempt shifts the rotation."""
+    for attempt in range(8):
         counts = cluster.live_connections()
         if sorted(counts) == [1, 1]:
             return counts
+        if attempt % 2 == 1:
+            requests.get(cluster.url + "/healthz", timeout=5, headers={"Connection": "close"})
         sign_in(b, cluster, session_b)
         wait(b, lambda d: sum(cluster.live_connections()) == 2)
     raise AssertionError(f"browsers never landed on different nodes: {cluster.live_connections()}")
