@@ -31,10 +31,10 @@ extension Histogram where Count == UInt64 {
     static var longestMicroseconds: UInt64 { 120_000_000 }
 
     /// The bench's histograms: durations in µs, up to ``longestMicroseconds``, to three significant digits.
-    static func microseconds() -> Self { Self(highestTrackableValue: longestMicroseconds, numberOfSignificantValueDigits: .three) }
+    public static func microseconds() -> Self { Self(highestTrackableValue: longestMicroseconds, numberOfSignificantValueDigits: .three) }
 
     /// Records `micros`, a longer one as ``longestMicroseconds``: every sample counts (a dropped one would not).
-    mutating func record(clamping micros: UInt64) { _ = record(Swift.min(micros, Self.longestMicroseconds)) }
+    public mutating func record(clamping micros: UInt64) { _ = record(Swift.min(micros, Self.longestMicroseconds)) }
 }
 
 /// Resident memory of a process from /proc (Linux), in KiB; nil where unavailable.

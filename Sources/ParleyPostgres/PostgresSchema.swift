@@ -170,6 +170,25 @@ enum PostgresSchema {
                 """,
             ]
         ),
+        (
+            "v7-search",
+            [
+                // docs/protocol.md "Search": folded text (lower-case, accents off) in a word index and a
+                // trigram index, as expressions on `messages`, so they are written with the row.
+                // Both extensions are Debian's postgresql-contrib and trusted: the database's owner creates them.
+                "CREATE EXTENSION IF NOT EXISTS unaccent",
+                "CREATE EXTENSION IF NOT EXISTS pg_trgm",
+                """
+                CREATE FUNCTION parley_fold(text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+                AS $$ SELECT lower(unaccent('unaccent'::regdictionary, $1)) $$
+                """,
+                """
+                CREATE INDEX messages_words ON messages USING GIN (to_tsvector('simple'::regconfig, parley_fold(text)))
+                WHERE entry IS NULL AND deleted_at IS NULL
+                """,
+                "CREATE INDEX messages_trigrams ON messages USING GIN (parley_fold(text) gin_trgm_ops) WHERE entry IS NULL AND deleted_at IS NULL",
+            ]
+        ),
     ]
 
     static func migrate(_ client: PostgresClient, logger: Logger) async throws {

@@ -206,6 +206,34 @@ enum SQLiteSchema {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v6-search") { db in
+            // docs/protocol.md "Search": folded text (`parley_fold`, SearchText.fold) in a word index,
+            // and, for messages holding CJK, in a trigram index. Both are contentless: the text lives
+            // in `messages` only. Triggers keep them in the message's own transaction; an edit
+            // re-indexes, a delete for everyone removes.
+            try db.execute(
+                sql: """
+                    CREATE VIRTUAL TABLE message_search USING fts5(text, content='', tokenize='unicode61 remove_diacritics 2');
+                    CREATE VIRTUAL TABLE message_search_cjk USING fts5(text, content='', tokenize='trigram');
+                    INSERT INTO message_search(rowid, text)
+                        SELECT rowid, parley_fold(text) FROM messages WHERE entry IS NULL AND deleted_at IS NULL;
+                    INSERT INTO message_search_cjk(rowid, text)
+                        SELECT rowid, parley_fold(text) FROM messages WHERE entry IS NULL AND deleted_at IS NULL AND parley_cjk(text);
+                    CREATE TRIGGER message_search_insert AFTER INSERT ON messages WHEN new.entry IS NULL BEGIN
+                        INSERT INTO message_search(rowid, text) VALUES (new.rowid, parley_fold(new.text));
+                        INSERT INTO message_search_cjk(rowid, text) SELECT new.rowid, parley_fold(new.text) WHERE parley_cjk(new.text);
+                    END;
+                    CREATE TRIGGER message_search_update AFTER UPDATE OF text ON messages WHEN old.entry IS NULL BEGIN
+                        INSERT INTO message_search(message_search, rowid, text)
+                            SELECT 'delete', old.rowid, parley_fold(old.text) WHERE old.deleted_at IS NULL;
+                        INSERT INTO message_search_cjk(message_search_cjk, rowid, text)
+                            SELECT 'delete', old.rowid, parley_fold(old.text) WHERE old.deleted_at IS NULL AND parley_cjk(old.text);
+                        INSERT INTO message_search(rowid, text) SELECT new.rowid, parley_fold(new.text) WHERE new.deleted_at IS NULL;
+                        INSERT INTO message_search_cjk(rowid, text)
+                            SELECT new.rowid, parley_fold(new.text) WHERE new.deleted_at IS NULL AND parley_cjk(new.text);
+                    END;
+                    """)
+        }
         return migrator
     }
 }

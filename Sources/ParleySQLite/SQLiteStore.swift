@@ -59,6 +59,15 @@ public final class SQLiteStore: ParleyStore, Sendable {
             // A message deleted for everyone leaves no bytes of its text behind in the file
             // (docs/protocol.md "Message actions"): freed cells and pages are zeroed.
             try db.execute(sql: "PRAGMA secure_delete = ON")
+            // What the search index stores and the triggers that fill it call (SearchText).
+            db.add(
+                function: DatabaseFunction("parley_fold", argumentCount: 1, pure: true) { values in
+                    String.fromDatabaseValue(values[0]).map(SearchText.fold)
+                })
+            db.add(
+                function: DatabaseFunction("parley_cjk", argumentCount: 1, pure: true) { values in
+                    String.fromDatabaseValue(values[0]).map(SearchText.hasCJK) ?? false
+                })
         }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -79,13 +79,14 @@ struct ServerContext: Sendable {
     let registerLimiter: RateLimiter
     let loginThrottle: LoginThrottle
     let searchLimiter: RateLimiter
+    let messageSearchLimiter: RateLimiter
     let conversationLimiter: RateLimiter
     let typingLimiter: RateLimiter
     let groupLimiter: RateLimiter
     let messenger: Messenger
     let health: StorageHealth
 
-    var limiters: [RateLimiter] { [sendLimiter, registerLimiter, searchLimiter, conversationLimiter, typingLimiter, groupLimiter] }
+    var limiters: [RateLimiter] { [sendLimiter, registerLimiter, searchLimiter, messageSearchLimiter, conversationLimiter, typingLimiter, groupLimiter] }
 
     init(configuration: ServerConfiguration, store: any ParleyStore, bus: (any ClusterBus)?, logger: Logger?) {
         var logger = logger ?? Logger(label: "parley")
@@ -106,6 +107,7 @@ struct ServerContext: Sendable {
                 firstBackoff: .milliseconds(Int64(max(0.001, configuration.loginBackoffSeconds) * 1_000)),
                 perUsernamePerHour: configuration.loginFailuresPerUsernamePerHour))
         searchLimiter = RateLimiter(ratePerSecond: configuration.searchesPerMinute / 60, burst: configuration.searchesPerMinute)
+        messageSearchLimiter = RateLimiter(ratePerSecond: configuration.messageSearchesPerMinute / 60, burst: 30)
         conversationLimiter = RateLimiter(ratePerSecond: configuration.conversationsPerHour / 3600, burst: configuration.conversationsPerHour)
         typingLimiter = RateLimiter(ratePerSecond: configuration.typingPerSecond, burst: 5)
         groupLimiter = RateLimiter(ratePerSecond: configuration.groupActionsPerHour / 3600, burst: configuration.groupActionsPerHour)
@@ -135,6 +137,7 @@ func makeRouter(_ server: ServerContext) -> Router<ParleyRequestContext> {
     AccountRoutes(server).add(to: router)
     ConversationRoutes(store: server.store, hub: server.hub, messenger: server.messenger).add(to: router)
     MessageActionRoutes(store: server.store, messenger: server.messenger).add(to: router)
+    SearchRoutes(store: server.store, limiter: server.messageSearchLimiter).add(to: router)
     GroupRoutes(
         groups: GroupService(
             store: server.store, hub: server.hub, limiter: server.groupLimiter, maxMembers: server.configuration.maxGroupMembers)

@@ -27,6 +27,8 @@ public struct ServerConfiguration: Sendable {
     public var loginBackoffSeconds: Double = 1
     /// User searches per user a minute (a bucket of this size).
     public var searchesPerMinute: Double = 30
+    /// Message searches per user (`GET /v1/search`), bursts of 30: enough to search as one types.
+    public var messageSearchesPerMinute: Double = 120
     /// New conversations a user may start per hour (a bucket of this size).
     public var conversationsPerHour: Double = 30
     /// Group creations and adds a user may make per hour (a bucket of this size).

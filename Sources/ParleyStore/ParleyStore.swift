@@ -89,6 +89,13 @@ public protocol MessageActionStore: Sendable {
     func versions(in conversation: ConversationID, seq: Int64, as user: UserID) async throws -> [MessageVersion]
 }
 
+/// Message search over exactly what a user can read (docs/protocol.md "Search").
+public protocol MessageSearchStore: Sendable {
+    /// Messages `user` can read that hold every term of `query` and pass its filters, in its
+    /// order, skipping `offset` and returning at most `limit`. A `from:` name nobody has finds nothing.
+    func search(_ query: SearchQuery, as user: UserID, limit: Int, offset: Int) async throws -> [SearchHit]
+}
+
 /// Each user's ordered, resumable event stream.
 public protocol EventLog: Sendable {
     /// Events of `user` after position `after`, at most `limit`, or ``Replay/tooOld(head:)``.
@@ -100,7 +107,7 @@ public protocol EventLog: Sendable {
 }
 
 /// Everything the server needs from a database. Every backend passes the same conformance suite.
-public protocol ParleyStore: AccountStore, ConversationStore, MessageStore, GroupStore, MessageActionStore, EventLog {
+public protocol ParleyStore: AccountStore, ConversationStore, MessageStore, GroupStore, MessageActionStore, MessageSearchStore, EventLog {
     /// What a new live connection of `user` needs, read together: the stream head and the contacts
     /// (as ``streamHead(of:)`` and ``contacts(of:)`` would return them). A store that can read both
     /// at once saves a round trip per connect.

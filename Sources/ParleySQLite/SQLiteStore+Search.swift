@@ -1,0 +1,95 @@
+import GRDB
+import ParleyCore
+import ParleyStore
+
+extension SQLiteStore: MessageSearchStore {
+    /// Rules (docs/protocol.md "Search"): only what `user` can read (a member's conversations,
+    /// inside their spans in a group; never an entry, a deleted message or one they hid); words and
+    /// phrases through the word index, CJK of three or more characters through the trigram index,
+    /// shorter CJK by a bounded scan; newest first by rowid (the order messages were stored), or by bm25.
+    public func search(_ query: SearchQuery, as user: UserID, limit: Int, offset: Int) async throws -> [SearchHit] {
+        guard !query.terms.isEmpty else { return [] }
+        return try await pool.read { db in
+            var plan = SearchPlan(user: user)
+            if let name = query.fromUsername {
+                guard let sender = try String.fetchOne(db, sql: "SELECT id FROM users WHERE username = ?", arguments: [name]) else { return [] }
+                plan.filter("m.sender_id = ?", sender)
+            }
+            if let conversation = query.conversation { plan.filter("m.conversation_id = ?", conversation.rawValue) }
+            if let before = query.before { plan.filter("m.created_at < ?", before) }
+            if let after = query.after { plan.filter("m.created_at > ?", after) }
+            let words = query.terms.filter { !$0.isCJK }.map { "\"" + $0.tokens.joined(separator: " ") + "\"" }
+            let cjk = query.terms.filter(\.isCJK).map(\.text)
+            let sql: String
+            if !words.isEmpty {
+                for term in cjk { plan.cjk(term) }
+                sql = plan.sql(from: "message_search s JOIN messages m ON m.rowid = s.rowid", match: "message_search", query: query.order)
+                plan.arguments = [words.joined(separator: " AND ")] + plan.arguments
+            } else if let long = cjk.first(where: { $0.count >= 3 }) {
+                for term in cjk where term != long { plan.cjk(term) }
+                sql = plan.sql(from: "message_search_cjk s JOIN messages m ON m.rowid = s.rowid", match: "message_search_cjk", query: query.order)
+                plan.arguments = [SearchPlan.quoted(long)] + plan.arguments
+            } else {
+                for term in cjk { plan.cjk(term) }
+                // Bounded: the newest messages of each of the user's conversations.
+                plan.filter("m.seq > (SELECT c.last_seq FROM conversations c WHERE c.id = m.conversation_id) - \(SearchQuery.shortCJKWindow)")
+                sql = plan.sql(from: "messages m", match: nil, query: .newest)
+            }
+            let rows = try Row.fetchAll(db, sql: sql + " LIMIT ? OFFSET ?", arguments: StatementArguments(plan.arguments + [limit, offset]))
+            return rows.map { row in
+                let text: String = row[4]
+                return SearchHit(
+                    conversationId: ConversationID(rawValue: row[0]), seq: row[1], senderId: UserID(rawValue: row[2]),
+                    createdAt: Timestamp(milliseconds: row[3]), text: text, matches: SearchText.matches(of: query.terms, in: text))
+            }
+        }
+    }
+}
+
+/// The parts of one search's SQL, in the order their arguments bind.
+struct SearchPlan {
+    let user: UserID
+    var conditions: [String] = []
+    var arguments: [any DatabaseValueConvertible & Sendable] = []
+
+    init(user: UserID) { self.user = user }
+
+    mutating func filter(_ condition: String, _ values: any DatabaseValueConvertible & Sendable...) {
+        conditions.append(condition)
+        arguments += values
+    }
+
+    /// A CJK term: through the trigram index from three characters, else found in the folded text.
+    mutating func cjk(_ term: String) {
+        if term.count >= 3 {
+            filter("m.rowid IN (SELECT rowid FROM message_search_cjk WHERE message_search_cjk MATCH ?)", Self.quoted(term))
+        } else {
+            // CJK is stored as written (SearchText.fold): a term of nothing else is found in the raw text.
+            let pure = term.unicodeScalars.allSatisfy { SearchText.hasCJK(String($0)) || $0.properties.isWhitespace }
+            filter(pure ? "instr(m.text, ?) > 0" : "instr(parley_fold(m.text), ?) > 0", term)
+        }
+    }
+
+    /// An FTS5 string: the term as one phrase, its quotes doubled (never query syntax).
+    static func quoted(_ term: String) -> String { "\"" + term.replacing("\"", with: "\"\"") + "\"" }
+
+    /// The statement: matches (if any), what the user can read, the filters, the order.
+    func sql(from source: String, match table: String?, query order: SearchOrder) -> String {
+        let visible = """
+            m.conversation_id IN (SELECT conversation_id FROM conversation_members WHERE user_id = '\(user.rawValue)'
+                UNION ALL SELECT conversation_id FROM former_members WHERE user_id = '\(user.rawValue)')
+            AND m.entry IS NULL AND m.deleted_at IS NULL
+            AND (substr(m.conversation_id, 1, 4) <> 'grp_' OR EXISTS (SELECT 1 FROM member_spans sp
+                WHERE sp.conversation_id = m.conversation_id AND sp.user_id = '\(user.rawValue)'
+                AND m.seq >= sp.from_seq AND (sp.to_seq IS NULL OR m.seq <= sp.to_seq)))
+            AND NOT EXISTS (SELECT 1 FROM hidden_messages h WHERE h.user_id = '\(user.rawValue)'
+                AND h.conversation_id = m.conversation_id AND h.seq = m.seq)
+            """
+        let match = table.map { "\($0) MATCH ? AND " } ?? ""
+        let ordering = table != nil && order == .relevance ? "s.rank" : table != nil ? "s.rowid DESC" : "m.rowid DESC"
+        return """
+            SELECT m.conversation_id, m.seq, m.sender_id, m.created_at, m.text FROM \(source)
+            WHERE \(match)\(([visible] + conditions).joined(separator: " AND ")) ORDER BY \(ordering)
+            """
+    }
+}

@@ -1,0 +1,52 @@
+import Hummingbird
+import ParleyCore
+import ParleyStore
+
+/// `GET /v1/search` (docs/protocol.md "Search"): what the query and its parameters ask, over what
+/// the caller can read, a page at a time.
+struct SearchRoutes {
+    let store: any ParleyStore
+    let limiter: RateLimiter
+
+    /// The deepest page a cursor may ask for (an offset): past it, narrow the search.
+    static let maxOffset = 10_000
+
+    func add(to router: Router<ParleyRequestContext>) {
+        router.get("/v1/search") { request, context in
+            let me = try context.requireUser()
+            if let wait = limiter.acquire(me.rawValue) {
+                throw ParleyError(.rateLimited, "Too many searches; try again in \(wait) s.", retryAfter: wait)
+            }
+            let reader = QueryReader(request: request)
+            let query = try Self.query(reader)
+            let limit = try reader.int("limit", default: 20, range: 1...50)
+            let offset =
+                try reader.string("cursor").map { raw in
+                    guard let offset = Int(raw), offset >= 0 else { throw ParleyError(.invalidQuery, "'cursor' is not one this server gave.") }
+                    return offset
+                } ?? 0
+            // Past the deepest page there is nothing more (narrow the search instead).
+            let hits = offset > Self.maxOffset ? [] : try await store.search(query, as: me, limit: limit + 1, offset: offset)
+            let next = hits.count > limit && offset + limit <= Self.maxOffset ? String(offset + limit) : nil
+            return try JSONBody.response(API.SearchResults(results: Array(hits.prefix(limit)), nextCursor: next))
+        }
+    }
+
+    /// The query text, then the parameters, which take precedence over the same filters in it.
+    static func query(_ reader: QueryReader) throws -> SearchQuery {
+        let raw = reader.string("q") ?? ""
+        var query = try SearchQuery.parse(raw)
+        if let order = reader.string("order") {
+            guard let parsed = SearchOrder(rawValue: order) else { throw ParleyError(.invalidQuery, "'order' is newest or relevance.") }
+            query.order = parsed
+        }
+        if let from = reader.string("from"), !from.isEmpty { query.fromUsername = from.lowercased() }
+        if let conversation = reader.string("in"), !conversation.isEmpty {
+            guard let id = ConversationID(validating: conversation) else { throw ParleyError(.invalidQuery, "'in' is not a conversation id.") }
+            query.conversation = id
+        }
+        if let before = reader.string("before") { query.before = try SearchQuery.time(before, endOfDay: false) }
+        if let after = reader.string("after") { query.after = try SearchQuery.time(after, endOfDay: true) }
+        return query
+    }
+}

@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+import Histogram
+import Logging
+import ParleyBench
+import ParleyCore
+import ParleyPostgres
+import ParleySQLite
+import ParleyStore
+
+extension Bench {
+    /// `parley bench search`: fills a store with C conversations and N messages, then times searches
+    /// of a user who is in M of them (docs/benchmarks.md "Search").
+    struct Search: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Times message search: a word, a phrase and a CJK query, over N messages in C conversations, for a user in M of them.",
+            discussion: "Talks to the store in-process (what the search route calls), so it measures the search, not HTTP.")
+        @Option(help: "A new SQLite file, or postgres://… (an empty database).") var database: String
+        @Option(help: "Messages in all.") var messages = 1_000_000
+        @Option(help: "Conversations in all.") var conversations = 10_000
+        @Option(help: "Conversations the searching user is in.") var memberOf = 200
+        @Option(help: "Searches of each kind.") var queries = 200
+
+        func run() async throws {
+            guard messages >= conversations, (1...100_000).contains(conversations), (1...conversations).contains(memberOf), (1...10_000).contains(queries)
+            else {
+                throw ValidationError("--conversations 1–100,000, --member-of 1–conversations, --messages at least --conversations, --queries 1–10,000.")
+            }
+            let store: any ParleyStore =
+                DatabaseURL.isPostgres(database)
+                ? try await PostgresStore.connect(DatabaseURL(database), poolSize: 8, logger: Logger(label: "bench"))
+                : try SQLiteStore(path: database, durability: .normal)
+            let me = try await store.createUser(NewUser(username: "searcher", displayName: "Searcher", passwordHash: "-"), now: .now())
+            var data = SearchBenchData(seed: 35_38)
+            var targets: [ConversationID] = []
+            let start = ContinuousClock.now
+            for index in 0..<conversations {
+                let other = try await store.createUser(NewUser(username: "p\(index)", displayName: "P \(index)", passwordHash: "-"), now: .now())
+                let first =
+                    index < memberOf
+                    ? me.id
+                    : try await store.createUser(
+                        NewUser(username: "q\(index)", displayName: "Q \(index)", passwordHash: "-"), now: .now()
+                    ).id
+                targets.append(try await store.createDirectConversation(between: first, and: other.id, now: .now()).conversation.id)
+            }
+            print("\(conversations) conversations in \(String(format: "%.0f", Self.seconds(since: start))) s; filling \(messages) messages")
+            let fill = ContinuousClock.now
+            var written = 0
+            while written < messages {
+                let batch = (0..<min(1_000, messages - written)).map { offset -> NewMessage in
+                    let conversation = targets[(written + offset) % targets.count]
+                    let sender = UserID(rawValue: String(conversation.rawValue.dropFirst(3).prefix(36)))
+                    return NewMessage(sender: sender, clientId: .random(), target: .conversation(conversation), text: data.text())
+                }
+                let results = await store.send(batch, now: .now())
+                if let failure = results.first(where: { if case .failure = $0 { true } else { false } }) { throw ValidationError("fill failed: \(failure)") }
+                written += batch.count
+                if written % 100_000 == 0 { print("  \(written) (\(String(format: "%.0f", Double(written) / Self.seconds(since: fill)))/s)") }
+            }
+            let fillSeconds = Self.seconds(since: fill)
+            var lines = [
+                String(format: "filled %d messages in %.0f s (%.0f/s, the search index included)", messages, fillSeconds, Double(messages) / fillSeconds)
+            ]
+            for kind in ["word", "phrase", "cjk-2", "cjk-3"] {
+                var latency = Histogram<UInt64>.microseconds()
+                var found = 0
+                for _ in 0..<queries {
+                    let q: String =
+                        switch kind {
+                        case "word": data.word()
+                        case "phrase": "\"\(data.word()) \(data.word())\""
+                        case "cjk-2": ["東京", "会議", "京都", "写真", "近く"][data.below(5)]
+                        default: ["会いましょう", "ありがとう", "カフェ", "送ります", "行きます"][data.below(5)]
+                        }
+                    let began = ContinuousClock.now
+                    found += try await store.search(try SearchQuery.parse(q), as: me.id, limit: 21, offset: 0).count
+                    latency.record(clamping: UInt64(Self.seconds(since: began) * 1_000_000))
+                }
+                let p95 = String(format: "%.2f ms", Double(latency.valueAtPercentile(95)) / 1000)
+                lines.append("\(kind): p95 \(p95); \(Percentiles(latency).summary) (\(found / queries) results per search on average, 21 at most)")
+            }
+            try await store.close()
+            ReportPrinter.print(lines, lines)
+        }
+
+        static func seconds(since start: ContinuousClock.Instant) -> Double {
+            let elapsed = ContinuousClock.now - start
+            return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import HTTPTypes
+import ParleyCore
+import Testing
+
+/// `GET /v1/search` over HTTP (docs/protocol.md "Search"); every response is held to openapi.yaml by ``TestAPI``.
+@Suite struct SearchRouteTests {
+    static func search(_ api: TestAPI, _ account: Account, _ parameters: String) async throws -> APIResponse {
+        try await api.request(.get, "/v1/search?\(parameters)", token: account.token)
+    }
+
+    static func encoded(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "" }
+
+    @Test func findsPagesAndRefusesOnlyWhatItMust() async throws {
+        try await TestServer.run { api in
+            let (ada, grace, alan) = try await api.threeFriends()
+            let chat = ConversationID.direct(ada.id, grace.id)
+            for index in 1...5 { _ = try await api.send("Café meeting \(index)", from: ada, in: chat) }
+            _ = try await api.send("東京で会いましょう", from: grace, in: chat)
+            let page = try await Self.search(api, grace, "q=\(Self.encoded("cafe"))&limit=3").decode(API.SearchResults.self)
+            #expect(page.results.map(\.text) == ["Café meeting 5", "Café meeting 4", "Café meeting 3"] && page.nextCursor == "3")
+            let rest = try await Self.search(api, grace, "q=cafe&limit=3&cursor=3").decode(API.SearchResults.self)
+            #expect(rest.results.map(\.text) == ["Café meeting 2", "Café meeting 1"] && rest.nextCursor == nil)
+            let japanese = try await Self.search(api, ada, "q=\(Self.encoded("京"))").decode(API.SearchResults.self)
+            #expect(japanese.results.first?.matches == [TextRange(start: 1, length: 1)])
+            #expect(try await Self.search(api, alan, "q=cafe").decode(API.SearchResults.self).results.isEmpty, "not his conversation")
+            let fromGrace = try await Self.search(api, ada, "q=\(Self.encoded("東京"))&from=grace").decode(API.SearchResults.self)
+            #expect(fromGrace.results.count == 1)
+            #expect(try await Self.search(api, ada, "q=").decode(API.SearchResults.self).results.isEmpty)
+            for hostile in ["\"", "\"unbalanced", "NEAR(a b)", "a* -b ^c", "<img src=x onerror=alert(1)>", "'; DROP TABLE messages; --", "%_\\"] {
+                let response = try await Self.search(api, ada, "q=\(Self.encoded(hostile))")
+                #expect(response.status == .ok, "\(hostile)")
+            }
+            for (parameters, code) in [
+                ("q=\(String(repeating: "x", count: 1001))", ErrorCode.invalidQuery), ("q=a&order=best", .invalidQuery),
+                ("q=a&limit=0", .invalidQuery), ("q=a&cursor=-1", .invalidQuery), ("q=a&before=yesterday", .invalidQuery),
+            ] {
+                let response = try await Self.search(api, ada, parameters)
+                #expect(response.status == .badRequest && response.errorCode == code, "\(parameters.prefix(40))")
+            }
+            #expect(try await Self.search(api, ada, "q=cafe&cursor=99999").decode(API.SearchResults.self).results.isEmpty)
+            let anonymous = try await api.request(.get, "/v1/search?q=cafe")
+            #expect(anonymous.status == .unauthorized)
+        }
+    }
+}

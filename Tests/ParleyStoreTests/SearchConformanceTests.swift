@@ -1,0 +1,110 @@
+import ParleyCore
+import ParleyStore
+import Testing
+
+/// docs/protocol.md "Search", rule by rule, on every backend: same queries, same answers.
+@Suite struct SearchConformanceTests {
+    static func search(_ store: any ParleyStore, _ q: String, as user: User, limit: Int = 50, offset: Int = 0) async throws -> [SearchHit] {
+        try await store.search(try SearchQuery.parse(q), as: user.id, limit: limit, offset: offset)
+    }
+
+    @Test(arguments: StoreBackend.all)
+    func anyScriptIsFoundAndMatchesAreUTF16Ranges(backend: StoreBackend) async throws {
+        let world = try await ActionWorld(backend)
+        let chat = ConversationID.direct(world.ada.id, world.grace.id)
+        let texts = [
+            "Meet at the Café Crème at noon", "config lives in db.json now", "see ticket PLT-3699 please", "mail ada@example.com 👍🏽 ok",
+            "東京で会いましょう", "한국어 공부", "the quick brown fox", "a brown dog, quick as ever", "どうもありがとうございます",
+        ]
+        for text in texts { _ = try await world.store.send(text, from: world.ada.id, to: .conversation(chat)) }
+        func found(_ q: String) async throws -> [String] { try await Self.search(world.store, q, as: world.grace).map(\.text) }
+        #expect(try await found("cafe creme") == [texts[0]], "accents and case folded")
+        #expect(try await found("CAFÉ") == [texts[0]])
+        #expect(try await found("db.json") == [texts[1]])
+        #expect(try await found("PLT-3699") == [texts[2]])
+        #expect(try await found("ada@example.com") == [texts[3]])
+        #expect(try await found("東京") == [texts[4]], "two CJK characters")
+        #expect(try await found("京") == [texts[4]], "one CJK character")
+        #expect(try await found("会いましょう") == [texts[4]], "CJK through the trigram index")
+        #expect(try await found("한국어") == [texts[5]])
+        #expect(try await found("ありがとう") == [texts[8]], "kana keep their voicing marks")
+        #expect(try await found("ありかとう").isEmpty, "か is not が")
+        #expect(try await found("が") == [texts[8]])
+        #expect(try await found("quick brown") == [texts[7], texts[6]], "both words, newest first")
+        #expect(try await found("quick\tbrown") == [texts[7], texts[6]])
+        #expect(try await found("\"quick brown\"") == [texts[6]], "a phrase as written")
+        #expect(try await found("nothing-like-this").isEmpty)
+        let hit = try #require(try await Self.search(world.store, "ok", as: world.grace).first)
+        let utf16 = Array(hit.text.utf16)
+        #expect(hit.matches.map { String(decoding: utf16[$0.start..<$0.start + $0.length], as: UTF16.self) } == ["ok"], "offsets count UTF-16")
+        let cafe = try #require(try await Self.search(world.store, "cafe", as: world.grace).first)
+        #expect(cafe.matches == [TextRange(start: 12, length: 4)], "the written 'Café' is highlighted")
+    }
+
+    @Test(arguments: StoreBackend.all)
+    func onlyWhatTheUserCanReadAndNothingDeletedOrHidden(backend: StoreBackend) async throws {
+        let world = try await ActionWorld(backend)
+        let chat = ConversationID.direct(world.ada.id, world.grace.id)
+        let secret = try await world.store.send("pineapple plans", from: world.ada.id, to: .conversation(chat)).message
+        #expect(try await Self.search(world.store, "pineapple", as: world.eve).isEmpty, "a stranger finds nothing")
+        #expect(try await Self.search(world.store, "pineapple", as: world.grace).count == 1)
+        _ = try await world.act(world.ada, secret.seq, .edit("mango plans"))
+        #expect(try await Self.search(world.store, "pineapple", as: world.grace).isEmpty, "an edit replaces what is found")
+        #expect(try await Self.search(world.store, "mango", as: world.grace).count == 1)
+        _ = try await world.act(world.grace, secret.seq, .hide)
+        #expect(try await Self.search(world.store, "mango", as: world.grace).isEmpty, "hidden for me")
+        #expect(try await Self.search(world.store, "mango", as: world.ada).count == 1)
+        _ = try await world.act(world.ada, secret.seq, .delete)
+        #expect(try await Self.search(world.store, "mango", as: world.ada).isEmpty, "deleted for everyone")
+        // A group: nothing from before joining (no shared history), nothing after leaving.
+        let group = try await world.group(with: [world.grace.id])
+        _ = try await world.store.send("before alan kiwi", from: world.grace.id, to: .conversation(group))
+        _ = try await world.store.changeGroup(
+            MembershipChange(
+                actor: world.ada.id, clientId: .random(), conversation: group, action: .add([world.alan.id], shareHistory: false), maxMembers: 256),
+            now: .now())
+        _ = try await world.store.send("during alan kiwi", from: world.grace.id, to: .conversation(group))
+        _ = try await world.store.changeGroup(
+            MembershipChange(actor: world.ada.id, clientId: .random(), conversation: group, action: .remove(world.alan.id), maxMembers: 256),
+            now: .now())
+        _ = try await world.store.send("after alan kiwi", from: world.grace.id, to: .conversation(group))
+        #expect(try await Self.search(world.store, "kiwi", as: world.alan).map(\.text) == ["during alan kiwi"])
+        #expect(try await Self.search(world.store, "kiwi", as: world.grace).count == 3)
+    }
+
+    @Test(arguments: StoreBackend.all)
+    func filtersOrderPagesAndHostileInput(backend: StoreBackend) async throws {
+        let world = try await ActionWorld(backend)
+        let chat = ConversationID.direct(world.ada.id, world.grace.id)
+        let other = ConversationID.direct(world.ada.id, world.alan.id)
+        let base = Timestamp.now().milliseconds
+        for index in 0..<5 {
+            _ = try await world.store.send(
+                "report \(index)", from: world.ada.id, to: .conversation(chat), at: Timestamp(milliseconds: base + Int64(index) * 1000))
+        }
+        _ = try await world.store.send("report from grace", from: world.grace.id, to: .conversation(chat), at: Timestamp(milliseconds: base + 10_000))
+        _ = try await world.store.send("report to alan", from: world.ada.id, to: .conversation(other), at: Timestamp(milliseconds: base + 11_000))
+        #expect(try await Self.search(world.store, "report from:grace", as: world.ada).map(\.text) == ["report from grace"])
+        #expect(try await Self.search(world.store, "report from:nobody", as: world.ada).isEmpty)
+        #expect(try await Self.search(world.store, "report in:\(other.rawValue)", as: world.ada).map(\.text) == ["report to alan"])
+        #expect(try await Self.search(world.store, "report before:\(base + 1500) after:\(base + 500)", as: world.ada).map(\.text) == ["report 1"])
+        let first = try await Self.search(world.store, "report", as: world.ada, limit: 3)
+        let second = try await Self.search(world.store, "report", as: world.ada, limit: 3, offset: 3)
+        #expect(first.map(\.text) == ["report to alan", "report from grace", "report 4"])
+        #expect(second.map(\.text) == ["report 3", "report 2", "report 1"])
+        var relevance = try SearchQuery.parse("report grace")
+        relevance.order = .relevance
+        #expect(try await world.store.search(relevance, as: world.ada.id, limit: 5, offset: 0).map(\.text) == ["report from grace"])
+        for hostile in [
+            "\"", "*", "NEAR", "-", "^", "(", ")", "report\"", "\"unbalanced report", "NEAR(report grace)", "report AND OR NOT",
+            "report*", "-report", "^report", "col:report", "%", "_", "\\", "'; DROP TABLE messages; --", String(repeating: "x", count: 1000),
+            String(repeating: "東", count: 1000), "🙂", "",
+        ] {
+            _ = try await Self.search(world.store, hostile, as: world.ada)
+        }
+        #expect(try await Self.search(world.store, "\"unbalanced report", as: world.ada).isEmpty, "an unbalanced quote is a phrase to the end")
+        #expect(try await Self.search(world.store, "report", as: world.ada).count == 7, "the messages are all still there")
+        #expect(throws: Validation.Failure.self) { try SearchQuery.parse(String(repeating: "x", count: 1001)) }
+        #expect(throws: Validation.Failure.self) { try SearchQuery.parse("before:yesterday") }
+    }
+}
