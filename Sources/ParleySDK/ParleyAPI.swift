@@ -44,6 +44,12 @@ public protocol ParleyAPI: Sendable {
     func act(on seq: Int64, in id: ConversationID, _ body: API.MessageActionBody, token: String) async throws -> API.MessageActionResponse
     /// `GET /v1/conversations/{id}/messages/{seq}/versions`: the earlier texts of an edited message, oldest first.
     func versions(of seq: Int64, in id: ConversationID, token: String) async throws -> [MessageVersion]
+
+    // Search (docs/protocol.md "Search").
+
+    /// `GET /v1/search`: a page of the messages I can read that match `query`; `cursor` is the
+    /// previous page's `nextCursor`.
+    func search(query: String, order: SearchOrder, limit: Int?, cursor: String?, token: String) async throws -> API.SearchResults
 }
 
 /// A failed request: the server's error code and message, or a transport failure (`code == nil`).

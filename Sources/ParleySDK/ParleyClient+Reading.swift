@@ -126,7 +126,12 @@ extension ParleyClient {
                 unknown.insert(user)
             }
         }
-        return unknown.map { user in
+        return fetches(of: unknown)
+    }
+
+    /// One lookup per person per run, for people named anywhere (search results, say).
+    func fetches(of unknown: Set<UserID>) -> [Task<Void, Never>] {
+        unknown.map { user in
             if let running = userFetches[user] { return running }
             let fetch = Task { [weak self, api, token = session.token] in
                 guard let found = try? await api.user(user, token: token) else { return }

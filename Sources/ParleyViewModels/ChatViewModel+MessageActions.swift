@@ -120,11 +120,7 @@ extension ChatViewModel {
     /// there (hidden, or no longer in the history).
     public func jumpToOriginal(of item: TimelineItem) async -> TimelineItem? {
         guard let seq = item.replyTo?.seq, seq > 0 else { return nil }
-        while true {
-            if let original = client.timeline(conversation).first(where: { $0.seq == seq }) { return original }
-            let oldest = client.timeline(conversation).compactMap(\.seq).min() ?? .max
-            guard oldest > seq, hasOlder, let loaded = try? await client.loadOlder(conversation), loaded > 0 else { return nil }
-        }
+        return await loadOlder(until: seq)
     }
 
     /// Runs an intent; a refusal shows in ``errorMessage`` (the client only throws `Validation.Failure`).

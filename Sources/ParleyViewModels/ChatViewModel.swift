@@ -6,7 +6,8 @@ import ParleyCore
 /// One chat, direct or group: its messages with date separators and statuses, the composer,
 /// paging, presence and typing. What only groups have (sender names, entries, members, roles and
 /// their actions) is in `ChatViewModel+Group.swift`; replies, reactions, edits and deletes in
-/// `ChatViewModel+MessageActions.swift`.
+/// `ChatViewModel+MessageActions.swift`; opening at a message found by search in
+/// `ChatViewModel+Search.swift`.
 @MainActor
 @Observable
 public final class ChatViewModel {
@@ -49,6 +50,8 @@ public final class ChatViewModel {
     public internal(set) var replyingTo: TimelineItem?
     /// My message whose text the composer is changing (``startEditing(_:)``), if any.
     public internal(set) var editing: TimelineItem?
+    /// The message to scroll to and mark, once opened from a search (``load(around:)``).
+    public internal(set) var highlightedSeq: Int64?
     @ObservationIgnored let fallbackOther: User?
     @ObservationIgnored let formatter: SmartDateFormatter
     @ObservationIgnored let now: () -> Date

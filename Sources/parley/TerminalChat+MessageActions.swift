@@ -47,12 +47,14 @@ extension TerminalChat {
         "/delete": "/delete N (for everyone) or /delete N me (for you)",
     ]
 
-    /// Prints a message (numbered) or an entry, and remembers what was printed.
-    func printItem(_ item: TimelineItem) {
+    /// Prints a message (numbered; `marked` with "» " first, the message a search found) or an
+    /// entry, and remembers what was printed.
+    func printItem(_ item: TimelineItem, marked: Bool = false) {
         guard let chat else { return }
         guard item.entry == nil else { return printer.lines(for: item, in: chat.conversation).forEach(say) }
         let number = numbers.number(for: item.id)
-        printer.lines(for: item, in: chat.conversation, number: number).forEach(say)
+        let lines = printer.lines(for: item, in: chat.conversation, number: number)
+        for (index, line) in lines.enumerated() { say(marked && index == lines.count - 1 ? "» " + line : line) }
         numbers.printed[item.id] = withoutStatus(item, number: number)
         if let status = item.status { printedStatus[item.id] = status }
     }

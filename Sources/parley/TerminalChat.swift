@@ -6,8 +6,10 @@ import ParleyViewModels
 /// The interactive terminal client: a conversation list, one open chat, live updates printed as lines.
 ///
 /// Commands: `/list`, `/open N`, `/new USERNAME`, `/older`, `/retry`, `/help`, `/quit`, the group
-/// commands of `TerminalChat+Groups.swift` and the message commands of
-/// `TerminalChat+MessageActions.swift`; any other line is sent to the open chat.
+/// commands of `TerminalChat+Groups.swift`, the message commands of
+/// `TerminalChat+MessageActions.swift` and `/search` of `TerminalChat+Search.swift`; any other line
+/// is sent to the open chat. `/open N` opens what was listed last: entry N of `/list`, or result N
+/// of `/search`.
 @MainActor
 final class TerminalChat {
     let client: ParleyClient
@@ -20,10 +22,17 @@ final class TerminalChat {
     var shownOnline: Bool?
     /// The open chat's message numbers.
     let numbers = MessageNumbers()
+    /// Message search (`/search`, `/more`).
+    let search: SearchViewModel
+    /// The search results in the order numbered on screen.
+    var searchHits: [SearchHit] = []
+    /// What `/open N` opens: the list (after `/list`) or a search result (after `/search`).
+    var opensSearchResults = false
 
     init(session: Session, storage: ClientStorage) throws {
         client = try ParleyClient(session: session, storage: storage, heartbeat: try HeartbeatSetting.fromEnvironment())
         list = ConversationListViewModel(client: client)
+        search = SearchViewModel(client: client)
         printer = ChatPrinter(client: client)
     }
 
@@ -58,9 +67,14 @@ final class TerminalChat {
         case "/quit", "/exit": return false
         case "/help":
             say("/list · /open N · /new USERNAME · /older · /retry · /quit · anything else is sent to the open chat")
+            say(Self.searchHelp)
             say(Self.messageHelp)
             say(Self.groupHelp)
-        case "/list": showList()
+        case "/list":
+            opensSearchResults = false
+            showList()
+        case "/open" where opensSearchResults:
+            await openSearchResult(parts.dropFirst().first.flatMap(Int.init))
         case "/open":
             guard let number = parts.dropFirst().first.flatMap(Int.init), rows.indices.contains(number - 1) else {
                 say("Usage: /open N (see /list)")
@@ -89,6 +103,8 @@ final class TerminalChat {
             }
         case nil:
             break
+        case "/search": await runSearch(parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : "")
+        case "/more": await showMoreResults()
         case let command? where Self.messageCommands.contains(command):
             await handleMessageCommand(command, parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : "")
         case let command? where Self.groupCommands.contains(command):
@@ -103,7 +119,9 @@ final class TerminalChat {
         return true
     }
 
-    func open(_ chat: ChatViewModel) async {
+    /// Opens `chat` and prints its history: all of it that is held, or, for a chat opened at a
+    /// search result (`loaded` and `highlightedSeq` set), the messages around that one.
+    func open(_ chat: ChatViewModel, loaded: Bool = false) async {
         self.chat = chat
         numbers.reset()
         if chat.isGroup {
@@ -111,13 +129,13 @@ final class TerminalChat {
         } else {
             say("── Chat with \(chat.title)\(chat.presenceText.isEmpty ? "" : " (\(chat.presenceText))") ──")
         }
-        await chat.load()
+        if !loaded { await chat.load() }
         if chat.showsEmptyState { say(ChatViewModel.emptyText) }
-        for item in chat.items {
+        for item in Self.window(of: chat.items, around: chat.highlightedSeq) {
             switch item {
             case .separator(let label): say("[\(label)]")
             case .message(let message, _, _, _), .entry(let message, _, _):
-                printItem(message)
+                printItem(message, marked: message.seq != nil && message.seq == chat.highlightedSeq)
             }
         }
         if let reason = chat.cannotSendReason { say(reason) }

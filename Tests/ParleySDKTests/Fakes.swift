@@ -84,6 +84,14 @@ final class FakeAPI: ParleyAPI, @unchecked Sendable {
         throw unsupported
     }
     func versions(of seq: Int64, in id: ConversationID, token: String) async throws -> [MessageVersion] { versions[seq] ?? [] }
+
+    // Search: answered by `searchAnswer` (SearchViewModelTests), every request logged.
+    private(set) var searches: [(query: String, order: SearchOrder, cursor: String?)] = []
+    var searchAnswer: (String, SearchOrder, String?) async throws -> API.SearchResults = { _, _, _ in API.SearchResults(results: [], nextCursor: nil) }
+    func search(query: String, order: SearchOrder, limit: Int?, cursor: String?, token: String) async throws -> API.SearchResults {
+        searches.append((query, order, cursor))
+        return try await searchAnswer(query, order, cursor)
+    }
 }
 
 /// A scripted live connection: the test pushes server frames and reads what the client sent.

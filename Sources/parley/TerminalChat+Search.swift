@@ -1,0 +1,97 @@
+import Foundation
+import ParleySDK
+import ParleyCore
+import ParleyViewModels
+
+/// Message search in the interactive client: `/search QUERY` prints the results numbered and
+/// grouped by conversation, the matches in bold on a terminal (in [brackets] when the output is
+/// not one, or `NO_COLOR` is set); `/more` prints the next page; `/open N` then opens result N at
+/// that message, until `/list` makes `/open N` open list entries again.
+extension TerminalChat {
+    static let searchHelp = """
+        Search: /search QUERY (words, "a phrase", from:USER, before:/after:YYYY-MM-DD) · /more (next results) · \
+        /open N opens result N after a /search, list entry N again after /list
+        """
+    /// How many rows are printed on each side of a message opened from search.
+    static let searchContext = 5
+
+    func runSearch(_ query: String) async {
+        guard !query.isEmpty else { return say("Usage: /search QUERY") }
+        search.query = query
+        await search.submit()
+        searchHits = []
+        switch search.state {
+        case .error(let message): return say("Search failed: \(message)")
+        case .empty: return say("\(SearchViewModel.emptyText) for “\(query)”.")
+        case .idle, .loading, .loaded: break
+        }
+        opensSearchResults = true
+        printResults(from: 0)
+    }
+
+    func showMoreResults() async {
+        guard opensSearchResults, search.canLoadMore else { return say(opensSearchResults ? "(no more results)" : "Search first: /search QUERY") }
+        let before = search.hits.count
+        await search.loadMore()
+        if let error = search.loadMoreError { return say("Could not load more: \(error)") }
+        printResults(from: before)
+    }
+
+    /// Prints the results from the `first`-th hit on, numbered in the order shown (grouped by
+    /// conversation, so the numbers are those of `searchHits`, not of the server's order).
+    private func printResults(from first: Int) {
+        let shown = Set(searchHits.map { "\($0.conversationId.rawValue)#\($0.seq)" })
+        var heading = first == 0 ? "Results for “\(search.query)”:" : "More results:"
+        for group in search.groups {
+            let fresh = group.results.filter { !shown.contains($0.id) }
+            guard !fresh.isEmpty else { continue }
+            if !heading.isEmpty {
+                say(heading)
+                heading = ""
+            }
+            say("  \(group.title)\(group.isGroup ? " [group]" : "")")
+            for result in fresh {
+                searchHits.append(result.hit)
+                say("    \(searchHits.count). \(result.timestamp) \(result.sender): \(Self.highlighted(result.segments))")
+            }
+        }
+        say(search.canLoadMore ? "/open N to see one · /more for more results" : "/open N to see one")
+    }
+
+    func openSearchResult(_ number: Int?) async {
+        guard let number, searchHits.indices.contains(number - 1) else { return say("Usage: /open N (a result of the last /search)") }
+        let hit = searchHits[number - 1]
+        guard client.conversations[hit.conversationId] != nil else { return say("That conversation is not available.") }
+        let chat = await search.open(hit)
+        await open(chat, loaded: true)
+        if chat.highlightedSeq == nil { say("(that message is no longer in the history)") }
+    }
+
+    /// The rows to print for a chat opened at `seq`: a few on each side of it, after the day
+    /// separator above the first one; every row when there is no `seq` or it is not shown.
+    static func window(of items: [ChatViewModel.Item], around seq: Int64?) -> [ChatViewModel.Item] {
+        let position = items.firstIndex {
+            if case .message(let item, _, _, _) = $0 { item.seq == seq } else { false }
+        }
+        guard let seq, seq > 0, let position else { return items }
+        let start = max(0, position - searchContext)
+        let end = min(items.count, position + searchContext + 1)
+        var window = Array(items[start..<end])
+        if let first = window.first, !isDay(first), let day = items[..<start].last(where: isDay) { window.insert(day, at: 0) }
+        return window
+    }
+
+    private static func isDay(_ item: ChatViewModel.Item) -> Bool {
+        if case .separator = item { true } else { false }
+    }
+
+    /// A hit's text on one line, its matches in bold (a terminal) or in [brackets].
+    static func highlighted(_ segments: [SearchHit.Segment]) -> String {
+        let bold = isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+        return segments.map { segment in
+            let text = segment.text.replacingOccurrences(of: "\n", with: " ")
+            guard segment.isMatch else { return text }
+            return bold ? "\u{1B}[1m\(text)\u{1B}[22m" : "[\(text)]"
+        }.joined()
+    }
+}
