@@ -1,10 +1,10 @@
 // Keeps the app shell available offline, so the client opens (with its outbox) while the server is
 // unreachable. Network first: a reachable server always serves the current files; the API is never cached.
-const CACHE = "parley-shell-v3";
+const CACHE = "parley-shell-v4";
 const SHELL = ["/", "/app.css", "/favicon.svg", "/js/app.js", "/js/api.js", "/js/chat-header.js", "/js/chat-view.js", "/js/composer-mode.js", "/js/dialog.js",
   "/js/dom.js", "/js/emoji-picker.js", "/js/entries.js", "/js/format.js", "/js/group-panel.js", "/js/group-state.js", "/js/list-view.js",
   "/js/mentions.js", "/js/message-actions.js", "/js/message-menu.js", "/js/message-row.js", "/js/new-group.js", "/js/people-picker.js",
-  "/js/socket.js", "/js/store.js"];
+  "/js/search.js", "/js/socket.js", "/js/store.js"];
 
 self.addEventListener("install", (event) => {
   event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(SHELL)).then(() => self.skipWaiting()));

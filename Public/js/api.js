@@ -42,6 +42,16 @@ export class Api {
     const query = before ? `?limit=50&before=${before}` : "?limit=50";
     return this.request("GET", `/v1/conversations/${encodeURIComponent(id)}/messages${query}`);
   }
+  /** The oldest `limit` messages after seq `after` (ascending; `hasMore` when the range goes on). */
+  historyAfter(id, after, limit = 50) {
+    return this.request("GET", `/v1/conversations/${encodeURIComponent(id)}/messages?limit=${limit}&after=${after}`);
+  }
+  /** Message search (docs/protocol.md "Search"): `{results, nextCursor?}`. */
+  searchMessages(query, { order = "newest", cursor = null, limit = 20 } = {}) {
+    const params = new URLSearchParams({ q: query, order, limit: String(limit) });
+    if (cursor) params.set("cursor", cursor);
+    return this.request("GET", `/v1/search?${params}`);
+  }
   searchUsers(query) { return this.request("GET", `/v1/users?limit=20&query=${encodeURIComponent(query)}`); }
   user(id) { return this.request("GET", `/v1/users/${encodeURIComponent(id)}`); }
 

@@ -6,6 +6,7 @@ import { entryLines } from "./entries.js";
 import { GroupPanel } from "./group-panel.js";
 import { ListView } from "./list-view.js";
 import { NewGroupDialog } from "./new-group.js";
+import { SearchDialog, stopSearch } from "./search.js";
 import { LiveSocket } from "./socket.js";
 import { ChatStore } from "./store.js";
 
@@ -63,6 +64,7 @@ function showAuth() {
 async function logout({ remote = true, everywhere = false } = {}) {
   if (remote) await (everywhere ? api.logoutEverywhere() : api.logout()).catch(() => {});
   app?.socket.stop();
+  stopSearch();
   app = null;
   session = null;
   shownConnection = null;
@@ -86,6 +88,7 @@ function start() {
     onMessageInfo: (id, message) => panel.openInfo(id, message),
   });
   const newGroup = new NewGroupDialog(store, { onOpen: openConversation });
+  const search = new SearchDialog(store, { onChoose: (id, seq) => openAt(id, seq) });
   const list = new ListView(store, {
     onOpen: openConversation,
     onStartChat: (user) => {
@@ -124,6 +127,7 @@ function start() {
     list.render();
     chat.render();
     panel.render();
+    search.refresh();
     showConnection(store.connection);
   });
   app = { store, chat, list, socket };
@@ -155,14 +159,26 @@ function showConnection(state) {
   }
 }
 
+// A search result to open its chat at (the route that follows takes it).
+let target = null;
+
+function openAt(id, seq) {
+  target = { id, seq };
+  const hash = `#/c/${id}`;
+  if (location.hash === hash) route();
+  else location.hash = hash;
+}
+
 async function route() {
   if (!app) return;
   const { store, chat } = app;
   const [, kind, id] = location.hash.match(/^#\/(c|u)\/(.+)$/) ?? [];
   $("app-view").classList.toggle("chat-open", Boolean(kind));
+  const atSeq = kind === "c" && target?.id === id ? target.seq : null;
+  target = null;
   if (kind === "c") {
     const summary = store.conversations.get(id);
-    await chat.open(id, summary && !store.isGroup(summary) ? store.other(summary) : null);
+    await chat.open(id, summary && !store.isGroup(summary) ? store.other(summary) : null, atSeq);
   } else if (kind === "u") {
     const conversationId = store.conversationWith(id);
     if (store.conversations.has(conversationId)) { location.replace(`#/c/${conversationId}`); return; }

@@ -91,8 +91,11 @@ export class ChatView {
     }
   }
 
-  /** Opens the chat with `other` ({ userId, displayName }) in conversation `id` (which may not exist yet). */
-  async open(id, other) {
+  /**
+   * Opens the chat with `other` ({ userId, displayName }) in conversation `id` (which may not exist
+   * yet); with `atSeq` (a search result), at that message instead of at the newest.
+   */
+  async open(id, other, atSeq = null) {
     if (this.id !== id) {
       this.stopTyping();
       this.id = id;
@@ -102,6 +105,7 @@ export class ChatView {
       this.stickToBottom = true;
       this.windowEndKey = null;
       this.window = null;
+      this.detached = false;
       this.lastKey = undefined;
       $("message-list").replaceChildren();
       this.menu.close(false);
@@ -114,9 +118,14 @@ export class ChatView {
     $("chat-placeholder").hidden = true;
     this.fitInput();
     const thread = this.store.thread(id);
+    if (atSeq != null) { await this.showMessage(atSeq); return; }
+    // Opened from the list: at the newest messages (a window left in the history goes back to them).
+    if (thread.hasNewer) await this.store.loadLatest(id);
+    if (this.id !== id) return;
     this.render();
     // A chat that does not exist yet answers 404 and starts empty ("Say hello!").
     if (!thread.loaded) await this.store.loadThread(id);
+    if (this.id !== id) return;
     this.render();
     this.scrollToBottom(true);
     if (!$("composer").hidden) $("composer-input").focus();
@@ -159,8 +168,11 @@ export class ChatView {
     const summary = store.conversations.get(this.id);
     // Each message as it will be once my queued actions are done (edited, deleted, hidden: gone).
     const actions = store.actions;
-    const confirmed = [...thread.messages.values()].sort((a, b) => a.seq - b.seq).map((m) => actions.current(m)).filter(Boolean);
-    const pending = store.pendingFor(this.id).map((p) => actions.current(pendingMessage(p, store.me))).filter(Boolean);
+    // A window away from the live end shows its run of history only; my unsent messages belong at the end.
+    const detached = thread.hasNewer;
+    const confirmed = [...thread.messages.values()].filter((m) => !detached || m.seq <= thread.loadedTo)
+      .sort((a, b) => a.seq - b.seq).map((m) => actions.current(m)).filter(Boolean);
+    const pending = detached ? [] : store.pendingFor(this.id).map((p) => actions.current(pendingMessage(p, store.me))).filter(Boolean);
     const items = [];
     const group = this.isGroup;
     const name = (userId) => store.nameOf(userId, summary);
@@ -222,6 +234,7 @@ export class ChatView {
     const all = this.items();
     $("chat-empty").hidden = !(thread.loaded && all.length === 0);
     $("older-loading").hidden = !thread.loadingOlder;
+    $("newer-loading").hidden = !thread.loadingNewer;
 
     // Older history arrived while the window began at the oldest row (the reader is at the top):
     // the window now begins at the new oldest row, so the reader can go on upwards.
@@ -250,14 +263,20 @@ export class ChatView {
     const anchorOffset = anchor ? anchor.getBoundingClientRect().top : 0;
     reconcile(list, items, (item) => this.createRow(item), (node, item) => this.updateRow(node, item), (node) => this.rowRemoved(node));
     this.checkModes();
-    const following = this.windowEndKey == null;
+    // Away from the live end (and on the render that reaches it by scrolling), rows that come at the
+    // bottom are history pages, not news: the reader stays where they are.
+    const wasDetached = this.detached;
+    this.detached = Boolean(thread.hasNewer);
+    const following = this.windowEndKey == null && !this.detached && !wasDetached;
     if (lastItem && lastItem.key !== lastKeyBefore && following && (nearBottom || this.stickToBottom || lastItem.mine)) {
       this.scrollToBottom(true);
     } else {
       // Rows came or went above or below: keep the row the reader was looking at where it was.
       if (anchor?.isConnected) scroller.scrollTop += anchor.getBoundingClientRect().top - anchorOffset;
-      if (lastItem && lastKeyBefore !== undefined && lastItem.key !== lastKeyBefore) $("new-messages-pill").hidden = false;
+      if (lastItem && lastKeyBefore !== undefined && lastItem.key !== lastKeyBefore && !this.detached && !wasDetached) this.showPill(false);
     }
+    if (this.detached) this.showPill(true);
+    else if (wasDetached) $("new-messages-pill").hidden = true;
     this.markVisibleRead();
   }
 
@@ -419,6 +438,7 @@ export class ChatView {
    */
   scrollToBottom(hidePill) {
     const scroller = $("messages");
+    if (this.id && this.store.thread(this.id).hasNewer) { this.jumpToLatest(); return; }
     this.stickToBottom = true;
     if (this.windowEndKey != null) {  // back from the history: the window follows the newest again
       this.windowEndKey = null;
@@ -446,12 +466,15 @@ export class ChatView {
     this.pinning = false;
     const distance = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight;
     const atNewest = this.windowEndKey == null;
-    this.stickToBottom = distance < 120 && atNewest;
+    const detached = Boolean(this.id && this.store.thread(this.id).hasNewer);
+    this.stickToBottom = distance < 120 && atNewest && !detached;
     if (this.stickToBottom) $("new-messages-pill").hidden = true;
     if (!this.id) return;
     if (scroller.scrollTop < EDGE_PX && this.slideWindow(-1)) return;
     if (distance < EDGE_PX && !atNewest && this.slideWindow(+1)) return;
     if (scroller.scrollTop < 80 && this.window?.start === 0) this.store.loadThread(this.id, { older: true });
+    // The end of a window in the history: the next page after it (until the live end).
+    if (distance < EDGE_PX && atNewest && detached) this.store.loadNewer(this.id);
   }
 
   onVisibility(entries) {
@@ -518,6 +541,7 @@ export class ChatView {
     }
     this.windowEndKey = null;  // what I send shows at the bottom, wherever I was reading
     this.stickToBottom = true;
+    if (this.store.thread(this.id).hasNewer) this.jumpToLatest();
     this.store.send(this.id, this.other?.userId, text, this.mode.replying?.seq ?? null);
     this.mode.done();
     input.value = "";
@@ -746,10 +770,38 @@ export class ChatView {
     }
     if (this.id !== id) return;
     this.render();
+    this.highlight(seq, "The original message is not available.");
+  }
+
+  /**
+   * Opens the chat at a message (a search result): the history around it is loaded when it is not
+   * in what the thread holds (the thread then leaves the live end: see store.js), the window is put
+   * around it, and it is scrolled to the middle, focused and highlighted. Scrolling then loads older
+   * pages upwards and newer ones downwards, to the live end.
+   */
+  async showMessage(seq) {
+    const id = this.id;
+    const store = this.store;
+    if (!store.holds(id, seq)) {
+      this.windowEndKey = null;
+      this.stickToBottom = false;
+      if (!await store.loadAround(id, seq)) {
+        if (this.id === id) { toast("Could not load that message."); this.render(); }
+        return;
+      }
+    }
+    if (this.id !== id) return;
+    this.stickToBottom = false;
+    this.render();
+    this.highlight(seq, "That message is not available any more.");
+  }
+
+  /** Puts the window around a loaded message, scrolls it to the middle, focuses and flashes it. */
+  highlight(seq, missing) {
     const all = this.window.all;
     const index = all.findIndex((item) => item.message?.seq === seq && !item.entry);
-    if (index < 0) { toast("The original message is not available."); return; }
-    // A window with the original in it, a few rows after it when there are that many.
+    if (index < 0) { toast(missing); return; }
+    // A window with the message in it, a few rows after it when there are that many.
     const end = Math.min(all.length, Math.max(index + 1 + STEP, WINDOW));
     this.windowEndKey = end >= all.length ? null : all[end - 1].key;
     this.stickToBottom = false;
@@ -763,6 +815,25 @@ export class ChatView {
     li.classList.add("flash");
     clearTimeout(this.flashTimer);
     this.flashTimer = setTimeout(() => li.classList.remove("flash"), 1600);
+  }
+
+  /** From a window in the history back to the newest messages. */
+  async jumpToLatest() {
+    const id = this.id;
+    this.windowEndKey = null;
+    this.stickToBottom = true;
+    await this.store.loadLatest(id);
+    if (this.id !== id) return;
+    this.render();
+    this.scrollToBottom(true);
+  }
+
+  /** The pill under the list: "Jump to latest" away from the live end, else "New messages". */
+  showPill(detached) {
+    const pill = $("new-messages-pill");
+    const text = detached ? "Jump to latest ↓" : "New messages ↓";
+    if (pill.textContent !== text) pill.textContent = text;
+    pill.hidden = false;
   }
 
   /** An edit whose message is gone or deleted meanwhile ends; out of the group, the composer's mode ends. */

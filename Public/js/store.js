@@ -119,11 +119,14 @@ export class ChatStore {
     if (!older && thread.loading) return 0;
     thread.loading = !older;
     const before = older ? Math.min(...thread.messages.keys()) : undefined;
+    const generation = thread.generation;
     thread.loadingOlder = older;
     this.changed();
     try {
       const page = await this.api.history(id, before);
-      for (const message of page.messages) thread.messages.set(message.seq, message);
+      if (thread.generation !== generation) return 0;  // the thread was re-seated meanwhile (loadAround)
+      if (!older && thread.hasNewer) this.reseat(thread, page.messages, false);  // the newest page ends a detached window
+      else for (const message of page.messages) thread.messages.set(message.seq, message);
       thread.hasOlder = page.hasMore;
       thread.loaded = true;
       return page.messages.length;
@@ -137,8 +140,91 @@ export class ChatStore {
     }
   }
 
+  // A thread not at the live end ("detached"): after a search result or a far jump, the thread holds
+  // one contiguous run of history around a message, up to `loadedTo`, with `hasNewer` set. Live
+  // messages still go into its map (so none is lost while pages are on their way), but the chat shows
+  // only the run (seq ≤ loadedTo): a message after a gap never shows in the wrong place. Pages after
+  // `loadedTo` extend the run; the page with `hasMore: false` reaches the live end and joins the live
+  // messages that came meanwhile (the stream delivers every one of them, so the run is then complete).
+
+  /** Replaces a thread's messages with `messages` (one run), keeping the live ones after it. */
+  reseat(thread, messages, hasNewer, after = 0) {
+    const map = new Map(messages.map((message) => [message.seq, message]));
+    const end = messages.length ? messages[messages.length - 1].seq : after;
+    for (const [seq, message] of thread.messages) if (seq > end && !map.has(seq)) map.set(seq, message);
+    thread.messages = map;
+    thread.hasNewer = hasNewer;
+    thread.loadedTo = hasNewer ? end : null;
+    thread.generation++;
+  }
+
+  /** Loads the history around `seq` (about 25 messages each side) in place of what was loaded. */
+  async loadAround(id, seq) {
+    const thread = this.thread(id);
+    const after = Math.max(0, seq - 26);
+    thread.loading = true;
+    this.changed();
+    try {
+      const page = await this.api.historyAfter(id, after, 50);
+      this.reseat(thread, page.messages, page.hasMore, after);
+      thread.hasOlder = after > 0;
+      thread.loaded = true;
+      return true;
+    } catch {
+      return false;
+    } finally {
+      thread.loading = false;
+      this.changed();
+    }
+  }
+
+  /** Extends a detached thread with the next page after `loadedTo`; resolves to how many came. */
+  loadNewer(id) {
+    const thread = this.thread(id);
+    if (!thread.hasNewer) return Promise.resolve(0);
+    if (thread.loadingNewer) return thread.newerPage;
+    const after = thread.loadedTo;
+    const generation = thread.generation;
+    thread.loadingNewer = true;
+    thread.newerPage = (async () => {
+      try {
+        const page = await this.api.historyAfter(id, after, 50);
+        if (thread.generation !== generation) return 0;
+        for (const message of page.messages) thread.messages.set(message.seq, message);
+        thread.loadedTo = page.hasMore ? (page.messages[page.messages.length - 1]?.seq ?? after) : null;
+        thread.hasNewer = page.hasMore;
+        return page.messages.length;
+      } catch {
+        return 0;
+      } finally {
+        thread.loadingNewer = false;
+        this.changed();
+      }
+    })();
+    return thread.newerPage;
+  }
+
+  /** Back to the live end: a detached thread is replaced by the newest page. */
+  loadLatest(id) {
+    const thread = this.thread(id);
+    if (!thread.hasNewer) return Promise.resolve(0);
+    return this.readPage(id, thread, false);
+  }
+
+  /** Whether `seq` is inside the run of history the thread holds (so a jump needs no reload). */
+  holds(id, seq) {
+    const thread = this.threads.get(id);
+    if (!thread?.loaded || !thread.messages.size) return false;
+    if (thread.hasNewer && seq > thread.loadedTo) return false;
+    const oldest = Math.min(...thread.messages.keys());
+    return seq >= oldest || !thread.hasOlder;
+  }
+
   thread(id) {
-    if (!this.threads.has(id)) this.threads.set(id, { messages: new Map(), hasOlder: true, loaded: false, loading: false, loadingOlder: false });
+    if (!this.threads.has(id)) {
+      this.threads.set(id, { messages: new Map(), hasOlder: true, loaded: false, loading: false, loadingOlder: false,
+                             hasNewer: false, loadedTo: null, loadingNewer: false, generation: 0 });
+    }
     return this.threads.get(id);
   }
 
