@@ -103,6 +103,9 @@ public struct SearchQuery: Sendable, Equatable {
 /// (and PostgreSQL's `unaccent`, the other backend's fold, leaves them too).
 public enum SearchText {
     public static func fold(_ text: String) -> String {
+        // Plain ASCII (most messages) has only case to fold: no trip through Foundation's folding,
+        // which is most of what indexing a message costs.
+        if text.utf8.allSatisfy({ $0 < 0x80 }) { return text.lowercased() }
         guard hasCJK(text) else { return foldLatin(text) }
         var folded = "", run = ""
         var runIsCJK = false

@@ -61,6 +61,7 @@ extension Bench {
                     for part in parts { group.addTask { await store.send(part, now: .now()) } }
                     return await group.reduce(into: []) { $0 += $1 }
                 }
+                if let failure = results.first(where: { if case .failure = $0 { true } else { false } }) { throw ValidationError("fill failed: \(failure)") }
                 for (offset, message) in batch.enumerated() where offset % 5_000 == 0 && !SearchText.hasCJK(message.text) {
                     phrases.append(message.text.split(separator: " ").prefix(2).joined(separator: " "))
                 }
