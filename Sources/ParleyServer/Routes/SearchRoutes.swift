@@ -41,12 +41,26 @@ struct SearchRoutes {
             query.order = parsed
         }
         if let from = reader.string("from"), !from.isEmpty { query.fromUsername = from.lowercased() }
-        if let conversation = reader.string("in"), !conversation.isEmpty {
-            guard let id = ConversationID(validating: conversation) else { throw ParleyError(.invalidQuery, "'in' is not a conversation id.") }
-            query.conversation = id
+        if let conversation = reader.string("in") {
+            // Shaped like an id (openapi's pattern) or refused; one that names no conversation of mine finds
+            // nothing, like one I am not in.
+            guard Self.isShapedLikeConversationID(conversation) else { throw ParleyError(.invalidQuery, "'in' is not a conversation id.") }
+            query.conversation = ConversationID(validating: conversation) ?? ConversationID(rawValue: conversation)
         }
         if let before = reader.string("before") { query.before = try SearchQuery.time(before, endOfDay: false) }
         if let after = reader.string("after") { query.after = try SearchQuery.time(after, endOfDay: true) }
         return query
+    }
+
+    /// `dm_<uuid>_<uuid>` or `grp_<uuid>`, lower-case hex: the shape, not whether it could exist.
+    static func isShapedLikeConversationID(_ text: String) -> Bool {
+        func isUUID(_ part: Substring) -> Bool {
+            part.count == 36 && part.allSatisfy { $0 == "-" || $0.isNumber || ("a"..."f").contains($0) }
+                && part.split(separator: "-", omittingEmptySubsequences: false).map(\.count) == [8, 4, 4, 4, 12]
+        }
+        if text.hasPrefix("grp_") { return isUUID(text.dropFirst(4)) }
+        guard text.hasPrefix("dm_"), text.count == 3 + 36 + 1 + 36 else { return false }
+        let body = text.dropFirst(3)
+        return isUUID(body.prefix(36)) && body.dropFirst(36).first == "_" && isUUID(body.suffix(36))
     }
 }
