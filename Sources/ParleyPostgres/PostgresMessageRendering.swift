@@ -76,8 +76,3 @@ extension PostgresStore {
         return try await complete(Message(try row.decode(MessageRow.self)), for: viewer, db)
     }
 }
-
-extension Message {
-    /// Whether a reply quote or reactions are still to be read, or an edit may predate a viewer's leaving.
-    var needsRendering: Bool { replyTo != nil || reactions != nil || (editedAt != nil && conversationId.isGroup) }
-}

@@ -71,8 +71,3 @@ enum MessageRendering {
         return try complete(message, for: viewer, db)
     }
 }
-
-extension Message {
-    /// Whether a reply quote or reactions are still to be read, or an edit may predate a viewer's leaving.
-    var needsRendering: Bool { replyTo != nil || reactions != nil || (editedAt != nil && conversationId.isGroup) }
-}

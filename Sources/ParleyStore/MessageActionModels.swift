@@ -85,3 +85,9 @@ extension ReplyQuote {
         ReplyQuote(seq: seq, senderId: UserID(rawValue: ""), preview: "", deleted: false)
     }
 }
+
+extension Message {
+    /// Whether a backend must still complete it for a viewer: a reply quote or reactions to read, or
+    /// a group edit that may postdate the viewer's leaving. Most messages need nothing.
+    public var needsRendering: Bool { replyTo != nil || reactions != nil || (editedAt != nil && conversationId.isGroup) }
+}
