@@ -22,10 +22,22 @@ import ParleyServer
         return (alice, bob, reader, watcher)
     }
 
-    /// About 6.5 MB of messages: more than the kernel buffers on both sides hold.
-    static func flood(_ api: TestAPI, from alice: Account, to bob: Account, count: Int = 800) async throws {
+    /// Sends 8 KB messages until the watcher hears that Bob went offline, and returns how many were
+    /// sent. How many it takes depends on the kernel's socket buffers (up to 4 MB each way on
+    /// loopback) and on how fast this machine sends compared with the 20 KB/s reader, so the flood
+    /// goes on until the drop instead of guessing a size; 4,000 (32 MB) bounds it.
+    static func floodUntilDropped(_ api: TestAPI, from alice: Account, to bob: Account, watcher: TestSocket) async throws -> Int {
         let text = String(repeating: "x", count: 8_000)
-        for _ in 0..<count { _ = try await api.send(text, from: alice, to: bob) }
+        for sent in 1...4_000 {
+            _ = try await api.send(text, from: alice, to: bob)
+            if sent % 25 == 0, await watcher.inbox.frames.contains(where: { Self.isOffline($0, bob.id) }) { return sent }
+        }
+        _ = try await watcher.presence(bob.id, online: false)
+        return 4_000
+    }
+
+    static func isOffline(_ frame: ServerFrame, _ user: UserID) -> Bool {
+        if case .presence(let who, false, _) = frame { who == user } else { false }
     }
 
     @Test func aClientThatStopsReadingIsDropped() async throws {
@@ -35,8 +47,7 @@ import ParleyServer
         }) { api in
             let (alice, bob, reader, watcher) = try await Self.setUp(api)
             try await reader.setReading(false)
-            try await Self.flood(api, from: alice, to: bob)
-            _ = try await watcher.presence(bob.id, online: false)
+            _ = try await Self.floodUntilDropped(api, from: alice, to: bob, watcher: watcher)
             try await reader.setReading(true)
             try await reader.waitUntilClosed()
         }
@@ -50,10 +61,7 @@ import ParleyServer
             let (alice, bob, reader, watcher) = try await Self.setUp(api)
             let done = Flag()
             let reading = Task { try await reader.readSlowly(bytesPerSecond: 20_000) { done.isSet } }
-            try await Self.flood(api, from: alice, to: bob)
-            // Waited for after the flood, whose length depends on the machine: the watcher keeps
-            // every frame, so a drop during the flood is found here too.
-            _ = try await watcher.presence(bob.id, online: false)
+            let sent = try await Self.floodUntilDropped(api, from: alice, to: bob, watcher: watcher)
             done.set()
             try await reading.value
             try await reader.setReading(true)
@@ -62,7 +70,7 @@ import ParleyServer
             let resumed = try await api.socket(bob, after: 0)
             _ = try await resumed.synced()
             let fromAlice = await resumed.inbox.messages.filter { $0.senderId == alice.id }
-            #expect(fromAlice.map(\.seq) == Array(1...800), "every message, once, in order")
+            #expect(fromAlice.map(\.seq) == Array(1...Int64(sent)), "every message, once, in order")
         }
     }
 }
