@@ -19,6 +19,8 @@ import Synchronization
 ///    its sleep to each send's latency; docs/benchmarks.md, twelfth and fourteenth passes.)
 /// 5. If no transaction can begin (the pool is closed), every waiting job gets that error: no
 ///    caller waits for ever.
+/// 6. Writes the jobs defer (``DeferredBatchWrites``: the search index) are applied after the last
+///    job, in the batch's transaction; a job that throws takes its deferred writes back with it.
 final class GroupCommitWriter: Sendable {
     private struct State {
         var pending: [Job] = []
@@ -34,10 +36,15 @@ final class GroupCommitWriter: Sendable {
 
     /// Told after each batch that wrote something has committed (the store's WAL checkpointer).
     private let afterCommit: @Sendable () -> Void
+    private let deferred: (any DeferredBatchWrites)?
 
-    init(pool: DatabasePool, maxBatch: Int = 1024, afterCommit: @escaping @Sendable () -> Void = {}) {
+    init(
+        pool: DatabasePool, maxBatch: Int = 1024, deferred: (any DeferredBatchWrites)? = nil,
+        afterCommit: @escaping @Sendable () -> Void = {}
+    ) {
         self.pool = pool
         self.maxBatch = maxBatch
+        self.deferred = deferred
         self.afterCommit = afterCommit
     }
 
@@ -61,10 +68,12 @@ final class GroupCommitWriter: Sendable {
             var jobs: [Job] = []
             var taken = false
             do {
+                deferred?.reset()
                 try pool.write { db in
                     jobs = takeBatch()
                     taken = true
-                    for job in jobs { job.execute(db) }
+                    for job in jobs { job.execute(db, deferred) }
+                    try deferred?.apply(db)
                 }
                 if !jobs.isEmpty { afterCommit() }
                 for job in jobs { job.complete(commitError: nil) }
@@ -94,19 +103,38 @@ final class GroupCommitWriter: Sendable {
 /// One caller's work and how to answer it. Touched by the writer's queue, then by the drainer,
 /// never at the same time.
 private final class Job: @unchecked Sendable {
-    private let run: (Database) -> Void
+    private let run: (Database) -> Bool
     private let finish: ((any Error)?) -> Void
 
     init<T: Sendable>(work: @escaping @Sendable (Database) throws -> T, continuation: CheckedContinuation<T, any Error>) {
         var result: Result<T, any Error> = .failure(CancellationError())
         run = { db in
             result = Result { try db.inCachedSavepoint(named: "job") { try work(db) } }
+            if case .failure = result { return false } else { return true }
         }
         finish = { commitError in
             if let commitError { continuation.resume(throwing: commitError) } else { continuation.resume(with: result) }
         }
     }
 
-    func execute(_ db: Database) { run(db) }
+    /// Runs the job; if it failed, its deferred writes go too (rule 6).
+    func execute(_ db: Database, _ deferred: (any DeferredBatchWrites)?) {
+        let mark = deferred?.mark ?? 0
+        if !run(db) { deferred?.rollBack(to: mark) }
+    }
+
     func complete(commitError: (any Error)?) { finish(commitError) }
+}
+
+/// Writes a batch's jobs log instead of making them at once, applied after the last job in the
+/// batch's transaction (``SearchIndexLog``). Touched only by the writer.
+protocol DeferredBatchWrites: AnyObject, Sendable {
+    /// Where the log stands before a job.
+    var mark: Int { get }
+    /// Forgets what a failed job logged since `mark`.
+    func rollBack(to mark: Int)
+    /// Forgets everything (a batch that did not commit).
+    func reset()
+    /// Makes the logged writes, in order, and empties the log.
+    func apply(_ db: Database) throws
 }

@@ -234,6 +234,11 @@ enum SQLiteSchema {
                     END;
                     """)
         }
+        migrator.registerMigration("v7-search-log") { db in
+            // The writer keeps the index itself (SearchIndexLog): a trigger's statement on FTS5 made it
+            // flush a segment per message.
+            try db.execute(sql: "DROP TRIGGER message_search_insert; DROP TRIGGER message_search_update;")
+        }
         return migrator
     }
 }

@@ -36,7 +36,7 @@ extension SQLiteStore: MessageActionStore {
             let effect = try MessageActionPlan.decide(action, on: acted, role: role, myReaction: myReaction, hidden: hidden, now: now)
             try db.cachedStatement(sql: "INSERT INTO message_actions (actor_id, client_id, conversation_id, seq, kind) VALUES (?, ?, ?, ?, ?)")
                 .execute(arguments: [action.actor.rawValue, action.clientId.rawValue, conversation.rawValue, action.seq, action.change.kind.rawValue])
-            try Self.apply(effect, of: action, acted: acted, now: now, db)
+            try Self.apply(effect, of: action, acted: acted, now: now, statements.searchIndex, db)
             guard let message = try MessageRendering.message(action.seq, in: conversation, for: action.actor, db) else {
                 throw StoreError.messageNotFound
             }
@@ -84,8 +84,29 @@ extension SQLiteStore: MessageActionStore {
         return (acted, (member?[0] as String?).flatMap(MemberRole.init(rawValue:)))
     }
 
-    private static func apply(_ effect: MessageActionPlan.Effect, of action: NewMessageAction, acted: ActedMessage, now: Timestamp, _ db: Database) throws {
+    /// An edit replaces the indexed text, a delete for everyone removes it (``SearchIndexLog``).
+    private static func reindex(
+        _ effect: MessageActionPlan.Effect, acted: ActedMessage, key: StatementArguments, _ searchIndex: SearchIndexLog, _ db: Database
+    ) throws {
+        guard !acted.isEntry, !acted.deleted else { return }
+        let replacement: String?
+        switch effect {
+        case .edit(_, let new): replacement = new
+        case .delete: replacement = nil
+        default: return
+        }
+        guard let rowid = try Int64.fetchOne(db.cachedStatement(sql: "SELECT rowid FROM messages WHERE conversation_id = ? AND seq = ?"), arguments: key)
+        else { return }
+        searchIndex.remove(rowid: rowid, text: acted.text)
+        if let replacement { searchIndex.add(rowid: rowid, text: replacement) }
+    }
+
+    private static func apply(
+        _ effect: MessageActionPlan.Effect, of action: NewMessageAction, acted: ActedMessage, now: Timestamp, _ searchIndex: SearchIndexLog,
+        _ db: Database
+    ) throws {
         let key: StatementArguments = [action.conversation.rawValue, action.seq]
+        try reindex(effect, acted: acted, key: key, searchIndex, db)
         switch effect {
         case .unchanged:
             return

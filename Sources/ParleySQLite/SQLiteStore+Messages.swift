@@ -120,6 +120,7 @@ extension SQLiteStore: MessageStore {
             .text(message.id.rawValue), .text(targetID.rawValue), .int(seq), .text(new.sender.rawValue),
             .text(new.clientId.rawValue), .text(message.text), .int(now.milliseconds), .null,
             StoredJSON.text(mentions).map(RawValue.text) ?? .null, new.replyToSeq.map(RawValue.int) ?? .null)
+        statements.searchIndex.add(rowid: statements.lastInsertedRowID, text: message.text)
         for user in mentions ?? [] {
             try db.cachedStatement(sql: "INSERT INTO mentions (user_id, conversation_id, seq) VALUES (?, ?, ?)")
                 .execute(arguments: [user.rawValue, targetID.rawValue, seq])

@@ -92,7 +92,7 @@ public final class SQLiteStore: ParleyStore, Sendable {
         let checkpointer = try WALCheckpointer(
             path: path, restartThreshold: walRestartThreshold, betweenCommits: WALCheckpointer.writerPass(pool))
         self.checkpointer = checkpointer
-        batcher = GroupCommitWriter(pool: pool, afterCommit: checkpointer.committed)
+        batcher = GroupCommitWriter(pool: pool, deferred: writerStatements.searchIndex, afterCommit: checkpointer.committed)
     }
 
     /// Whether SQLite's process-wide set-up ran before its first use (`SQLiteProcessSetup`: memory

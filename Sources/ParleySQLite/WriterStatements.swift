@@ -1,4 +1,5 @@
 import GRDB
+import GRDBSQLite
 import ParleyCore
 
 /// The statements a send runs for every message, prepared once on the pool's writer connection and
@@ -14,6 +15,8 @@ final class WriterStatements: @unchecked Sendable {
     let members: RawStatement
     let insertMessage: RawStatement
     let insertEvent: RawStatement
+    /// The search index writes of the batch being written.
+    let searchIndex: SearchIndexLog
     // Each counter is bumped by one statement and read back by another: `UPDATE … RETURNING`
     // collects its rows in an ephemeral B-tree, opened and closed on every run (6 % of the writer
     // thread's CPU at max rate, three times per message).
@@ -55,7 +58,11 @@ final class WriterStatements: @unchecked Sendable {
             INSERT INTO events (user_id, pos, kind, conversation_id, seq, subject_id, delivered_seq, read_seq, created_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, on: connection)
+        searchIndex = try SearchIndexLog(on: connection)
     }
+
+    /// The rowid of the row the last INSERT on the writer stored.
+    var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(connection) }
 
     /// The conversation's next message seq, its activity set to `time`; nil if there is no such
     /// conversation.
@@ -99,5 +106,6 @@ final class WriterStatements: @unchecked Sendable {
         for statement in all {
             statement.finalize()
         }
+        searchIndex.finalize()
     }
 }

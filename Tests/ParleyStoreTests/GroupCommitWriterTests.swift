@@ -137,4 +137,62 @@ import Testing
         #expect(failures == 20)
         await #expect(throws: (any Error).self) { try await writer.write { _ in } }
     }
+
+    /// Rule 6: deferred writes of a failed job go with it; the others are made after the last job,
+    /// in order, in the batch's transaction; a failing apply fails the batch and leaves nothing.
+    @Test(.timeLimit(.minutes(1))) func deferredWritesFollowTheirJobsAndCommitWithTheBatch() async throws {
+        let pool = try Self.makePool()
+        let log = ItemLog()
+        let writer = GroupCommitWriter(pool: pool, deferred: log)
+        try await Self.inOneBatch(pool, writer, jobs: [
+            { db in log.items.append(1) },
+            { db in log.items.append(2); throw Refused() },
+            { db in log.items.append(3) },
+        ])
+        #expect(try await pool.read { db in try Int.fetchAll(db, sql: "SELECT n FROM item ORDER BY rowid") } == [1, 3])
+
+        log.failing = true
+        try await Self.inOneBatch(pool, writer, jobs: [{ db in try db.execute(sql: "INSERT INTO item (n) VALUES (4)"); log.items.append(5) }])
+        #expect(try await pool.read { db in try Int.fetchAll(db, sql: "SELECT n FROM item ORDER BY rowid") } == [1, 3], "nothing of the failed batch")
+        log.failing = false
+        try await writer.write { _ in log.items.append(6) }
+        #expect(try await pool.read { db in try Int.fetchAll(db, sql: "SELECT n FROM item ORDER BY rowid") } == [1, 3, 6], "the log was emptied")
+    }
+
+    /// Runs `jobs` as one batch, in their order: the database's writer is held until each of them
+    /// is queued, one after the other.
+    static func inOneBatch(_ pool: DatabasePool, _ writer: GroupCommitWriter, jobs: [@Sendable (Database) throws -> Void]) async throws {
+        try await inOneBatch(pool, writer, jobs.map { job in { try await writer.write(job) } })
+    }
+
+    /// Runs `submissions` (each queueing one job on `writer`) so that their jobs form one batch, in order.
+    static func inOneBatch(_ pool: DatabasePool, _ writer: GroupCommitWriter, _ submissions: [@Sendable () async throws -> Void]) async throws {
+        let gate = DispatchSemaphore(value: 0)
+        var blocker: Task<Void, any Error>?
+        await withCheckedContinuation { (holding: CheckedContinuation<Void, Never>) in
+            blocker = Task { try await pool.write { _ in holding.resume(); gate.wait() } }
+        }
+        var tasks: [Task<Void, any Error>] = []
+        for (queued, submit) in submissions.enumerated() {
+            tasks.append(Task { try await submit() })
+            while writer.waitingJobs <= queued { await Task.yield() }
+        }
+        gate.signal()
+        for task in tasks { _ = await task.result }
+        try await blocker?.value
+    }
+}
+
+/// Numbers to insert into `item` after a batch's jobs; `failing` makes the apply throw.
+private final class ItemLog: DeferredBatchWrites, @unchecked Sendable {
+    var items: [Int] = []
+    var failing = false
+    var mark: Int { items.count }
+    func rollBack(to mark: Int) { items.removeSubrange(mark...) }
+    func reset() { items.removeAll() }
+    func apply(_ db: Database) throws {
+        defer { reset() }
+        if failing { throw GroupCommitWriterTests.Refused() }
+        for n in items { try db.execute(sql: "INSERT INTO item (n) VALUES (?)", arguments: [n]) }
+    }
 }

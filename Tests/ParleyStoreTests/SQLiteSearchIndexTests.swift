@@ -1,0 +1,66 @@
+import Foundation
+import GRDB
+import ParleyCore
+import ParleyStore
+@testable import ParleySQLite
+import Testing
+
+/// ``SearchIndexLog``'s rules on a real store: the index follows sends, edits and deletes made in
+/// one batch, in order, and a failed job leaves nothing in it.
+@Suite struct SQLiteSearchIndexTests {
+    func hits(_ q: String, _ user: UserID, _ store: SQLiteStore) async throws -> [String] {
+        try await store.search(try SearchQuery.parse(q), as: user, limit: 20, offset: 0).map(\.text)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aSendEditedAndAnotherDeletedInTheirOwnBatchAreIndexedAsTheyEnd() async throws {
+        let store = try SQLiteStore(path: WALCheckpointerTests.temporaryPath(), durability: .normal)
+        let ada = try await store.makeUser("ada"), grace = try await store.makeUser("grace")
+        let first = try await store.send("hello grace", from: ada.id, to: .user(grace.id)).message
+        let conversation = first.conversationId
+        func action(_ seq: Int64, _ change: NewMessageAction.Change) -> @Sendable () async throws -> Void {
+            { _ = try await store.act(NewMessageAction(actor: ada.id, clientId: .random(), conversation: conversation, seq: seq, change: change), now: .now()) }
+        }
+        // Seqs 2 and 3 are sent, 2 edited twice and 3 deleted, all before the batch commits.
+        try await GroupCommitWriterTests.inOneBatch(store.pool, store.batcher, [
+            { _ = try await store.send("apricot one", from: ada.id, to: .conversation(conversation)) },
+            { _ = try await store.send("blueberry 果物の写真", from: ada.id, to: .conversation(conversation)) },
+            action(2, .edit("cherry two")),
+            action(2, .edit("damson three")),
+            action(3, .delete),
+            action(9, .edit("no such message")),
+        ])
+        #expect(try await hits("apricot", grace.id, store).isEmpty)
+        #expect(try await hits("cherry", grace.id, store).isEmpty)
+        #expect(try await hits("damson", grace.id, store) == ["damson three"])
+        #expect(try await hits("blueberry", grace.id, store).isEmpty, "deleted in the batch that sent it")
+        #expect(try await hits("写真", grace.id, store).isEmpty)
+        #expect(try await hits("hello", grace.id, store) == ["hello grace"])
+        // Later changes still find what the batch indexed (a contentless delete needs the same values).
+        try await action(2, .edit("elderberry four"))()
+        #expect(try await hits("damson", grace.id, store).isEmpty)
+        #expect(try await hits("elderberry", grace.id, store) == ["elderberry four"])
+        try await store.pool.write { db in
+            try db.execute(sql: "INSERT INTO message_search (message_search, rank) VALUES ('integrity-check', 0)")
+            try db.execute(sql: "INSERT INTO message_search_cjk (message_search_cjk, rank) VALUES ('integrity-check', 0)")
+        }
+        try await store.close()
+    }
+
+    /// A send that fails after its message row was written (here: the database refuses its event
+    /// row) takes its index entry back with its savepoint.
+    @Test(.timeLimit(.minutes(1))) func aSendThatFailsLeavesNothingInTheIndex() async throws {
+        let store = try SQLiteStore(path: WALCheckpointerTests.temporaryPath(), durability: .normal)
+        let ada = try await store.makeUser("ada"), grace = try await store.makeUser("grace")
+        let first = try await store.send("hello grace", from: ada.id, to: .user(grace.id)).message
+        try await store.pool.write { db in
+            try db.execute(sql: "CREATE TRIGGER refuse BEFORE INSERT ON events WHEN new.seq = 2 BEGIN SELECT RAISE(ABORT, 'refused'); END")
+        }
+        await #expect(throws: (any Error).self) { try await store.send("figs refused", from: ada.id, to: .conversation(first.conversationId)) }
+        try await store.pool.write { db in try db.execute(sql: "DROP TRIGGER refuse") }
+        let kept = try await store.send("figs kept", from: ada.id, to: .conversation(first.conversationId)).message
+        #expect(kept.seq == 2)
+        #expect(try await hits("figs", grace.id, store) == ["figs kept"])
+        #expect(try await hits("refused", grace.id, store).isEmpty)
+        try await store.close()
+    }
+}
