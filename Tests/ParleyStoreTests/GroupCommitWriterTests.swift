@@ -144,15 +144,25 @@ import Testing
         let pool = try Self.makePool()
         let log = ItemLog()
         let writer = GroupCommitWriter(pool: pool, deferred: log)
-        try await Self.inOneBatch(pool, writer, jobs: [
-            { db in log.items.append(1) },
-            { db in log.items.append(2); throw Refused() },
-            { db in log.items.append(3) },
-        ])
+        try await Self.inOneBatch(
+            pool, writer,
+            jobs: [
+                { db in log.items.append(1) },
+                { db in
+                    log.items.append(2); throw Refused()
+                },
+                { db in log.items.append(3) },
+            ])
         #expect(try await pool.read { db in try Int.fetchAll(db, sql: "SELECT n FROM item ORDER BY rowid") } == [1, 3])
 
         log.failing = true
-        try await Self.inOneBatch(pool, writer, jobs: [{ db in try db.execute(sql: "INSERT INTO item (n) VALUES (4)"); log.items.append(5) }])
+        try await Self.inOneBatch(
+            pool, writer,
+            jobs: [
+                { db in
+                    try db.execute(sql: "INSERT INTO item (n) VALUES (4)"); log.items.append(5)
+                }
+            ])
         #expect(try await pool.read { db in try Int.fetchAll(db, sql: "SELECT n FROM item ORDER BY rowid") } == [1, 3], "nothing of the failed batch")
         log.failing = false
         try await writer.write { _ in log.items.append(6) }
@@ -170,7 +180,11 @@ import Testing
         let gate = DispatchSemaphore(value: 0)
         var blocker: Task<Void, any Error>?
         await withCheckedContinuation { (holding: CheckedContinuation<Void, Never>) in
-            blocker = Task { try await pool.write { _ in holding.resume(); gate.wait() } }
+            blocker = Task {
+                try await pool.write { _ in
+                    holding.resume(); gate.wait()
+                }
+            }
         }
         var tasks: [Task<Void, any Error>] = []
         for (queued, submit) in submissions.enumerated() {

@@ -21,14 +21,16 @@ import Testing
             { _ = try await store.act(NewMessageAction(actor: ada.id, clientId: .random(), conversation: conversation, seq: seq, change: change), now: .now()) }
         }
         // Seqs 2 and 3 are sent, 2 edited twice and 3 deleted, all before the batch commits.
-        try await GroupCommitWriterTests.inOneBatch(store.pool, store.batcher, [
-            { _ = try await store.send("apricot one", from: ada.id, to: .conversation(conversation)) },
-            { _ = try await store.send("blueberry 果物の写真", from: ada.id, to: .conversation(conversation)) },
-            action(2, .edit("cherry two")),
-            action(2, .edit("damson three")),
-            action(3, .delete),
-            action(9, .edit("no such message")),
-        ])
+        try await GroupCommitWriterTests.inOneBatch(
+            store.pool, store.batcher,
+            [
+                { _ = try await store.send("apricot one", from: ada.id, to: .conversation(conversation)) },
+                { _ = try await store.send("blueberry 果物の写真", from: ada.id, to: .conversation(conversation)) },
+                action(2, .edit("cherry two")),
+                action(2, .edit("damson three")),
+                action(3, .delete),
+                action(9, .edit("no such message")),
+            ])
         #expect(try await hits("apricot", grace.id, store).isEmpty)
         #expect(try await hits("cherry", grace.id, store).isEmpty)
         #expect(try await hits("damson", grace.id, store) == ["damson three"])
