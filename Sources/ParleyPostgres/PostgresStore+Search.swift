@@ -3,45 +3,63 @@ import ParleyStore
 import PostgresNIO
 
 extension PostgresStore: MessageSearchStore {
-    /// The rules of SQLite's search (docs/protocol.md "Search") over the expression indexes of
-    /// migration `v7-search`: words and phrases through `to_tsvector('simple', parley_fold(text))`
-    /// (PostgreSQL's parser keeps `db.json`, `PLT-3699` and e-mail addresses whole, on both sides),
-    /// CJK through the trigram index (`LIKE`), shorter CJK by the same bounded scan; newest first.
+    /// The rules of SQLite's search (docs/protocol.md "Search"): words and phrases through
+    /// `to_tsvector('simple', parley_fold(text))` (migration `v7-search`; PostgreSQL's parser keeps
+    /// `db.json`, `PLT-3699` and e-mail addresses whole, on both sides); a CJK term of nothing but
+    /// CJK in the raw text (folding leaves CJK as written), from three characters through the
+    /// trigram index of messages holding CJK (`v8-search-cjk`), shorter ones by the same bounded
+    /// scan as SQLite's, each conversation's newest messages read by key; newest first.
+    ///
+    /// The user's conversations are read first and bound as an array: with the list in hand the
+    /// planner intersects the text index with the messages' key (a bitmap AND) instead of reading
+    /// every match in every conversation and throwing most away (265 ms for a common word, 14 ms now).
     /// Every term and filter is a bound parameter: nothing a user types becomes SQL.
     public func search(_ query: SearchQuery, as user: UserID, limit: Int, offset: Int) async throws -> [SearchHit] {
         guard !query.terms.isEmpty else { return [] }
         return try await read { db in
+            var conversations = try await db.values(
+                """
+                SELECT conversation_id FROM conversation_members WHERE user_id = \(user.rawValue)
+                UNION SELECT conversation_id FROM former_members WHERE user_id = \(user.rawValue)
+                """, as: String.self, self.logger)
+            if let only = query.conversation { conversations = conversations.filter { $0 == only.rawValue } }
+            guard !conversations.isEmpty else { return [] }
             var statement = SearchStatement()
             let me = statement.bind(user.rawValue)
+            let mine = statement.bind(conversations)
             if let name = query.fromUsername {
                 guard let sender = try await db.value("SELECT id FROM users WHERE username = \(name)", as: String.self, self.logger) else { return [] }
                 statement.filter("m.sender_id = \(statement.bind(sender))")
             }
-            if let conversation = query.conversation { statement.filter("m.conversation_id = \(statement.bind(conversation.rawValue))") }
             if let before = query.before { statement.filter("m.created_at < \(statement.bind(before))") }
             if let after = query.after { statement.filter("m.created_at > \(statement.bind(after))") }
             let words = query.terms.filter { !$0.isCJK }.map { "phraseto_tsquery('simple'::regconfig, parley_fold(\(statement.bind($0.text))))" }
             let tsquery = words.joined(separator: " && ")
             if !words.isEmpty { statement.filter("to_tsvector('simple'::regconfig, parley_fold(m.text)) @@ (\(tsquery))") }
             let cjk = query.terms.filter(\.isCJK).map(\.text)
-            for term in cjk {
-                let pattern = "%" + term.replacing("\\", with: "\\\\").replacing("%", with: "\\%").replacing("_", with: "\\_") + "%"
-                statement.filter("parley_fold(m.text) LIKE \(statement.bind(pattern))")
-            }
-            if words.isEmpty, cjk.allSatisfy({ $0.count < 3 }) {
-                statement.filter("m.seq > (SELECT c.last_seq FROM conversations c WHERE c.id = m.conversation_id) - \(SearchQuery.shortCJKWindow)")
-            }
-            let rank = query.order == .relevance && !words.isEmpty ? "ts_rank(to_tsvector('simple'::regconfig, parley_fold(m.text)), \(tsquery)) DESC, " : ""
-            let sql = """
-                SELECT m.conversation_id, m.seq, m.sender_id, m.created_at, m.text FROM messages m
-                WHERE m.entry IS NULL AND m.deleted_at IS NULL
-                  AND m.conversation_id IN (SELECT conversation_id FROM conversation_members WHERE user_id = \(me)
-                    UNION ALL SELECT conversation_id FROM former_members WHERE user_id = \(me))
+            for term in cjk { statement.cjk(term) }
+            let short = words.isEmpty && cjk.allSatisfy { $0.count < 3 }
+            if words.isEmpty, !short { statement.filter(SearchStatement.holdsCJK) }
+            let visible = """
+                m.entry IS NULL AND m.deleted_at IS NULL
                   AND (m.conversation_id NOT LIKE 'grp\\_%' OR EXISTS (SELECT 1 FROM member_spans sp
                     WHERE sp.conversation_id = m.conversation_id AND sp.user_id = \(me)
                     AND m.seq >= sp.from_seq AND (sp.to_seq IS NULL OR m.seq <= sp.to_seq)))
                   AND NOT EXISTS (SELECT 1 FROM hidden_messages h WHERE h.user_id = \(me) AND h.conversation_id = m.conversation_id AND h.seq = m.seq)
                   \(statement.conditions.map { "AND " + $0 }.joined(separator: "\n  "))
+                """
+            let source =
+                short
+                // Bounded: each conversation's newest messages, read by key (conversation_id, seq).
+                ? """
+                conversations c CROSS JOIN LATERAL (SELECT * FROM messages m
+                  WHERE m.conversation_id = c.id AND m.seq > c.last_seq - \(SearchQuery.shortCJKWindow) AND \(visible)) m
+                WHERE c.id = ANY(\(mine))
+                """
+                : "messages m WHERE m.conversation_id = ANY(\(mine)) AND \(visible)"
+            let rank = query.order == .relevance && !words.isEmpty ? "ts_rank(to_tsvector('simple'::regconfig, parley_fold(m.text)), \(tsquery)) DESC, " : ""
+            let sql = """
+                SELECT m.conversation_id, m.seq, m.sender_id, m.created_at, m.text FROM \(source)
                 ORDER BY \(rank)m.created_at DESC, m.seq DESC LIMIT \(max(1, limit)) OFFSET \(max(0, offset))
                 """
             return try await db.rows(PostgresQuery(unsafeSQL: sql, binds: statement.binds), self.logger).map { row in
@@ -72,5 +90,24 @@ struct SearchStatement {
         return "$\(count)"
     }
 
+    mutating func bind(_ values: [String]) -> String {
+        binds.append(values)
+        count += 1
+        return "$\(count)::text[]"
+    }
+
     mutating func filter(_ condition: String) { conditions.append(condition) }
+
+    /// The predicate of the trigram index `messages_cjk` (migration `v8-search-cjk`): said in a query
+    /// the same way, so the planner may use that index. The ranges are ``SearchText``'s CJK.
+    static let holdsCJK = "m.text ~ '\(cjkClass)'"
+    static let cjkClass = "[\\u1100-\\u11ff\\u3040-\\u30ff\\u3130-\\u318f\\u3400-\\u4dbf\\u4e00-\\u9fff\\uac00-\\ud7af\\uf900-\\ufaff\\U00020000-\\U0002fa1f]"
+
+    /// A CJK term, found as a substring: in the raw text when it is nothing but CJK (folding leaves
+    /// CJK as written, and the trigram index holds the raw text), else in the folded text.
+    mutating func cjk(_ term: String) {
+        let pattern = "%" + term.replacing("\\", with: "\\\\").replacing("%", with: "\\%").replacing("_", with: "\\_") + "%"
+        let pure = SearchText.isOnlyCJK(term)
+        filter(pure ? "m.text LIKE \(bind(pattern))" : "parley_fold(m.text) LIKE \(bind(pattern))")
+    }
 }

@@ -65,7 +65,7 @@ struct SearchPlan {
             filter("m.rowid IN (SELECT rowid FROM message_search_cjk WHERE message_search_cjk MATCH ?)", Self.quoted(term))
         } else {
             // CJK is stored as written (SearchText.fold): a term of nothing else is found in the raw text.
-            let pure = term.unicodeScalars.allSatisfy { SearchText.hasCJK(String($0)) || $0.properties.isWhitespace }
+            let pure = SearchText.isOnlyCJK(term)
             filter(pure ? "instr(m.text, ?) > 0" : "instr(parley_fold(m.text), ?) > 0", term)
         }
     }

@@ -130,6 +130,12 @@ public enum SearchText {
         text.unicodeScalars.contains(where: isCJK)
     }
 
+    /// Whether `text` is nothing but CJK (and spaces): folding leaves such a term as written, so it
+    /// is found in the raw text.
+    public static func isOnlyCJK(_ text: String) -> Bool {
+        text.unicodeScalars.allSatisfy { isCJK($0) || $0.properties.isWhitespace }
+    }
+
     static func isCJK(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x3040...0x30FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xAC00...0xD7AF, 0x1100...0x11FF, 0x3130...0x318F, 0xF900...0xFAFF,

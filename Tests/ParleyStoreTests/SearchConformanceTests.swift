@@ -107,4 +107,39 @@ import Testing
         #expect(throws: Validation.Failure.self) { try SearchQuery.parse(String(repeating: "x", count: 1001)) }
         #expect(throws: Validation.Failure.self) { try SearchQuery.parse("before:yesterday") }
     }
+
+    /// CJK through each path: a short term looks through each conversation's newest
+    /// `shortCJKWindow` messages only, a longer one through the index whatever its age; a term
+    /// mixing CJK and Latin folds its Latin; membership rules hold on every path.
+    @Test(arguments: StoreBackend.all)
+    func cjkPathsAreBoundedFoldedAndFollowMembership(backend: StoreBackend) async throws {
+        let world = try await ActionWorld(backend)
+        let chat = ConversationID.direct(world.ada.id, world.grace.id)
+        _ = try await world.store.send("古い写真を見つけた", from: world.ada.id, to: .conversation(chat))
+        _ = try await world.store.send("Meet at Café東京", from: world.ada.id, to: .conversation(chat))
+        for index in 0..<SearchQuery.shortCJKWindow {
+            _ = try await world.store.send("filler \(index)", from: world.grace.id, to: .conversation(chat))
+        }
+        _ = try await world.store.send("新しい写真です", from: world.ada.id, to: .conversation(chat))
+        func found(_ q: String, as user: User) async throws -> [String] { try await Self.search(world.store, q, as: user).map(\.text) }
+        #expect(try await found("写真", as: world.grace) == ["新しい写真です"], "two characters: the newest messages only")
+        #expect(try await found("写真を見", as: world.grace) == ["古い写真を見つけた"], "three or more: any age")
+        #expect(try await found("cafe東京", as: world.grace) == ["Meet at Café東京"], "Latin folded beside CJK")
+        #expect(try await found("写真 in:\(chat.rawValue)", as: world.eve).isEmpty, "not a member")
+
+        let group = try await world.group(with: [world.grace.id])
+        _ = try await world.store.send("前の会議の写真", from: world.grace.id, to: .conversation(group))
+        _ = try await world.store.changeGroup(
+            MembershipChange(
+                actor: world.ada.id, clientId: .random(), conversation: group, action: .add([world.alan.id], shareHistory: false), maxMembers: 256),
+            now: .now())
+        _ = try await world.store.send("中の会議の写真", from: world.grace.id, to: .conversation(group))
+        _ = try await world.store.changeGroup(
+            MembershipChange(actor: world.ada.id, clientId: .random(), conversation: group, action: .remove(world.alan.id), maxMembers: 256),
+            now: .now())
+        _ = try await world.store.send("後の会議の写真", from: world.grace.id, to: .conversation(group))
+        #expect(try await found("会議", as: world.alan) == ["中の会議の写真"], "short CJK inside the span")
+        #expect(try await found("会議の写真", as: world.alan) == ["中の会議の写真"], "long CJK inside the span")
+        #expect(try await found("会議", as: world.grace).count == 3)
+    }
 }
