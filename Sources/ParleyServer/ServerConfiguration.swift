@@ -66,6 +66,9 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeoutSeconds: Double = 90
     /// Seconds a new WebSocket has to send `hello`.
     public var helloTimeoutSeconds: Double = 10
+    /// Seconds each database step of signing in may take before the connection is let go (the
+    /// client connects again): a database that never answers must not keep a user online.
+    public var signInTimeoutSeconds: Double = 10
 
     /// After this long, a graceful shutdown stops waiting and cancels what is left (connections
     /// that never sent a request are otherwise not closed by the HTTP server's quiescing).

@@ -52,6 +52,11 @@ struct Serve: AsyncParsableCommand {
     var editWindow: String?
     @Option(help: "How long the sender may delete a message for everyone (group admins: always). [env: PARLEY_DELETE_WINDOW] (default: 48h)")
     var deleteWindow: String?
+    @Option(
+        help:
+            "How long each database step of a WebSocket sign-in may take before the connection is let go and the client connects again, 1s–10m. [env: PARLEY_SIGN_IN_TIMEOUT] (default: 10s)"
+    )
+    var signInTimeout: String?
 
     func run() async throws {
         let settings = Settings(environment: ProcessInfo.processInfo.environment)
@@ -95,6 +100,11 @@ struct Serve: AsyncParsableCommand {
             "max-group-members", maxGroupMembers ?? (try settings.int("PARLEY_MAX_GROUP_MEMBERS")) ?? configuration.maxGroupMembers,
             in: 1...Validation.maxGroupMembersCeiling)
         if let window = editWindow ?? settings.string("PARLEY_EDIT_WINDOW") { configuration.editWindow = try DurationSetting.parse("edit-window", window) }
+        if let timeout = signInTimeout ?? settings.string("PARLEY_SIGN_IN_TIMEOUT") {
+            let limit = try DurationSetting.parse("sign-in-timeout", timeout)
+            guard limit >= .seconds(1), limit <= .seconds(600) else { throw ValidationError("sign-in-timeout '\(timeout)' must be from 1s to 10m.") }
+            configuration.signInTimeoutSeconds = Double(limit.components.seconds)
+        }
         if let window = deleteWindow ?? settings.string("PARLEY_DELETE_WINDOW") {
             configuration.deleteWindow = try DurationSetting.parse("delete-window", window)
         }

@@ -24,11 +24,11 @@ final class TestCluster: Sendable {
     /// Starts `count` nodes, runs `body`, and stops every node still running. The nodes share a
     /// fresh database on the test server, or `database` (a ``DedicatedPostgres`` the test restarts).
     static func run<T: Sendable>(
-        nodes count: Int = 2, database: String? = nil, _ body: @Sendable (TestCluster) async throws -> T
+        nodes count: Int = 2, database: String? = nil, arguments: [String] = [], _ body: @Sendable (TestCluster) async throws -> T
     ) async throws -> T {
         let url = if let database { database } else { try await PostgresTestServer.freshDatabaseAsync() }
         var nodes: [ServerLauncher] = []
-        for _ in 0..<count { nodes.append(try await launchNode(url)) }
+        for _ in 0..<count { nodes.append(try await launchNode(url, arguments: arguments)) }
         let cluster = TestCluster(
             nodes: nodes, store: try await PostgresStore.connect(DatabaseURL(url), poolSize: 4, logger: Logger(label: "test")),
             databaseURL: url)
@@ -42,9 +42,9 @@ final class TestCluster: Sendable {
         }
     }
 
-    static func launchNode(_ url: String) async throws -> ServerLauncher {
+    static func launchNode(_ url: String, arguments: [String] = []) async throws -> ServerLauncher {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("parley").path
-        return try await ServerLauncher(binary: binary, database: url)
+        return try await ServerLauncher(binary: binary, database: url, extraArguments: arguments)
     }
 
     private func stopAll() async {

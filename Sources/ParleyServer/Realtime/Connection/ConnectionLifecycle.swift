@@ -21,6 +21,9 @@ import ParleyStore
 ///    still answered (their sends commit) (``RealtimeGateway/finish(_:inbound:outbound:counted:)``).
 /// 5. Graceful shutdown: a signed-in connection ends after its answers, 1001 (``ClientConnection``
 ///    rule 4); one not signed in yet is closed 1001 at once.
+/// 6. Signing in waits on the database at most ``ServerConfiguration/signInTimeoutSeconds`` per step; past it the
+///    connection is let go (detached, closed 1011) and the client connects again. What a late answer
+///    would still do is taken back (``CountedAnywhere``).
 final class ConnectionLifecycle: @unchecked Sendable {  // `phase` is only touched on the channel's event loop
     private enum Phase {
         case awaitingHello(Scheduled<Void>?)
@@ -106,7 +109,10 @@ final class ConnectionLifecycle: @unchecked Sendable {  // `phase` is only touch
     private func signIn(_ first: [UInt8]) async {
         let socket = BatchedSocketOutput(channel: channel, connection: nil)
         do {
-            switch try await shared.authenticate(first) {
+            guard let checked = await boundedWait(shared.signInLimit, { [shared] in try await shared.authenticate(first) }) else {
+                throw SignInTimedOut()
+            }
+            switch try checked.get() {
             case .refused(let frame, let code):
                 try await socket.text(frame)
                 try await socket.close(.policyViolation, reason: code.rawValue)
@@ -137,12 +143,17 @@ final class ConnectionLifecycle: @unchecked Sendable {  // `phase` is only touch
         let inbound = InboundFrameQueue(
             executor: executor, answer: handler.answer, room: { channel.triggerUserOutboundEvent(WebSocketChannelHandler.ReadFlow.resume, promise: nil) })
         let counted = CountedAnywhere()
-        let head: Int64
-        do {
-            head = try await shared.begin(connection, firstHere: firstHere, counted: counted)
-        } catch {
+        // Rule 6: bounded, or a database that never answers would keep this connection attached
+        // (its user online) after its socket is gone.
+        let begun = await boundedWait(shared.signInLimit) { [shared] in
+            try await shared.begin(connection, firstHere: firstHere, counted: counted)
+        }
+        guard case .success(let head) = begun else {
             await shared.finish(connection, inbound: inbound, outbound: nil, counted: counted)
-            throw error
+            switch begun {
+            case .failure(let error): throw error
+            default: throw SignInTimedOut()
+            }
         }
         let outbound = OutboundStream(
             connection: connection, socket: BatchedSocketOutput(channel: channel, connection: connection), store: shared.store, hub: shared.hub,
@@ -187,3 +198,6 @@ final class ConnectionLifecycle: @unchecked Sendable {  // `phase` is only touch
         channel.writeAndFlush(BatchedSocketOutput.closeFrame(code, reason: reason, allocator: channel.allocator), promise: nil)
     }
 }
+
+/// The database did not answer a sign-in step within ``ServerConfiguration/signInTimeoutSeconds``.
+struct SignInTimedOut: Error {}

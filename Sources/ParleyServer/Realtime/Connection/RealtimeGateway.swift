@@ -79,7 +79,12 @@ final class RealtimeGateway: Sendable {
         let presence = PresenceAnnouncer(store: store, hub: hub)
         // In a cluster, "first" means first anywhere, which only the bus knows.
         let firstAnywhere = if let bus = hub.bus { try await bus.connectionOpened(user) } else { firstHere }
-        counted.set()
+        guard counted.set() else {
+            // The sign-in was let go while this waited (ConnectionLifecycle rule 6): the count that
+            // just landed is taken back, and the user goes offline again if nothing else holds them.
+            if let bus = hub.bus, try await bus.connectionClosed(user) { try await presence.announceOffline(user) }
+            throw SignInTimedOut()
+        }
         if firstAnywhere { presence.announceOnline(user, to: start.contacts) }
         try await presence.sendSnapshot(of: start.contacts, to: connection)
         return start.head
@@ -108,7 +113,7 @@ final class RealtimeGateway: Sendable {
             // One bounded step: a count written late (the database came back after the limit) still
             // announces the user offline when it lands, and a count that failed is repaired by
             // ``ClusterRelay/dropStalePresence()``.
-            let counted = counted.value
+            let counted = counted.close()
             _ = await boundedWait(limit) { [hub, store] in
                 let lastAnywhere = if let bus = hub.bus { counted ? try await bus.connectionClosed(user) : false } else { lastHere }
                 if lastAnywhere { try await PresenceAnnouncer(store: store, hub: hub).announceOffline(user) }
@@ -118,6 +123,9 @@ final class RealtimeGateway: Sendable {
 
     /// How long the close of a connection waits for each step that needs the database.
     static let closeStepLimit: Duration = .seconds(3)
+
+    /// How long signing in waits for each step that needs the database (ConnectionLifecycle rule 6).
+    var signInLimit: Duration { .milliseconds(Int64(configuration.signInTimeoutSeconds * 1000)) }
 }
 
 /// A valid `hello`: the session it signed in with and where the stream resumes.
@@ -127,9 +135,25 @@ struct Hello {
     var after: Int64?
 }
 
-/// Whether this connection was counted by the cluster bus (so its close must be counted too).
+/// Whether this connection was counted by the cluster bus, so its close must be counted too. A
+/// sign-in let go before its count landed races with the close: whichever comes second sees the
+/// other, so a count is taken back exactly once.
 final class CountedAnywhere: Sendable {
-    private let counted = Atomic<Bool>(false)
-    var value: Bool { counted.load(ordering: .sequentiallyConsistent) }
-    func set() { counted.store(true, ordering: .sequentiallyConsistent) }
+    private let state = Mutex<(counted: Bool, closed: Bool)>((false, false))
+
+    /// The count landed; false when the connection had already closed (the caller takes it back).
+    func set() -> Bool {
+        state.withLock { state in
+            state.counted = true
+            return !state.closed
+        }
+    }
+
+    /// The connection closes; true when its count had landed (the close takes it back).
+    func close() -> Bool {
+        state.withLock { state in
+            state.closed = true
+            return state.counted
+        }
+    }
 }
