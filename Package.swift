@@ -128,7 +128,11 @@ let package = Package(
         ),
         // Test helpers shared by the test targets: a real PostgreSQL server, the test server's settings.
         .target(
-            name: "ParleyTestSupport", dependencies: ["ParleyBench", "ParleyServer", .product(name: "Logging", package: "swift-log")], path: "Tests/ParleyTestSupport", swiftSettings: swiftSettings),
+            name: "ParleyTestSupport",
+            dependencies: [
+                "ParleyBench", "ParleyServer", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ], path: "Tests/ParleyTestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "ParleyCoreTests", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ParleySDKTests",

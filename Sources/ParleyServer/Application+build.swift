@@ -98,7 +98,7 @@ struct ServerContext: Sendable {
         hub = ConnectionHub(
             typingTimeoutSeconds: configuration.typingTimeoutSeconds, writeTimeoutSeconds: configuration.writeTimeoutSeconds,
             maxLagSeconds: configuration.maxLagSeconds, idleTimeoutSeconds: configuration.idleTimeoutSeconds,
-            metrics: metrics, bus: bus, logger: logger)
+            answerTimeoutSeconds: configuration.answerTimeoutSeconds, metrics: metrics, bus: bus, logger: logger)
         sendLimiter = RateLimiter(ratePerSecond: configuration.sendsPerSecond, burst: configuration.sendBurst)
         registerLimiter = RateLimiter(ratePerSecond: configuration.loginsPerMinute / 60, burst: configuration.loginBurst)
         loginThrottle = LoginThrottle(

@@ -66,6 +66,9 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeoutSeconds: Double = 90
     /// Seconds a new WebSocket has to send `hello`.
     public var helloTimeoutSeconds: Double = 10
+    /// A connection whose frame has waited this long for its answer, or that the server ended and
+    /// could not close, is dropped; the client connects again and resends (ClientConnection rule 7).
+    public var answerTimeoutSeconds: Double = 30
     /// Seconds each database step of signing in may take before the connection is let go (the
     /// client connects again): a database that never answers must not keep a user online.
     public var signInTimeoutSeconds: Double = 10

@@ -1,6 +1,7 @@
 import Foundation
 import ParleySDK
 import ParleyCore
+import ParleyTestSupport
 import Testing
 
 /// A dead line, not a closed socket: the server sits behind a relay that stops forwarding without

@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Logging
 import ParleyServer
 import ParleySQLite
+import ParleyStore
 import ParleyTestSupport
 
 /// Starts a real Parley server on a free loopback port with a fresh SQLite file, runs `body`, and
@@ -31,10 +32,20 @@ enum TestServer {
         configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: @Sendable (TestAPI) async throws -> T
     ) async throws -> T {
+        try await run(store: try SQLiteStore(path: database, durability: .normal), logger: logger, configure: configure, body)
+    }
+
+    /// As above, on `store` (a PostgreSQL node, with its `bus` for a cluster).
+    static func run<T: Sendable>(
+        store: any ParleyStore,
+        bus: (any ClusterBus)? = nil,
+        logger: Logger? = nil,
+        configure: (inout ServerConfiguration) -> Void = { _ in },
+        _ body: @Sendable (TestAPI) async throws -> T
+    ) async throws -> T {
         var configuration = configuration()
         configure(&configuration)
-        let store = try SQLiteStore(path: database, durability: .normal)
-        let app = try await buildApplication(configuration, store: store, logger: logger)
+        let app = try await buildApplication(configuration, store: store, bus: bus, logger: logger)
         return try await app.test(.live) { client in
             guard let port = client.port else { throw TestFailure("the live test client has no port") }
             return try await body(TestAPI(client: client, port: port, store: store))

@@ -29,6 +29,8 @@ final class ConnectionHub: Service, Sendable {
     private let maxLagMilliseconds: Int64
     /// A client silent for longer than this is closed (``ClientConnection`` rule 5).
     private let idleMilliseconds: Int64
+    /// An answer stuck for longer than this drops the connection (``ClientConnection`` rule 7).
+    private let answerTimeoutMilliseconds: Int64
     private let logger: Logger
     let metrics: ServerMetrics
     /// The other nodes of a cluster; `nil` on a single node.
@@ -36,9 +38,10 @@ final class ConnectionHub: Service, Sendable {
 
     init(
         typingTimeoutSeconds: Double, writeTimeoutSeconds: Double = 15, maxLagSeconds: Double = 15, idleTimeoutSeconds: Double = 90,
-        metrics: ServerMetrics, bus: (any ClusterBus)? = nil, logger: Logger
+        answerTimeoutSeconds: Double = 30, metrics: ServerMetrics, bus: (any ClusterBus)? = nil, logger: Logger
     ) {
         self.bus = bus
+        self.answerTimeoutMilliseconds = Int64(answerTimeoutSeconds * 1000)
         self.idleMilliseconds = Int64(idleTimeoutSeconds * 1000)
         self.typingTimeout = .milliseconds(Int64(typingTimeoutSeconds * 1000))
         self.writeTimeoutMilliseconds = Int64(writeTimeoutSeconds * 1000)
@@ -122,18 +125,21 @@ final class ConnectionHub: Service, Sendable {
 
     /// One pass over the live connections (once a second), ending those that broke a rule of
     /// ``ClientConnection``: a write stuck past the write timeout is aborted (the client stopped
-    /// reading; not even a close frame would reach it); an expired session ends `unauthorized`; a
+    /// reading; not even a close frame would reach it), and so is one that cannot make progress
+    /// (an answer or its own end stuck on the store, rule 7); an expired session ends `unauthorized`; a
     /// writer behind its queue past the lag limit ends as a slow consumer (1008); a client silent
     /// past the idle limit is closed (1000). Only the offenders are collected under the lock.
     func checkConnections(now: Timestamp) {
         let clock = MonotonicClock.milliseconds
-        var stalled: [ClientConnection] = []
+        var stalled: [ClientConnection] = [], stuck: [ClientConnection] = []
         var ending: [(ClientConnection, ClientConnection.EndReason)] = []
         state.withLock { state in
             for connections in state.connections.values {
                 for connection in connections.values {
                     if connection.isWriteStalled(since: clock - writeTimeoutMilliseconds) {
                         stalled.append(connection)
+                    } else if connection.isStuck(since: clock - answerTimeoutMilliseconds) {
+                        stuck.append(connection)
                     } else if connection.expiresAt <= now {
                         ending.append((connection, .unauthorized))
                     } else if connection.isLagging(since: clock - maxLagMilliseconds) {
@@ -145,6 +151,10 @@ final class ConnectionHub: Service, Sendable {
             }
         }
         for (connection, reason) in ending { connection.end(reason) }
+        if !stuck.isEmpty {
+            logger.warning("Dropping connections stuck waiting on the database", metadata: ["count": "\(stuck.count)"])
+            for connection in stuck { connection.abort() }
+        }
         guard !stalled.isEmpty else { return }
         metrics.slowConsumersDisconnected.increment(by: stalled.count)
         logger.notice("Dropping connections that stopped reading", metadata: ["count": "\(stalled.count)"])

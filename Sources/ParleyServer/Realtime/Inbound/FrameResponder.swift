@@ -17,6 +17,8 @@ struct FrameResponder: Sendable {
     /// Answers what the connection's ``InboundFrameQueue`` hands over; each frame then stops counting
     /// as in flight.
     func answer(_ work: InboundFrameQueue.Work) async {
+        connection.answerStarted()
+        defer { connection.answerFinished() }
         switch work {
         case .sends(let requests):
             await handleSends(requests)

@@ -5,8 +5,8 @@ import Synchronization
 /// A TCP relay in front of the server that can be frozen: it stops forwarding in both directions
 /// without closing anything, as a dead network, a NAT that dropped the mapping, or a laptop asleep
 /// would. Bytes wait in the socket buffers; new connections are accepted and go nowhere.
-final class FreezableRelay: Sendable {
-    let port: Int
+public final class FreezableRelay: Sendable {
+    public let port: Int
     private let listener: any Channel
     private let state: RelayState
 
@@ -17,7 +17,7 @@ final class FreezableRelay: Sendable {
         let held = Mutex<[(any Channel, ByteBuffer)]>([])
     }
 
-    init(to targetPort: Int) async throws {
+    public init(to targetPort: Int) async throws {
         let state = RelayState()
         let group = MultiThreadedEventLoopGroup.singleton
         listener = try await ServerBootstrap(group: group)
@@ -45,13 +45,13 @@ final class FreezableRelay: Sendable {
     }
 
     /// Stops forwarding (reading) on every connection, now and for new ones.
-    func freeze() async {
+    public func freeze() async {
         state.frozen.store(true, ordering: .relaxed)
         for channel in state.channels.withLock({ $0 }) { try? await channel.setOption(.autoRead, value: false).get() }
     }
 
     /// Forwards again, including what waited meanwhile.
-    func thaw() async {
+    public func thaw() async {
         state.frozen.store(false, ordering: .relaxed)
         for (peer, bytes) in state.held.withLock({ held in
             defer { held = [] }; return held
@@ -62,7 +62,7 @@ final class FreezableRelay: Sendable {
         }
     }
 
-    func close() async {
+    public func close() async {
         try? await listener.close()
         for channel in state.channels.withLock({ $0 }) { try? await channel.close() }
     }
