@@ -70,6 +70,10 @@ struct RawConnection: Sendable {
 
     func close() async { try? await channel.close() }
 
+    /// Shuts this side's output (a TCP FIN, no WebSocket close frame) and goes on reading, as a
+    /// client that went away without saying goodbye looks to the server.
+    func shutdownOutput() async throws { try await channel.close(mode: .output) }
+
     /// Stops reading from the socket (the kernel buffers fill, then the server's writes block), or
     /// reads again at full speed.
     func setReading(_ on: Bool) async throws {

@@ -16,6 +16,11 @@ import NIOWebSocket
 /// 4. Reads pause while the session asks (``ReadFlow``): nothing more is read from the socket, so a
 ///    client that floods is slowed down, not buffered.
 /// 5. On graceful shutdown (quiesce) the session ends the connection after its answers (1001).
+/// 6. A client that shuts its side of the TCP connection without a close frame (a killed app, a
+///    dropped network, a process that exited) is gone: the connection is closed at once. The HTTP
+///    server allows half-closed connections, so without this the end of input was only an event
+///    nobody acted on: the socket sat in CLOSE-WAIT, counted and its user online, until the idle
+///    limit (issue #33's stale sockets).
 final class WebSocketChannelHandler: ChannelDuplexHandler {
     typealias InboundIn = WebSocketFrame
     typealias OutboundIn = WebSocketFrame
@@ -95,6 +100,10 @@ final class WebSocketChannelHandler: ChannelDuplexHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent {
             session.quiesce()
+            return
+        }
+        if case .inputClosed? = event as? ChannelEvent {  // rule 6
+            context.close(promise: nil)
             return
         }
         context.fireUserInboundEventTriggered(event)
