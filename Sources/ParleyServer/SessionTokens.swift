@@ -8,8 +8,7 @@ enum SessionTokens {
     static func generate() -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return Data(bytes).base64EncodedString()
-            .replacing("+", with: "-").replacing("/", with: "_").replacing("=", with: "")
+        return Base64URL.encode(bytes)
     }
 
     /// Lowercase hex of SHA-256 (run on every connect and authenticated request).
