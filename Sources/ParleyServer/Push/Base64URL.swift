@@ -14,3 +14,10 @@ enum Base64URL {
         return Data(base64Encoded: base64).map { [UInt8]($0) }
     }
 }
+
+import Crypto
+
+enum SHA256Digest {
+    /// The SHA-256 of `text`'s UTF-8 bytes.
+    static func of(_ text: String) -> [UInt8] { Array(SHA256.hash(data: Array(text.utf8))) }
+}

@@ -1,0 +1,90 @@
+internal import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// A browser's push subscription (the `PushSubscription` a service worker gets): where its push
+/// service takes messages, and the keys only that browser can decrypt with.
+struct WebPushSubscription: Sendable, Equatable {
+    var endpoint: URL
+    /// The browser's P-256 public key, uncompressed (65 bytes).
+    var p256dh: [UInt8]
+    /// The browser's 16-byte authentication secret.
+    var auth: [UInt8]
+}
+
+/// Delivers one message to a subscription's push service (RFC 8030) and says what became of it,
+/// so the push queue knows whether to forget it, retry it or drop the subscription.
+///
+/// Rules:
+/// 1. The body is ``WebPushEncryption`` of the payload; the request carries `TTL`, `Urgency`,
+///    `Content-Encoding: aes128gcm` and a VAPID `Authorization` for the endpoint's origin that
+///    expires in 12 hours; a `Topic` (at most 32 base64url characters) makes the push service keep
+///    only the newest message of that topic while the browser is away (a conversation's messages
+///    collapse into one).
+/// 2. 2xx: delivered. 404 or 410: the subscription is gone (unsubscribed or expired), remove it.
+///    429 and 5xx, a timeout or a connection failure: retry later, after `Retry-After` when given.
+///    Anything else (400, 403, 413): this message is refused and retrying will not help.
+/// 3. Every request is bounded in time (``timeout``); a dead push service never holds a caller
+///    longer. AsyncHTTPClient keeps trying to connect until then (a refused connection too), so
+///    the queue that calls this sends to several push services at once.
+struct WebPushSender: Sendable {
+    enum Outcome: Sendable, Equatable {
+        case delivered
+        case subscriptionGone
+        case retry(after: Duration?)
+        case refused(status: Int)
+    }
+
+    enum Urgency: String, Sendable { case veryLow = "very-low", low, normal, high }
+
+    let client: HTTPClient
+    let vapid: VAPIDKey
+    /// A `mailto:` or `https:` contact for push services' operators (RFC 8292 §2.1).
+    let subject: String
+    var timeout: TimeAmount = .seconds(15)
+
+    /// Sends `payload` (at most ``WebPushEncryption/maxPlaintextBytes`` with `padding`).
+    func send(
+        _ payload: [UInt8], to subscription: WebPushSubscription, topic: String? = nil, urgency: Urgency = .normal,
+        timeToLive: Int = 86_400, padding: Int = 0, now: Date = Date()
+    ) async throws -> Outcome {
+        let body = try WebPushEncryption.encrypt(payload, p256dh: subscription.p256dh, auth: subscription.auth, padding: padding)
+        var request = HTTPClientRequest(url: subscription.endpoint.absoluteString)
+        request.method = .POST
+        request.headers.add(name: "TTL", value: String(max(0, timeToLive)))
+        request.headers.add(name: "Urgency", value: urgency.rawValue)
+        request.headers.add(name: "Content-Encoding", value: "aes128gcm")
+        request.headers.add(name: "Content-Type", value: "application/octet-stream")
+        request.headers.add(
+            name: "Authorization", value: try vapid.authorization(for: subscription.endpoint, subject: subject, expiresAt: now.addingTimeInterval(12 * 3600)))
+        if let topic = topic.map(Self.topic) { request.headers.add(name: "Topic", value: topic) }
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(request, timeout: timeout)
+        } catch {
+            return .retry(after: nil)
+        }
+        _ = try? await response.body.collect(upTo: 64 << 10)  // read to the end: the connection is reused
+        return Self.outcome(status: Int(response.status.code), retryAfter: response.headers.first(name: "Retry-After"))
+    }
+
+    /// Rule 2.
+    static func outcome(status: Int, retryAfter: String?) -> Outcome {
+        switch status {
+        case 200..<300: .delivered
+        case 404, 410: .subscriptionGone
+        case 429, 500..<600: .retry(after: retryAfter.flatMap { Int($0) }.map { .seconds(max(0, $0)) })
+        default: .refused(status: status)
+        }
+    }
+
+    /// A push service topic: base64url, at most 32 characters (RFC 8030 §5.4); a longer key is
+    /// hashed down so that the same key always gives the same topic.
+    static func topic(_ key: String) -> String {
+        let allowed = key.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
+        if allowed, key.count <= 32 { return key }
+        return String(Base64URL.encode(SHA256Digest.of(key)).prefix(32))
+    }
+}

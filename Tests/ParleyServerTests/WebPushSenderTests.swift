@@ -1,0 +1,94 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+@testable import ParleyServer
+import ParleyTestSupport
+import Testing
+
+/// ``WebPushSender`` against a push-service stand-in on loopback that decrypts what it receives as
+/// the browser would and checks the VAPID token, and answers as push services do.
+@Suite struct WebPushSenderTests {
+    /// What the stand-in received.
+    actor Received {
+        var requests: [(path: String, headers: HTTPFields, body: [UInt8])] = []
+        func add(_ path: String, _ headers: HTTPFields, _ body: [UInt8]) { requests.append((path, headers, body)) }
+    }
+
+    static func withPushService(_ body: @Sendable (_ base: String, _ received: Received) async throws -> Void) async throws {
+        let received = Received()
+        let router = Router()
+        router.post("/push/:kind") { request, context -> Response in
+            let bytes = try await request.body.collect(upTo: 8192)
+            let kind = context.parameters.get("kind") ?? ""
+            await received.add(kind, request.headers, Array(bytes.readableBytesView))
+            switch kind {
+            case "gone": return Response(status: .gone)
+            case "busy": return Response(status: .tooManyRequests, headers: [HTTPField.Name("Retry-After")!: "7"])
+            case "down": return Response(status: .serviceUnavailable)
+            case "bad": return Response(status: .badRequest)
+            default: return Response(status: .created)
+            }
+        }
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { client in
+            guard let port = client.port else { throw TestFailure("no port") }
+            try await body("http://127.0.0.1:\(port)", received)
+        }
+    }
+
+    @Test func aMessageReachesTheBrowserEncryptedWithItsHeadersAndEachAnswerMeansWhatItSays() async throws {
+        try await Self.withPushService { base, received in
+            let browser = P256.KeyAgreement.PrivateKey()
+            let auth = (0..<16).map { _ in UInt8.random(in: 0...255) }
+            let vapid = VAPIDKey()
+            let sender = WebPushSender(client: .shared, vapid: vapid, subject: "mailto:ops@example.com")
+            func subscription(_ kind: String) -> WebPushSubscription {
+                WebPushSubscription(endpoint: URL(string: "\(base)/push/\(kind)")!, p256dh: Array(browser.publicKey.x963Representation), auth: auth)
+            }
+            let payload = Array(#"{"conversation":"c1","body":"Hi 🙂"}"#.utf8)
+            #expect(try await sender.send(payload, to: subscription("ok"), topic: "c1", urgency: .high, timeToLive: 600) == .delivered)
+            #expect(try await sender.send(payload, to: subscription("gone")) == .subscriptionGone)
+            #expect(try await sender.send(payload, to: subscription("busy")) == .retry(after: .seconds(7)))
+            #expect(try await sender.send(payload, to: subscription("down")) == .retry(after: nil))
+            #expect(try await sender.send(payload, to: subscription("bad")) == .refused(status: 400))
+
+            let first = try #require(await received.requests.first)
+            #expect(first.path == "ok")
+            #expect(try WebPushEncryptionTests.decrypt(first.body, with: browser, auth: auth) == payload, "the browser reads it")
+            let header = { (name: String) in first.headers[HTTPField.Name(name)!] }
+            #expect(header("TTL") == "600" && header("Urgency") == "high" && header("Topic") == "c1")
+            #expect(header("Content-Encoding") == "aes128gcm")
+            let authorization = try #require(header("Authorization"))
+            #expect(authorization.hasSuffix(", k=\(vapid.publicKey)"))
+            let token = try #require(authorization.split(separator: " ").dropFirst().first).dropFirst(2).dropLast()
+            let parts = token.split(separator: ".").map(String.init)
+            let claims = try JSONSerialization.jsonObject(with: Data(WebPushEncryptionTests.bytes(parts[1]))) as? [String: Any]
+            #expect(claims?["aud"] as? String == base, "the token is for this push service's origin")
+            let signature = try P256.Signing.ECDSASignature(rawRepresentation: WebPushEncryptionTests.bytes(parts[2]))
+            let verifier = try P256.Signing.PublicKey(x963Representation: WebPushEncryptionTests.bytes(vapid.publicKey))
+            #expect(verifier.isValidSignature(signature, for: Array((parts[0] + "." + parts[1]).utf8)))
+        }
+    }
+
+    @Test func aPushServiceThatIsNotThereIsRetriedLater() async throws {
+        let port = try PostgresTestServer.freePort()  // nothing listens there
+        let sender = WebPushSender(client: .shared, vapid: VAPIDKey(), subject: "mailto:ops@example.com", timeout: .seconds(1))
+        let subscription = WebPushSubscription(
+            endpoint: URL(string: "http://127.0.0.1:\(port)/push/x")!, p256dh: Array(P256.KeyAgreement.PrivateKey().publicKey.x963Representation),
+            auth: [UInt8](repeating: 1, count: 16))
+        #expect(try await sender.send([1, 2, 3], to: subscription) == .retry(after: nil))
+    }
+
+    @Test func topicsAreShortBase64URLAndStable() {
+        #expect(WebPushSender.topic("dm_abc-123") == "dm_abc-123")
+        let long = "grp_" + String(repeating: "x", count: 60) + ":#"
+        #expect(WebPushSender.topic(long).count == 32)
+        #expect(WebPushSender.topic(long) == WebPushSender.topic(long))
+        #expect(WebPushSender.topic(long) != WebPushSender.topic(long + "y"))
+        #expect(WebPushSender.topic(long).allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+    }
+}
