@@ -202,6 +202,20 @@ enum PostgresSchema {
                 "DROP INDEX messages_trigrams",
             ]
         ),
+        (
+            "v9-push-subscriptions",
+            [
+                """
+                CREATE TABLE push_subscriptions (
+                    endpoint TEXT PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES users(id),
+                    p256dh BYTEA NOT NULL,
+                    auth BYTEA NOT NULL,
+                    created_at BIGINT NOT NULL)
+                """,
+                "CREATE INDEX push_subscriptions_by_user ON push_subscriptions (user_id, created_at)",
+            ]
+        ),
     ]
 
     static func migrate(_ client: PostgresClient, logger: Logger) async throws {

@@ -239,6 +239,19 @@ enum SQLiteSchema {
             // flush a segment per message.
             try db.execute(sql: "DROP TRIGGER message_search_insert; DROP TRIGGER message_search_update;")
         }
+        migrator.registerMigration("v8-push-subscriptions") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE push_subscriptions (
+                        endpoint TEXT PRIMARY KEY,
+                        user_id TEXT NOT NULL REFERENCES users(id),
+                        p256dh BLOB NOT NULL,
+                        auth BLOB NOT NULL,
+                        created_at INTEGER NOT NULL
+                    );
+                    CREATE INDEX push_subscriptions_by_user ON push_subscriptions(user_id, created_at);
+                    """)
+        }
         return migrator
     }
 }
