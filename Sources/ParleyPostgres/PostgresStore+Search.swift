@@ -103,11 +103,23 @@ struct SearchStatement {
     static let holdsCJK = "m.text ~ '\(cjkClass)'"
     static let cjkClass = "[\\u1100-\\u11ff\\u3040-\\u30ff\\u3130-\\u318f\\u3400-\\u4dbf\\u4e00-\\u9fff\\uac00-\\ud7af\\uf900-\\ufaff\\U00020000-\\U0002fa1f]"
 
+    /// `text` for a `LIKE` pattern: its backslashes, `%` and `_` taken literally.
+    static func escapedForLike(_ text: String) -> String {
+        text.replacing("\\", with: "\\\\").replacing("%", with: "\\%").replacing("_", with: "\\_")
+    }
+
     /// A CJK term, found as a substring: in the raw text when it is nothing but CJK (folding leaves
     /// CJK as written, and the trigram index holds the raw text), else in the folded text.
     mutating func cjk(_ term: String) {
-        let pattern = "%" + term.replacing("\\", with: "\\\\").replacing("%", with: "\\%").replacing("_", with: "\\_") + "%"
+        let pattern = "%" + Self.escapedForLike(term) + "%"
         let pure = SearchText.isOnlyCJK(term)
         filter(pure ? "m.text LIKE \(bind(pattern))" : "parley_fold(m.text) LIKE \(bind(pattern))")
+        // A mixed term's CJK runs are in the raw text as written: matched there too, they let the
+        // trigram index of CJK messages pick the candidates the folded match then checks.
+        if !pure {
+            for run in term.split(whereSeparator: { !SearchText.isOnlyCJK(String($0)) || $0.isWhitespace }) where run.count >= 3 {
+                filter("m.text LIKE \(bind("%" + Self.escapedForLike(String(run)) + "%"))")
+            }
+        }
     }
 }

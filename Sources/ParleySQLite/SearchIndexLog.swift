@@ -1,4 +1,5 @@
 import GRDB
+import GRDBSQLite
 import ParleyStore
 
 /// The search index writes of one group-commit batch (docs/protocol.md "Search"), kept in order
@@ -17,7 +18,11 @@ import ParleyStore
 /// 3. ``apply(_:)`` runs inside the batch's transaction, before the commit: a message is findable
 ///    once acknowledged, and a failed apply fails the whole batch (nothing of it was written).
 /// 4. The text indexed is ``SearchText/fold(_:)`` of the message's text, in the CJK table too when
-///    it has CJK; a removal gives back exactly what was added (contentless tables need the values).
+///    the folded text has CJK (half-width katakana folds into it); a removal gives back exactly what
+///    was added (contentless tables need the values).
+/// 5. Nothing is applied outside a transaction: SQLite rolls the whole transaction back on a full
+///    disk or an I/O error, and index rows written after that in autocommit would outlive their
+///    messages (and their rowids would find the next messages).
 ///
 /// Only the writer touches it, one batch at a time, like ``WriterStatements``.
 final class SearchIndexLog: DeferredBatchWrites, @unchecked Sendable {
@@ -27,12 +32,14 @@ final class SearchIndexLog: DeferredBatchWrites, @unchecked Sendable {
     }
 
     private var entries: [Entry] = []
+    private let connection: OpaquePointer
     private let insertWords: RawStatement
     private let insertCJK: RawStatement
     private let deleteWords: RawStatement
     private let deleteCJK: RawStatement
 
     init(on connection: OpaquePointer) throws {
+        self.connection = connection
         insertWords = try RawStatement("INSERT INTO message_search (rowid, text) VALUES (?, ?)", on: connection)
         insertCJK = try RawStatement("INSERT INTO message_search_cjk (rowid, text) VALUES (?, ?)", on: connection)
         deleteWords = try RawStatement(
@@ -59,16 +66,20 @@ final class SearchIndexLog: DeferredBatchWrites, @unchecked Sendable {
     /// Writes the logged entries in order and empties the log (rules 1, 3 and 4).
     func apply(_ db: Database) throws {
         defer { reset() }
+        guard !entries.isEmpty else { return }
+        guard sqlite3_get_autocommit(connection) == 0 else {  // rule 5
+            throw DatabaseError(resultCode: .SQLITE_ABORT, message: "The batch's transaction was rolled back")
+        }
         for entry in entries {
             switch entry {
             case .add(let rowid, let text):
                 let folded = SearchText.fold(text)
                 try insertWords.execute(.int(rowid), .text(folded))
-                if SearchText.hasCJK(text) { try insertCJK.execute(.int(rowid), .text(folded)) }
+                if SearchText.hasCJK(folded) { try insertCJK.execute(.int(rowid), .text(folded)) }
             case .remove(let rowid, let text):
                 let folded = SearchText.fold(text)
                 try deleteWords.execute(.int(rowid), .text(folded))
-                if SearchText.hasCJK(text) { try deleteCJK.execute(.int(rowid), .text(folded)) }
+                if SearchText.hasCJK(folded) { try deleteCJK.execute(.int(rowid), .text(folded)) }
             }
         }
     }

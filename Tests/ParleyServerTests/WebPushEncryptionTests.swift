@@ -72,6 +72,11 @@ import Testing
         let signature = try P256.Signing.ECDSASignature(rawRepresentation: Self.bytes(pieces[2]))
         #expect(publicKey.isValidSignature(signature, for: Array((pieces[0] + "." + pieces[1]).utf8)))
         #expect(!publicKey.isValidSignature(signature, for: Array((pieces[0] + "." + pieces[1] + "x").utf8)))
+        let normalized = try key.authorization(for: URL(string: "HTTPS://Push.Example.NET:443/x")!, subject: "mailto:a@b.c", expiresAt: expires)
+        let normalizedClaims =
+            try JSONSerialization.jsonObject(
+                with: Data(Self.bytes(String(normalized.split(separator: " ")[1].dropFirst(2).dropLast().split(separator: ".")[1])))) as? [String: Any]
+        #expect(normalizedClaims?["aud"] as? String == "https://push.example.net", "the origin as push services compare it")
     }
 
     /// What a browser does with a push body (RFC 8291 §3.4, one record), written apart from the sender's code.

@@ -30,6 +30,7 @@ import Testing
             case "busy": return Response(status: .tooManyRequests, headers: [HTTPField.Name("Retry-After")!: "7"])
             case "down": return Response(status: .serviceUnavailable)
             case "bad": return Response(status: .badRequest)
+            case "redirect": return Response(status: .temporaryRedirect, headers: [.location: "/push/ok"])
             default: return Response(status: .created)
             }
         }
@@ -71,6 +72,21 @@ import Testing
             let signature = try P256.Signing.ECDSASignature(rawRepresentation: WebPushEncryptionTests.bytes(parts[2]))
             let verifier = try P256.Signing.PublicKey(x963Representation: WebPushEncryptionTests.bytes(vapid.publicKey))
             #expect(verifier.isValidSignature(signature, for: Array((parts[0] + "." + parts[1]).utf8)))
+        }
+    }
+
+    /// A redirect is refused, never followed: a public endpoint must not lead the server's POST elsewhere.
+    @Test func aRedirectIsRefusedNotFollowed() async throws {
+        try await Self.withPushService { base, received in
+            let client = WebPushSender.makeClient()
+            let sender = WebPushSender(client: client, vapid: VAPIDKey(), subject: "mailto:ops@example.com")
+            let subscription = WebPushSubscription(
+                endpoint: URL(string: "\(base)/push/redirect")!, p256dh: Array(P256.KeyAgreement.PrivateKey().publicKey.x963Representation),
+                auth: [UInt8](repeating: 1, count: 16))
+            let outcome = try await sender.send([1], to: subscription)
+            try await client.shutdown()
+            #expect(outcome == .refused(status: 307))
+            #expect(await received.requests.map(\.path) == ["redirect"])
         }
     }
 

@@ -27,6 +27,7 @@ import Testing
         for good in [
             "https://fcm.googleapis.com/fcm/send/abc:def", "https://updates.push.services.mozilla.com/wpush/v2/gAAA",
             "https://web.push.apple.com/QGuQyavXutnMH6Ig2uYOJDwA", "https://push.example.net:8443/x", "https://8.8.8.8/p",
+            "https://cafe.be/push", "https://[2001:4860:4860::8888]/p",
         ] {
             #expect(WebPushEndpoint.validate(good) != nil, "\(good)")
         }
@@ -35,7 +36,9 @@ import Testing
             "https://localhost/x", "https://a.localhost/x", "https://printer.local/x", "https://db.internal/x", "https://nas.home.arpa/x",
             "https://127.0.0.1/x", "https://10.1.2.3/x", "https://172.20.0.1/x", "https://192.168.1.1/x", "https://169.254.169.254/latest",
             "https://100.64.0.1/x", "https://0.0.0.0/x", "https://[::1]/x", "https://[fd00::1]/x", "https://[fe80::1]/x",
-            "https://[::ffff:127.0.0.1]/x", "https://push.example.net/" + String(repeating: "a", count: 2_100), "not a url", "",
+            "https://[::ffff:127.0.0.1]/x", "https://2130706433/x", "https://127.1/x", "https://0x7f.1/x", "https://0177.0.0.1/x",
+            "https://localhost./x", "https://[fe80::1%25eth0]/x", "https://[64:ff9b::7f00:1]/x", "https://224.0.0.1/x",
+            "https://[2002:7f00:1::]/x", "https://198.18.0.1/x", "https://push.example.net/" + String(repeating: "a", count: 2_100), "not a url", "",
         ] {
             #expect(WebPushEndpoint.validate(bad) == nil, "\(bad.prefix(60))")
         }

@@ -66,3 +66,26 @@ import Testing
         try await store.close()
     }
 }
+
+extension SQLiteSearchIndexTests {
+    /// Rule 5: index writes never land outside a transaction (after SQLite rolled one back).
+    @Test func nothingIsAppliedOutsideATransaction() async throws {
+        let store = try SQLiteStore(path: WALCheckpointerTests.temporaryPath(), durability: .normal)
+        let log = store.writerStatements.searchIndex
+        let written = try await store.pool.writeWithoutTransaction { db -> Bool in
+            log.add(rowid: 424_242, text: "orphaned words")
+            do {
+                try log.apply(db)
+                return true
+            } catch {
+                return false
+            }
+        }
+        #expect(!written)
+        let indexed = try await store.pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM message_search WHERE message_search MATCH 'orphaned'")
+        }
+        #expect(indexed == 0)
+        try await store.close()
+    }
+}

@@ -117,6 +117,7 @@ import Testing
         let chat = ConversationID.direct(world.ada.id, world.grace.id)
         _ = try await world.store.send("古い写真を見つけた", from: world.ada.id, to: .conversation(chat))
         _ = try await world.store.send("Meet at Café東京", from: world.ada.id, to: .conversation(chat))
+        _ = try await world.store.send("Tickets for Café東京駅", from: world.ada.id, to: .conversation(chat))
         for index in 0..<SearchQuery.shortCJKWindow {
             _ = try await world.store.send("filler \(index)", from: world.grace.id, to: .conversation(chat))
         }
@@ -124,7 +125,8 @@ import Testing
         func found(_ q: String, as user: User) async throws -> [String] { try await Self.search(world.store, q, as: user).map(\.text) }
         #expect(try await found("写真", as: world.grace) == ["新しい写真です"], "two characters: the newest messages only")
         #expect(try await found("写真を見", as: world.grace) == ["古い写真を見つけた"], "three or more: any age")
-        #expect(try await found("cafe東京", as: world.grace) == ["Meet at Café東京"], "Latin folded beside CJK")
+        #expect(try await found("cafe東京", as: world.grace) == ["Tickets for Café東京駅", "Meet at Café東京"], "Latin folded beside CJK")
+        #expect(try await found("cafe東京駅", as: world.grace) == ["Tickets for Café東京駅"], "and beside three or more CJK characters")
         #expect(try await found("写真 in:\(chat.rawValue)", as: world.eve).isEmpty, "not a member")
 
         let group = try await world.group(with: [world.grace.id])

@@ -16,8 +16,10 @@ struct VAPIDKey: Sendable {
     /// token's audience the endpoint's origin, valid until `expiresAt` (at most 24 hours ahead, as
     /// RFC 8292 §2 allows), `subject` a `mailto:` or `https:` contact for the push service.
     func authorization(for endpoint: URL, subject: String, expiresAt: Date) throws -> String {
-        guard let scheme = endpoint.scheme, let host = endpoint.host else { throw VAPIDFailure.endpointWithoutOrigin }
-        let audience = "\(scheme)://\(host)" + (endpoint.port.map { ":\($0)" } ?? "")
+        guard let scheme = endpoint.scheme?.lowercased(), let host = endpoint.host?.lowercased() else { throw VAPIDFailure.endpointWithoutOrigin }
+        // The origin as a push service compares it: lower case, no default port.
+        let defaultPort = scheme == "https" ? 443 : scheme == "http" ? 80 : nil
+        let audience = "\(scheme)://\(host)" + (endpoint.port.flatMap { $0 == defaultPort ? nil : ":\($0)" } ?? "")
         let header = Base64URL.encode(Array(#"{"typ":"JWT","alg":"ES256"}"#.utf8))
         let claims = try JSONSerialization.data(
             withJSONObject: ["aud": audience, "exp": Int(expiresAt.timeIntervalSince1970), "sub": subject], options: [.sortedKeys])

@@ -6,8 +6,10 @@ import Foundation
 /// Rules:
 /// 1. `https` with a host, no user or password, at most 2,048 characters.
 /// 2. Not a host name that means "this machine or this network" (`localhost`, `*.localhost`,
-///    `*.local`, `*.internal`, `*.home.arpa`), nor an IP literal in a loopback, private,
-///    link-local, shared or unspecified range (IPv4 and IPv6, IPv4-mapped included).
+///    `*.local`, `*.internal`, `*.home.arpa`, a trailing dot), nor an IP literal in a loopback,
+///    private, link-local, shared, benchmarking, multicast, reserved or unspecified range (IPv4
+///    and IPv6, IPv4-mapped, NAT64 and 6to4 included), nor a host the resolver would read as a
+///    number (`2130706433`, `127.1`, `0x7f.1`) or a scoped IPv6 literal.
 /// 3. `allowLoopbackHTTP` (tests and local development only) also takes `http` to a loopback IP.
 /// A name that resolves to a private address is not caught here (it would take resolving at send
 /// time, against DNS rebinding too); deployments that need that put the server behind an egress
@@ -19,8 +21,14 @@ enum WebPushEndpoint {
         guard text.count <= maxLength, let components = URLComponents(string: text), let url = components.url,
             let host = components.host?.lowercased(), !host.isEmpty, components.user == nil, components.password == nil
         else { return nil }
-        let literal = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        let bracketed = host.hasPrefix("[") && host.hasSuffix("]")
+        let literal = bracketed ? String(host.dropFirst().dropLast()) : host
         let address = IPNetwork.addressBytes(literal)
+        // What getaddrinfo would take as a number (decimal, octal, hex, short forms), a scope, a trailing dot.
+        let numeric = literal.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { part in
+            part.allSatisfy(\.isNumber) || (part.hasPrefix("0x") && part.dropFirst(2).allSatisfy(\.isHexDigit))
+        }
+        guard address != nil || (!numeric && !literal.contains("%") && !literal.contains(":") && !literal.hasSuffix(".")) else { return nil }
         switch components.scheme?.lowercased() {
         case "https":
             break
@@ -37,7 +45,7 @@ enum WebPushEndpoint {
 
     private static let loopback = ["127.0.0.0/8", "::1/128"].compactMap(IPNetwork.init)
     private static let inside = [
-        "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.168.0.0/16",
-        "::/128", "::1/128", "fc00::/7", "fe80::/10",
+        "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24", "192.168.0.0/16",
+        "198.18.0.0/15", "224.0.0.0/4", "240.0.0.0/4", "::/96", "::1/128", "64:ff9b::/96", "2002::/16", "fc00::/7", "fe80::/10", "ff00::/8",
     ].compactMap(IPNetwork.init)
 }

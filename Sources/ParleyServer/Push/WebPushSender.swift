@@ -24,7 +24,9 @@ struct WebPushSubscription: Sendable, Equatable {
 ///    collapse into one).
 /// 2. 2xx: delivered. 404 or 410: the subscription is gone (unsubscribed or expired), remove it.
 ///    429 and 5xx, a timeout or a connection failure: retry later, after `Retry-After` when given.
-///    Anything else (400, 403, 413): this message is refused and retrying will not help.
+///    Anything else (3xx, 400, 403, 413): this message is refused and retrying will not help.
+///    Redirects are never followed (``makeClient()``): a registered public endpoint must not lead
+///    the server's POST into its own network. `Retry-After` is taken up to an hour.
 /// 3. Every request is bounded in time (``timeout``); a dead push service never holds a caller
 ///    longer. AsyncHTTPClient keeps trying to connect until then (a refused connection too), so
 ///    the queue that calls this sends to several push services at once.
@@ -38,6 +40,7 @@ struct WebPushSender: Sendable {
 
     enum Urgency: String, Sendable { case veryLow = "very-low", low, normal, high }
 
+    /// The client to send with: ``makeClient()``, which follows no redirect.
     let client: HTTPClient
     let vapid: VAPIDKey
     /// A `mailto:` or `https:` contact for push services' operators (RFC 8292 §2.1).
@@ -70,12 +73,19 @@ struct WebPushSender: Sendable {
         return Self.outcome(status: Int(response.status.code), retryAfter: response.headers.first(name: "Retry-After"))
     }
 
+    /// An HTTP client for push services: redirects refused, not followed (rule 2).
+    static func makeClient() -> HTTPClient {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
     /// Rule 2.
     static func outcome(status: Int, retryAfter: String?) -> Outcome {
         switch status {
         case 200..<300: .delivered
         case 404, 410: .subscriptionGone
-        case 429, 500..<600: .retry(after: retryAfter.flatMap { Int($0) }.map { .seconds(max(0, $0)) })
+        case 429, 500..<600: .retry(after: retryAfter.flatMap { Int($0) }.map { .seconds(min(3_600, max(0, $0))) })
         default: .refused(status: status)
         }
     }
