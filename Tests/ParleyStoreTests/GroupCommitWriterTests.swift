@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 @testable import ParleySQLite
+import Synchronization
 import Testing
 
 /// The rules in ``GroupCommitWriter``'s doc comment, one test each.
@@ -82,34 +83,15 @@ import Testing
     @Test(.timeLimit(.minutes(1))) func aFailedCommitFailsEveryJobOfTheBatchAndWritesNothing() async throws {
         let pool = try Self.makePool()
         let writer = GroupCommitWriter(pool: pool)
-        let gate = DispatchSemaphore(value: 0)
-        var blocker: Task<Void, any Error>?
-        await withCheckedContinuation { (holding: CheckedContinuation<Void, Never>) in
-            blocker = Task {
-                try await pool.write { _ in
-                    holding.resume(); gate.wait()
-                }
-            }
+        let answered = Mutex<[Bool]>([])
+        @Sendable func submit(_ sql: String) async {
+            let committed = (try? await writer.write { db in try db.execute(sql: sql) }) != nil
+            answered.withLock { $0.append(committed) }
         }
-        let good = Task {
-            try await writer.write { db in
-                try db.execute(sql: "INSERT INTO item (n) VALUES (1)")
-                return 1
-            }
-        }
-        let bad = Task {
-            try await writer.write { db in
-                // A deferred foreign key violation only shows at COMMIT.
-                try db.execute(sql: "INSERT INTO item (n, parent) VALUES (2, 999)")
-                return 2
-            }
-        }
-        // The writer takes its batch inside the database's write lock, which the blocker holds.
-        while writer.waitingJobs < 2 { await Task.yield() }
-        gate.signal()
-        let outcomes = [await good.result, await bad.result]
-        try await blocker?.value
-        #expect(outcomes.allSatisfy { (try? $0.get()) == nil })
+        // A deferred foreign key violation only shows at COMMIT.
+        try await Self.inOneBatch(
+            pool, writer, [{ await submit("INSERT INTO item (n) VALUES (1)") }, { await submit("INSERT INTO item (n, parent) VALUES (2, 999)") }])
+        #expect(answered.withLock { $0 } == [false, false])
         #expect(try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item") } == 0)
         // The writer keeps working after a failed batch.
         #expect(try await writer.write { db in try Int.fetchOne(db, sql: "SELECT 7") } == 7)

@@ -8,6 +8,22 @@ import Testing
         try await store.search(try SearchQuery.parse(q), as: user.id, limit: limit, offset: offset)
     }
 
+    /// A group of Ada's with Grace, who writes `before`, then Alan is added (no shared history), she
+    /// writes `during`, he is removed, she writes `after`.
+    static func graceWritesWhileAlanComesAndGoes(_ world: ActionWorld, before: String, during: String, after: String) async throws {
+        let group = try await world.group(with: [world.grace.id])
+        _ = try await world.store.send(before, from: world.grace.id, to: .conversation(group))
+        _ = try await world.store.changeGroup(
+            MembershipChange(
+                actor: world.ada.id, clientId: .random(), conversation: group, action: .add([world.alan.id], shareHistory: false), maxMembers: 256),
+            now: .now())
+        _ = try await world.store.send(during, from: world.grace.id, to: .conversation(group))
+        _ = try await world.store.changeGroup(
+            MembershipChange(actor: world.ada.id, clientId: .random(), conversation: group, action: .remove(world.alan.id), maxMembers: 256),
+            now: .now())
+        _ = try await world.store.send(after, from: world.grace.id, to: .conversation(group))
+    }
+
     @Test(arguments: StoreBackend.all)
     func anyScriptIsFoundAndMatchesAreUTF16Ranges(backend: StoreBackend) async throws {
         let world = try await ActionWorld(backend)
@@ -57,17 +73,7 @@ import Testing
         _ = try await world.act(world.ada, secret.seq, .delete)
         #expect(try await Self.search(world.store, "mango", as: world.ada).isEmpty, "deleted for everyone")
         // A group: nothing from before joining (no shared history), nothing after leaving.
-        let group = try await world.group(with: [world.grace.id])
-        _ = try await world.store.send("before alan kiwi", from: world.grace.id, to: .conversation(group))
-        _ = try await world.store.changeGroup(
-            MembershipChange(
-                actor: world.ada.id, clientId: .random(), conversation: group, action: .add([world.alan.id], shareHistory: false), maxMembers: 256),
-            now: .now())
-        _ = try await world.store.send("during alan kiwi", from: world.grace.id, to: .conversation(group))
-        _ = try await world.store.changeGroup(
-            MembershipChange(actor: world.ada.id, clientId: .random(), conversation: group, action: .remove(world.alan.id), maxMembers: 256),
-            now: .now())
-        _ = try await world.store.send("after alan kiwi", from: world.grace.id, to: .conversation(group))
+        try await Self.graceWritesWhileAlanComesAndGoes(world, before: "before alan kiwi", during: "during alan kiwi", after: "after alan kiwi")
         #expect(try await Self.search(world.store, "kiwi", as: world.alan).map(\.text) == ["during alan kiwi"])
         #expect(try await Self.search(world.store, "kiwi", as: world.grace).count == 3)
     }
@@ -129,17 +135,7 @@ import Testing
         #expect(try await found("cafe東京駅", as: world.grace) == ["Tickets for Café東京駅"], "and beside three or more CJK characters")
         #expect(try await found("写真 in:\(chat.rawValue)", as: world.eve).isEmpty, "not a member")
 
-        let group = try await world.group(with: [world.grace.id])
-        _ = try await world.store.send("前の会議の写真", from: world.grace.id, to: .conversation(group))
-        _ = try await world.store.changeGroup(
-            MembershipChange(
-                actor: world.ada.id, clientId: .random(), conversation: group, action: .add([world.alan.id], shareHistory: false), maxMembers: 256),
-            now: .now())
-        _ = try await world.store.send("中の会議の写真", from: world.grace.id, to: .conversation(group))
-        _ = try await world.store.changeGroup(
-            MembershipChange(actor: world.ada.id, clientId: .random(), conversation: group, action: .remove(world.alan.id), maxMembers: 256),
-            now: .now())
-        _ = try await world.store.send("後の会議の写真", from: world.grace.id, to: .conversation(group))
+        try await Self.graceWritesWhileAlanComesAndGoes(world, before: "前の会議の写真", during: "中の会議の写真", after: "後の会議の写真")
         #expect(try await found("会議", as: world.alan) == ["中の会議の写真"], "short CJK inside the span")
         #expect(try await found("会議の写真", as: world.alan) == ["中の会議の写真"], "long CJK inside the span")
         #expect(try await found("会議", as: world.grace).count == 3)
