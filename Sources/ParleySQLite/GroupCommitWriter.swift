@@ -68,7 +68,6 @@ final class GroupCommitWriter: Sendable {
             var jobs: [Job] = []
             var taken = false
             do {
-                deferred?.reset()
                 try pool.write { db in
                     jobs = takeBatch()
                     taken = true
@@ -133,8 +132,7 @@ protocol DeferredBatchWrites: AnyObject, Sendable {
     var mark: Int { get }
     /// Forgets what a failed job logged since `mark`.
     func rollBack(to mark: Int)
-    /// Forgets everything (a batch that did not commit).
-    func reset()
-    /// Makes the logged writes, in order, and empties the log.
+    /// Makes the logged writes, in order, and empties the log whether they were made or not (the
+    /// only way out of a batch that logged anything: its jobs never throw).
     func apply(_ db: Database) throws
 }

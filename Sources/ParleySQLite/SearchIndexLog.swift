@@ -60,8 +60,7 @@ final class SearchIndexLog: DeferredBatchWrites, @unchecked Sendable {
     /// Forgets what was logged since `mark` (rule 2).
     func rollBack(to mark: Int) { entries.removeSubrange(mark...) }
 
-    /// Forgets everything logged: a batch that could not begin or commit left nothing in the index.
-    func reset() { entries.removeAll(keepingCapacity: true) }
+    private func reset() { entries.removeAll(keepingCapacity: true) }
 
     /// Writes the logged entries in order and empties the log (rules 1, 3 and 4).
     func apply(_ db: Database) throws {

@@ -185,9 +185,8 @@ private final class ItemLog: DeferredBatchWrites, @unchecked Sendable {
     var failing = false
     var mark: Int { items.count }
     func rollBack(to mark: Int) { items.removeSubrange(mark...) }
-    func reset() { items.removeAll() }
     func apply(_ db: Database) throws {
-        defer { reset() }
+        defer { items.removeAll() }
         if failing { throw GroupCommitWriterTests.Refused() }
         for n in items { try db.execute(sql: "INSERT INTO item (n) VALUES (?)", arguments: [n]) }
     }
