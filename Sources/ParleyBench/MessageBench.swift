@@ -294,5 +294,6 @@ public struct MessageBench: Sendable {
 }
 
 extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+    /// The duration in seconds, fractions included.
+    public var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -4,6 +4,8 @@ public struct SearchHit: Hashable, Codable, Sendable {
     public var conversationId: ConversationID
     /// Its seq there.
     public var seq: Int64
+    /// The message found, as actions and events point at it.
+    public var ref: MessageRef { MessageRef(conversationId: conversationId, seq: seq) }
     /// Who wrote it.
     public var senderId: UserID
     /// When.

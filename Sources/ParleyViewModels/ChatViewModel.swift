@@ -82,7 +82,7 @@ public final class ChatViewModel {
 
     /// The other person's display name, or the group's title.
     public var title: String {
-        isGroup ? (client.conversations[conversation]?.title ?? "Group") : (other?.name ?? "")
+        client.title(of: conversation) ?? (isGroup ? GroupText.group : other?.name ?? "")
     }
 
     /// Whether someone else is typing now.

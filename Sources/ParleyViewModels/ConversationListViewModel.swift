@@ -108,7 +108,7 @@ public final class ConversationListViewModel {
         return client.sortedConversations().map { summary in
             let isGroup = summary.kind == .group
             let other = isGroup ? nil : client.otherMember(of: summary)
-            let title = isGroup ? (summary.title ?? "Group") : (other?.displayName ?? "Unknown")
+            let title = client.title(of: summary.id) ?? GroupText.unknownPerson
             return Row(
                 id: summary.id, title: title, initials: title.initials, preview: preview(of: summary),
                 timestamp: formatter.listTimestamp(summary.lastActivityAt.date, now: now), unreadCount: client.unreadCount(summary.id),

@@ -4,6 +4,10 @@ import ParleyCore
 public enum GroupText {
     /// What a name that is not known yet reads as.
     public static let someone = "Someone"
+    /// A group not known here yet (its title comes with its summary).
+    public static let group = "Group"
+    /// The other person of a direct conversation not known here yet.
+    public static let unknownPerson = "Unknown"
 
     /// The lines a membership entry shows, e.g. ["Ada created the group “Trip”", "Ada added Grace and Alan"].
     ///

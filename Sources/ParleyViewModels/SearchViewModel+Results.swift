@@ -15,7 +15,7 @@ extension SearchViewModel {
         /// Its text in runs, the matched ones to highlight (as text, never markup).
         public var segments: [SearchHit.Segment]
         /// A stable id: the conversation and the seq.
-        public var id: String { "\(hit.conversationId.rawValue)#\(hit.seq)" }
+        public var id: MessageRef { hit.ref }
     }
 
     /// The results of one conversation.
@@ -44,7 +44,7 @@ extension SearchViewModel {
                 groups[at].results.append(result)
             } else {
                 index[hit.conversationId] = groups.count
-                let title = client.title(of: hit.conversationId) ?? (hit.conversationId.isGroup ? "Group" : "Unknown")
+                let title = client.title(of: hit.conversationId) ?? (hit.conversationId.isGroup ? GroupText.group : GroupText.unknownPerson)
                 groups.append(Group(id: hit.conversationId, title: title, isGroup: hit.conversationId.isGroup, results: [result]))
             }
         }

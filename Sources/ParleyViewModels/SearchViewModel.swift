@@ -95,8 +95,8 @@ public final class SearchViewModel {
         do {
             let page = try await client.search(searched.query, order: searched.order, cursor: cursor)
             guard asked == generation else { return }
-            let held = Set(hits.map { Key(conversation: $0.conversationId, seq: $0.seq) })
-            hits += page.results.filter { !held.contains(Key(conversation: $0.conversationId, seq: $0.seq)) }
+            let held = Set(hits.map(\.ref))
+            hits += page.results.filter { !held.contains($0.ref) }
             nextCursor = page.nextCursor
             loadMoreError = nil
         } catch {
@@ -156,10 +156,5 @@ public final class SearchViewModel {
 
     private static func reason(_ error: any Error) -> String {
         (error as? ParleyClientError)?.message ?? "Search failed."
-    }
-
-    private struct Key: Hashable {
-        var conversation: ConversationID
-        var seq: Int64
     }
 }

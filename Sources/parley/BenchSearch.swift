@@ -106,9 +106,6 @@ extension Bench {
             return String(format: "filled %d messages in %.0f s (%.0f/s, the search index included)", messages, fillSeconds, Double(messages) / fillSeconds)
         }
 
-        static func seconds(since start: ContinuousClock.Instant) -> Double {
-            let elapsed = ContinuousClock.now - start
-            return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        }
+        static func seconds(since start: ContinuousClock.Instant) -> Double { (ContinuousClock.now - start).seconds }
     }
 }

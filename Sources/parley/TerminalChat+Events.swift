@@ -18,7 +18,7 @@ extension TerminalChat {
         case .connection(.unauthorized):
             say("[signed out: the session was ended elsewhere or expired — sign in again with `parley chat login`]")
             shownOnline = false
-        case .conversationsChanged: if chat == nil, !opensSearchResults { showList() }  // not under search results
+        case .conversationsChanged: if chat == nil, searchHits.isEmpty { showList() }  // not under search results
         case .message(let message):
             if message.conversationId.isGroup { await client.resolveNames(in: [message]) }  // "Grace joined", not "Someone joined"
             if message.conversationId == chat?.conversation {

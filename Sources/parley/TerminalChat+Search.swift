@@ -25,12 +25,11 @@ extension TerminalChat {
         case .empty: return say("\(SearchViewModel.emptyText) for “\(query)”.")
         case .idle, .loading, .loaded: break
         }
-        opensSearchResults = true
         printResults(from: 0)
     }
 
     func showMoreResults() async {
-        guard opensSearchResults, search.canLoadMore else { return say(opensSearchResults ? "(no more results)" : "Search first: /search QUERY") }
+        guard !searchHits.isEmpty, search.canLoadMore else { return say(searchHits.isEmpty ? "Search first: /search QUERY" : "(no more results)") }
         let before = search.hits.count
         await search.loadMore()
         if let error = search.loadMoreError { return say("Could not load more: \(error)") }
@@ -40,7 +39,7 @@ extension TerminalChat {
     /// Prints the results from the `first`-th hit on, numbered in the order shown (grouped by
     /// conversation, so the numbers are those of `searchHits`, not of the server's order).
     private func printResults(from first: Int) {
-        let shown = Set(searchHits.map { "\($0.conversationId.rawValue)#\($0.seq)" })
+        let shown = Set(searchHits.map(\.ref))
         var heading = first == 0 ? "Results for “\(search.query)”:" : "More results:"
         for group in search.groups {
             let fresh = group.results.filter { !shown.contains($0.id) }

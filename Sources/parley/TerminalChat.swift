@@ -24,10 +24,9 @@ final class TerminalChat {
     let numbers = MessageNumbers()
     /// Message search (`/search`, `/more`).
     let search: SearchViewModel
-    /// The search results in the order numbered on screen.
+    /// The search results in the order numbered on screen; while there are some, `/open N` opens
+    /// one of them (`/list` empties them, and `/open N` opens a row of the list again).
     var searchHits: [SearchHit] = []
-    /// What `/open N` opens: the list (after `/list`) or a search result (after `/search`).
-    var opensSearchResults = false
 
     init(session: Session, storage: ClientStorage) throws {
         client = try ParleyClient(session: session, storage: storage, heartbeat: try HeartbeatSetting.fromEnvironment())
@@ -71,9 +70,9 @@ final class TerminalChat {
             say(Self.messageHelp)
             say(Self.groupHelp)
         case "/list":
-            opensSearchResults = false
+            searchHits = []
             showList()
-        case "/open" where opensSearchResults:
+        case "/open" where !searchHits.isEmpty:
             await openSearchResult(parts.dropFirst().first.flatMap(Int.init))
         case "/open":
             guard let number = parts.dropFirst().first.flatMap(Int.init), rows.indices.contains(number - 1) else {

@@ -98,7 +98,7 @@ import Testing
         #expect(groups[0].results.map(\.sender) == ["Grace Hopper", "You"])
         #expect(groups[1].results[1].sender == "Lin Former", "a former member is looked up before the page shows")
         #expect(groups[1].results[0].segments == [SearchHit.Segment(text: "tokyo ", isMatch: false), SearchHit.Segment(text: "東京", isMatch: true)])
-        #expect(groups[0].results[0].id == "\(direct.rawValue)#9" && !groups[0].results[0].timestamp.isEmpty)
+        #expect(groups[0].results[0].id == MessageRef(conversationId: direct, seq: 9) && !groups[0].results[0].timestamp.isEmpty)
     }
 
     @Test func rule5_loadMoreAppendsTheNextPageAndAFailureKeepsWhatIsShown() async throws {

@@ -196,3 +196,20 @@ def sign_in(driver, server, session):
     driver.execute_script("localStorage.setItem('parley.session', arguments[0])",
                           __import__("json").dumps({"token": session["token"], "user": session["user"]}))
     driver.get(server.url + "/")
+
+
+def page_problems(driver, label, tmp_path):
+    """What a page as shown breaks: axe's serious and critical findings, and a sideways scroll (asserted
+    at once). A screenshot is kept in `tmp_path` for whoever reads a failure."""
+    from axe_selenium_python import Axe
+
+    axe = Axe(driver)
+    axe.inject()
+    problems = [
+        f"{label}: {v['id']} {[n['target'] for n in v['nodes'][:3]]}"
+        for v in axe.run()["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+    driver.save_screenshot(str(tmp_path / f"{label.replace(' ', '-')}.png"))
+    assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth"), f"{label}: sideways scroll"
+    return problems

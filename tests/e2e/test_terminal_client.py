@@ -141,8 +141,7 @@ def test_home_defaults_to_the_home_environment_variable(server):
 def test_tail_to_a_pipe_shows_each_message_as_it_comes(server):
     with tempfile.TemporaryDirectory() as home:
         bob = server.register("bob", "Bob Builder")
-        _run(["chat", "register", "--home", home, "--server", server.url, "--username", "alice", "--password", "wonderland1"])
-        alice_id = requests.get(f"{server.url}/v1/users?query=ali", headers={"Authorization": "Bearer " + bob["token"]}).json()["users"][0]["id"]
+        alice_id = _register_alice(server, home, bob)
         server.send(bob, "first", recipient=alice_id)
         tail = subprocess.Popen([BINARY, "chat", "tail", "--home", home, "--with", "bob", "--count", "1", "--exit-after", "2"],
                                 stdout=subprocess.PIPE, text=True)
@@ -160,9 +159,8 @@ def test_tail_to_a_pipe_shows_each_message_as_it_comes(server):
 def test_the_interactive_client_keeps_the_typed_line_refuses_unknown_commands_and_shows_my_other_device(server):
     with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as phone:
         bob = server.register("bob", "Bob Builder")
-        _run(["chat", "register", "--home", home, "--server", server.url, "--username", "alice", "--password", "wonderland1"])
+        alice_id = _register_alice(server, home, bob)
         _run(["chat", "login", "--home", phone, "--server", server.url, "--username", "alice", "--password", "wonderland1"])
-        alice_id = requests.get(f"{server.url}/v1/users?query=ali", headers={"Authorization": "Bearer " + bob["token"]}).json()["users"][0]["id"]
         terminal = pexpect.spawn(BINARY, ["chat", "--home", home], encoding="utf-8", timeout=20, dimensions=(40, 120))
         terminal.expect(r"\[online\]")
         terminal.sendline("/new bob")
@@ -192,6 +190,13 @@ def _auth(session):
     return {"Authorization": "Bearer " + session["token"]}
 
 
+def _register_alice(server, home, finder, display_name=None):
+    """Registers `alice` through the terminal client into `home`; returns her user id, found as `finder` would."""
+    named = ["--display-name", display_name] if display_name else []
+    _run(["chat", "register", "--home", home, "--server", server.url, "--username", "alice", *named, "--password", "wonderland1"])
+    return requests.get(f"{server.url}/v1/users?query=ali", headers=_auth(finder)).json()["users"][0]["id"]
+
+
 def test_a_group_of_three_from_the_terminal(server):
     """Alice (the terminal) makes a group with Bob (a contact: added) and Carol (a stranger: invited),
     sees sender names and entry lines, manages it, then answers an invitation and leaves a group."""
@@ -199,9 +204,7 @@ def test_a_group_of_three_from_the_terminal(server):
     with tempfile.TemporaryDirectory() as home:
         bob = server.register("bob", "Bob Builder")
         carol = server.register("carol", "Carol Danvers")
-        _run(["chat", "register", "--home", home, "--server", server.url, "--username", "alice", "--display-name", "Alice Liddell",
-              "--password", "wonderland1"])
-        alice_id = requests.get(f"{server.url}/v1/users?query=ali", headers=_auth(bob)).json()["users"][0]["id"]
+        alice_id = _register_alice(server, home, bob, "Alice Liddell")
         server.send(bob, "hi Alice", recipient=alice_id)
         terminal = pexpect.spawn(BINARY, ["chat", "--home", home], encoding="utf-8", timeout=20, dimensions=(40, 160))
         terminal.expect(r"\[online\]")

@@ -8,7 +8,7 @@ import pexpect
 import requests
 
 from conftest import BINARY
-from test_terminal_client import _auth, _run
+from test_terminal_client import _auth, _register_alice
 
 
 def _act(server, session, conversation, seq, kind, **fields):
@@ -33,8 +33,10 @@ def _eventually(check, what, timeout=20):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def _terminal(home):
-    terminal = pexpect.spawn(BINARY, ["chat", "--home", home], encoding="utf-8", timeout=20, dimensions=(40, 160))
+def _terminal(home, env=None):
+    """`parley chat` in a pseudo-terminal, once it is online; `env`: environment settings to add."""
+    settings = [f"{key}={value}" for key, value in (env or {}).items()]
+    terminal = pexpect.spawn("env", [*settings, BINARY, "chat", "--home", home], encoding="utf-8", timeout=20, dimensions=(40, 160))
     terminal.expect(r"\[online\]")
     return terminal
 
@@ -42,9 +44,7 @@ def _terminal(home):
 def test_reply_react_edit_and_delete_from_the_terminal_and_see_the_other_sides(server):
     with tempfile.TemporaryDirectory() as home:
         bob = server.register("bob", "Bob Builder")
-        _run(["chat", "register", "--home", home, "--server", server.url, "--username", "alice", "--display-name", "Alice Liddell",
-              "--password", "wonderland1"])
-        alice_id = requests.get(f"{server.url}/v1/users?query=ali", headers=_auth(bob)).json()["users"][0]["id"]
+        alice_id = _register_alice(server, home, bob, "Alice Liddell")
         conversation = server.send(bob, "hi Alice", recipient=alice_id)["conversationId"]
         terminal = _terminal(home)
         terminal.sendline("/new bob")
@@ -98,8 +98,7 @@ def test_reply_react_edit_and_delete_from_the_terminal_and_see_the_other_sides(s
 def test_edits_and_deletes_made_while_the_other_side_was_offline(server):
     with tempfile.TemporaryDirectory() as home:
         bob = server.register("bob", "Bob Builder")
-        _run(["chat", "register", "--home", home, "--server", server.url, "--username", "alice", "--password", "wonderland1"])
-        alice_id = requests.get(f"{server.url}/v1/users?query=ali", headers=_auth(bob)).json()["users"][0]["id"]
+        alice_id = _register_alice(server, home, bob)
         conversation = server.send(bob, "first", recipient=alice_id)["conversationId"]
         server.send(bob, "second", conversation=conversation)
 

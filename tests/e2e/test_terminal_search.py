@@ -3,10 +3,8 @@ import re
 import tempfile
 
 import pexpect
-import requests
 
-from conftest import BINARY
-from test_terminal_client import _auth, _run
+from test_terminal_client import _register_alice
 from test_terminal_message_actions import _terminal
 
 BOLD, PLAIN = "\x1b[1m", "\x1b[22m"
@@ -16,9 +14,7 @@ def test_search_prints_numbered_highlighted_results_and_open_shows_the_message_i
     with tempfile.TemporaryDirectory() as home:
         bob = server.register("bob", "Bob Builder")
         carol = server.register("carol", "Carol Carter")
-        _run(["chat", "register", "--home", home, "--server", server.url, "--username", "alice", "--display-name", "Alice Liddell",
-              "--password", "wonderland1"])
-        alice_id = requests.get(f"{server.url}/v1/users?query=ali", headers=_auth(bob)).json()["users"][0]["id"]
+        alice_id = _register_alice(server, home, bob, "Alice Liddell")
         conversation = server.send(bob, "warming up", recipient=alice_id)["conversationId"]
         server.send(bob, "see you at the Café de Flore", conversation=conversation)
         server.send(bob, "東京駅で待ってる", conversation=conversation)
@@ -72,12 +68,9 @@ def test_search_prints_numbered_highlighted_results_and_open_shows_the_message_i
 def test_search_without_a_terminal_marks_matches_in_brackets(server):
     with tempfile.TemporaryDirectory() as home:
         bob = server.register("bob", "Bob Builder")
-        _run(["chat", "register", "--home", home, "--server", server.url, "--username", "alice", "--password", "wonderland1"])
-        alice_id = requests.get(f"{server.url}/v1/users?query=ali", headers=_auth(bob)).json()["users"][0]["id"]
+        alice_id = _register_alice(server, home, bob)
         server.send(bob, "ship PLT-3699 today", recipient=alice_id)
-        terminal = pexpect.spawn("env", ["NO_COLOR=1", BINARY, "chat", "--home", home], encoding="utf-8", timeout=20,
-                                 dimensions=(40, 160))
-        terminal.expect(r"\[online\]")
+        terminal = _terminal(home, env={"NO_COLOR": "1"})
         terminal.sendline("/search PLT-3699")
         terminal.expect(re.escape("Bob Builder: ship [PLT-3699] today"))
         terminal.sendline("/quit")

@@ -13,7 +13,7 @@ from selenium.webdriver.common.actions.pointer_input import PointerInput
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from conftest import sign_in
+from conftest import page_problems, sign_in
 from test_web_client import bubbles, by_id, type_and_send, websocket_count
 from test_web_groups import wait
 
@@ -567,7 +567,6 @@ def test_at_phone_width_a_long_press_opens_the_menu_inside_the_screen(server, br
 
 
 def test_dark_mode_and_axe_on_a_chat_with_a_quote_reactions_an_edit_and_a_tombstone(server, browsers, tmp_path):
-    from axe_selenium_python import Axe
     alice, bob = two_people(server)
     question = send(server, bob, "Can you review my pull request today?", recipient=alice["user"]["id"])
     conversation = question["conversationId"]
@@ -581,15 +580,7 @@ def test_dark_mode_and_axe_on_a_chat_with_a_quote_reactions_an_edit_and_a_tombst
     problems = []
 
     def check(driver, name):
-        results = Axe(driver)
-        results.inject()
-        for violation in results.run()["violations"]:
-            if violation["impact"] in ("serious", "critical"):
-                problems.append(f"{name}: {violation['id']} {[n['target'] for n in violation['nodes'][:3]]}")
-        path = tmp_path / f"{name.replace(' ', '-')}.png"
-        driver.save_screenshot(str(path))
-        assert path.stat().st_size > 5000
-        assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth"), f"{name}: sideways scroll"
+        problems.extend(page_problems(driver, name, tmp_path))
 
     chip_backgrounds = {}
     for dark in (False, True):

@@ -13,7 +13,7 @@ from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import sign_in
+from conftest import page_problems, sign_in
 from test_web_client import bubbles, by_id, statuses, type_and_send
 
 
@@ -505,7 +505,6 @@ def test_unknown_and_malformed_stream_frames_break_nothing_and_the_stream_resume
 
 
 def test_groups_at_phone_width_and_in_dark_mode_have_no_serious_axe_violation(server, browsers, tmp_path):
-    from axe_selenium_python import Axe
     ada, grace, alan, linus = people(server, "ada", "grace", "alan", "linus")
     befriend(server, ada, grace)
     befriend(server, ada, alan)
@@ -518,15 +517,7 @@ def test_groups_at_phone_width_and_in_dark_mode_have_no_serious_axe_violation(se
     problems = []
 
     def check(driver, name):
-        results = Axe(driver)
-        results.inject()
-        for violation in results.run()["violations"]:
-            if violation["impact"] in ("serious", "critical"):
-                problems.append(f"{name}: {violation['id']} {[n['target'] for n in violation['nodes'][:3]]}")
-        path = tmp_path / f"{name.replace(' ', '-')}.png"
-        driver.save_screenshot(str(path))
-        assert path.stat().st_size > 5000
-        assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth"), f"{name}: sideways scroll"
+        problems.extend(page_problems(driver, name, tmp_path))
 
     for dark in (False, True):
         for width, height in ((1100, 760), (390, 780)):

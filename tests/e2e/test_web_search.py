@@ -10,9 +10,9 @@ import requests
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 
-from conftest import sign_in
+from conftest import page_problems, sign_in
 from test_web_client import bubbles, by_id
-from test_web_groups import befriend, create_group, open_app, people, wait
+from test_web_groups import befriend, create_group, people, wait
 
 # MARK: helpers
 
@@ -329,7 +329,6 @@ def test_phone_width_search_opens_the_chat_full_screen(server, browsers):
 
 
 def test_axe_on_the_open_search_with_results_light_and_dark(server, browsers, tmp_path):
-    from axe_selenium_python import Axe
     ada, grace, alan = people(server, "ada", "grace", "alan")
     direct = befriend(server, ada, grace)
     befriend(server, ada, alan)
@@ -347,15 +346,7 @@ def test_axe_on_the_open_search_with_results_light_and_dark(server, browsers, tm
             assert len(results(d)) == 3
             by_id(d, "message-search-input").send_keys(Keys.ARROW_DOWN)
             wait(d, lambda d: state(d)["active"])
-            axe = Axe(d)
-            axe.inject()
-            for violation in axe.run()["violations"]:
-                if violation["impact"] in ("serious", "critical"):
-                    problems.append(f"{label}: {violation['id']} {[n['target'] for n in violation['nodes'][:3]]}")
-            path = tmp_path / f"search-{label.replace(' ', '-')}.png"
-            d.save_screenshot(str(path))
-            assert path.stat().st_size > 5000
-            assert d.execute_script("return document.documentElement.scrollWidth <= window.innerWidth"), f"{label}: sideways scroll"
+            problems += page_problems(d, f"search {label}", tmp_path)
             marks[label] = d.execute_script("return getComputedStyle(document.querySelector('#message-search-results mark')).backgroundColor")
     assert marks["light 1100"] != marks["dark 1100"], marks
     assert not problems, "\n".join(problems)
