@@ -160,17 +160,9 @@ import ParleyServer
     @Test func aConnectToAServerThatNeverAnswersEndsAtItsLimit() async throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(listener) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, length) == 0 && listen(listener, 8) == 0 && getsockname(listener, $0, &length) == 0
-            }
-        }
-        try #require(bound)
-        let port = Int(UInt16(bigEndian: address.sin_port))
+        var address = LoopbackSocketAddress()
+        try #require(address.bind(listener) && listen(listener, 8) == 0)
+        let port = address.port
         let outcome = Mutex<String?>(nil)
         Task {  // never accepted: the kernel completes the TCP handshake alone
             do {

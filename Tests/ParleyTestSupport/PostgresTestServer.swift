@@ -60,16 +60,9 @@ public enum PostgresTestServer {
     public static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw TestServerError(message: "no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        var address = LoopbackSocketAddress()
+        guard address.bind(fd) else { throw TestServerError(message: "no free port") }
+        return address.port
     }
 
     /// Runs a program to completion; its standard output, or an error with its standard error.

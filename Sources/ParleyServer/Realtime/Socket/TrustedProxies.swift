@@ -38,14 +38,14 @@ public struct IPNetwork: Sendable, Hashable, CustomStringConvertible {
 
     /// The packed bytes of a textual IP address (no port, no brackets), or `nil`.
     static func addressBytes(_ text: String) -> [UInt8]? {
-        guard !text.isEmpty, text.utf8.allSatisfy({ $0 != 0 }),
-            let address = try? SocketAddress(ipAddress: text, port: 0)
-        else { return nil }
-        switch address {
-        case .v4(let v4): return withUnsafeBytes(of: v4.address.sin_addr) { Array($0) }
-        case .v6(let v6): return unmapped(withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) })
-        default: return nil
-        }
+        // inet_pton straight into bytes: reading `sockaddr_in` members would tie this file to
+        // whichever C module a clean build makes their owner (Glibc or NIO's CNIOLinux).
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 != 0 }) else { return nil }
+        var v4 = [UInt8](repeating: 0, count: 4)
+        if inet_pton(AF_INET, text, &v4) == 1 { return v4 }
+        var v6 = [UInt8](repeating: 0, count: 16)
+        if inet_pton(AF_INET6, text, &v6) == 1 { return unmapped(v6) }
+        return nil
     }
 
     private static func unmapped(_ bytes: [UInt8]) -> [UInt8] {
