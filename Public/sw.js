@@ -1,10 +1,12 @@
 // Keeps the app shell available offline, so the client opens (with its outbox) while the server is
 // unreachable. Network first: a reachable server always serves the current files; the API is never cached.
-const CACHE = "parley-shell-v4";
+// Also shows push notifications (docs: the push payload), one per conversation (tag = its id).
+const CACHE = "parley-shell-v5";
+const SESSION_CACHE = "parley-session";  // the signed-in token, left here by js/push.js (for pushsubscriptionchange)
 const SHELL = ["/", "/app.css", "/favicon.svg", "/js/app.js", "/js/api.js", "/js/chat-header.js", "/js/chat-view.js", "/js/composer-mode.js", "/js/dialog.js",
   "/js/dom.js", "/js/emoji-picker.js", "/js/entries.js", "/js/format.js", "/js/group-panel.js", "/js/group-state.js", "/js/list-view.js",
-  "/js/mentions.js", "/js/message-actions.js", "/js/message-menu.js", "/js/message-row.js", "/js/new-group.js", "/js/people-picker.js",
-  "/js/search.js", "/js/socket.js", "/js/store.js"];
+  "/js/mentions.js", "/js/message-actions.js", "/js/message-menu.js", "/js/message-row.js", "/js/new-group.js", "/js/notification-dialogs.js",
+  "/js/notifications.js", "/js/people-picker.js", "/js/push.js", "/js/search.js", "/js/socket.js", "/js/store.js"];
 
 self.addEventListener("install", (event) => {
   event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(SHELL)).then(() => self.skipWaiting()));
@@ -12,7 +14,7 @@ self.addEventListener("install", (event) => {
 
 self.addEventListener("activate", (event) => {
   event.waitUntil(caches.keys()
-    .then((keys) => Promise.all(keys.filter((key) => key !== CACHE).map((key) => caches.delete(key))))
+    .then((keys) => Promise.all(keys.filter((key) => key !== CACHE && key !== SESSION_CACHE).map((key) => caches.delete(key))))
     .then(() => self.clients.claim()));
 });
 
@@ -32,3 +34,129 @@ self.addEventListener("fetch", (event) => {
         .then((cached) => cached ?? (event.request.mode === "navigate" ? caches.match("/") : Response.error()))),
   );
 });
+
+// MARK: push
+//
+// message  → show it (title and body as the server wrote them), unless that conversation's notification
+//            already shows this message or a newer one (a resend: delivery is at least once);
+// update   → the notification showing that message gets the new text, silently;
+// withdraw → the notification showing that message closes;
+// read     → the conversation's notification closes when what it shows has been read elsewhere.
+// A push that cannot be read still shows something (every push must, userVisibleOnly).
+
+const KINDS = new Set(["message", "update", "withdraw", "read"]);
+
+function readPayload(data) {
+  try {
+    const payload = data?.json();
+    if (payload && typeof payload === "object" && KINDS.has(payload.kind) && typeof payload.conversationId === "string"
+        && payload.conversationId && Number.isInteger(payload.seq)) return payload;
+  } catch { /* not JSON */ }
+  return null;
+}
+
+const text = (value, fallback) => (typeof value === "string" && value ? value : fallback);
+
+function show(payload, alert) {
+  return self.registration.showNotification(text(payload.title, "Parley"), {
+    body: text(payload.body, "New message"),
+    tag: payload.conversationId,
+    data: payload,
+    renotify: alert,
+    silent: !alert,
+    icon: "/favicon.svg",
+  });
+}
+
+function setBadge(count) {
+  if (!Number.isInteger(count) || !("setAppBadge" in self.navigator)) return Promise.resolve();
+  return (count > 0 ? self.navigator.setAppBadge(count) : self.navigator.clearAppBadge()).catch(() => {});
+}
+
+async function onPush(data) {
+  const payload = readPayload(data);
+  if (!payload) {
+    await self.registration.showNotification("Parley", { body: "New message", tag: "parley", icon: "/favicon.svg", data: { url: "/" } });
+    return;
+  }
+  await setBadge(payload.badge);
+  const shown = await self.registration.getNotifications({ tag: payload.conversationId });
+  const current = shown.find((notification) => Number.isInteger(notification.data?.seq));
+  const showing = current?.data.seq;
+  switch (payload.kind) {
+    case "message":
+      if (showing >= payload.seq) return;  // shown already (or a newer one is)
+      await show(payload, true);
+      break;
+    case "update":
+      if (showing === payload.seq) {
+        await show({ ...current.data, title: text(payload.title, current.data.title), body: text(payload.body, current.data.body) }, false);
+      }
+      break;
+    case "withdraw":
+      if (showing === payload.seq) for (const notification of shown) notification.close();
+      break;
+    case "read":
+      if (showing <= payload.seq) for (const notification of shown) notification.close();
+      break;
+  }
+}
+
+self.addEventListener("push", (event) => {
+  event.waitUntil(onPush(event.data));
+});
+
+// A click opens the conversation: in a Parley window already open (focused, then told where to go),
+// or in a new one.
+self.addEventListener("notificationclick", (event) => {
+  event.notification.close();
+  event.waitUntil(openChat(event.notification.data?.url));
+});
+
+async function openChat(raw) {
+  let url = new URL("/", self.location.origin);
+  try {
+    const wanted = new URL(raw, self.location.origin);
+    if (wanted.origin === self.location.origin) url = wanted;  // never anywhere else
+  } catch { /* no url: the app's start */ }
+  const windows = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
+  const client = windows.find((candidate) => candidate.focused) ?? windows.find((candidate) => candidate.visibilityState === "visible") ?? windows[0];
+  if (!client) {
+    await self.clients.openWindow(url.href);
+    return;
+  }
+  await client.focus().catch(() => {});
+  client.postMessage({ type: "open", url: url.href });  // the page follows it (app.js) without a reload
+}
+
+// The push service renewed (or dropped) the subscription: subscribe again and give the server the new
+// one, with the token the page left; the old endpoint is removed.
+self.addEventListener("pushsubscriptionchange", (event) => {
+  event.waitUntil(resubscribe(event.oldSubscription, event.newSubscription));
+});
+
+async function resubscribe(old, fresh) {
+  const cached = await caches.open(SESSION_CACHE).then((cache) => cache.match("/parley-session"));
+  const token = cached ? (await cached.json().catch(() => null))?.token : null;
+  if (!token) return;  // signed out, or notifications were turned off here
+  const headers = { Authorization: `Bearer ${token}`, "Content-Type": "application/json", Accept: "application/json" };
+  let subscription = fresh;
+  if (!subscription) {
+    let key = old?.options?.applicationServerKey;
+    if (!key) {
+      const response = await fetch("/v1/push/config", { headers });
+      if (!response.ok) return;
+      key = base64UrlToBytes((await response.json()).vapidPublicKey);
+    }
+    subscription = await self.registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key });
+  }
+  await fetch("/v1/push/subscriptions", { method: "POST", headers, body: JSON.stringify(subscription.toJSON()) });
+  if (old?.endpoint && old.endpoint !== subscription.endpoint) {
+    await fetch("/v1/push/subscriptions", { method: "DELETE", headers, body: JSON.stringify({ endpoint: old.endpoint }) }).catch(() => {});
+  }
+}
+
+function base64UrlToBytes(value) {
+  const base64 = value.replace(/-/g, "+").replace(/_/g, "/").padEnd(Math.ceil(value.length / 4) * 4, "=");
+  return Uint8Array.from(atob(base64), (char) => char.charCodeAt(0));
+}

@@ -71,6 +71,15 @@ export class Api {
   invitations() { return this.request("GET", "/v1/invitations"); }
   acceptInvitation(id, clientId) { return this.request("POST", `/v1/invitations/${encodeURIComponent(id)}/accept`, { clientId }); }
   declineInvitation(id) { return this.request("POST", `/v1/invitations/${encodeURIComponent(id)}/decline`); }
+
+  // Notifications (push on this device, what they show, and per conversation: which messages, muted until).
+  pushConfig() { return this.request("GET", "/v1/push/config"); }
+  addPushSubscription(subscription) { return this.request("POST", "/v1/push/subscriptions", subscription); }
+  removePushSubscription(endpoint) { return this.request("DELETE", "/v1/push/subscriptions", { endpoint }); }
+  notificationSettings() { return this.request("GET", "/v1/notifications"); }
+  setNotificationPreview(preview) { return this.request("PUT", "/v1/notifications", { preview }); }
+  /** `change`: `{level: "all"|"mentions"|"none"}` and/or `{mute: "8h"|"1w"|"always"|"off"}`. */
+  setConversationNotifications(id, change) { return this.request("PUT", `${conversationPath(id)}/notifications`, change); }
 }
 
 const conversationPath = (id) => `/v1/conversations/${encodeURIComponent(id)}`;

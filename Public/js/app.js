@@ -6,6 +6,8 @@ import { entryLines } from "./entries.js";
 import { GroupPanel } from "./group-panel.js";
 import { ListView } from "./list-view.js";
 import { NewGroupDialog } from "./new-group.js";
+import { ConversationNotifications, NotificationSettingsDialog } from "./notification-dialogs.js";
+import { PushControl, dismissNotifications } from "./push.js";
 import { SearchDialog, stopSearch } from "./search.js";
 import { LiveSocket } from "./socket.js";
 import { ChatStore } from "./store.js";
@@ -19,6 +21,9 @@ function readSession() {
 }
 
 const api = new Api(() => session?.token);
+// Made once (their elements are the page's); each sign-in attaches its account.
+const notificationSettings = new NotificationSettingsDialog();
+const chatNotifications = new ConversationNotifications();
 
 // MARK: auth
 
@@ -62,6 +67,10 @@ function showAuth() {
 }
 
 async function logout({ remote = true, everywhere = false } = {}) {
+  // Nothing of this account is pushed here any more (while the token still works to say so).
+  await app?.push.forget().catch(() => {});
+  notificationSettings.detach();
+  chatNotifications.detach();
   if (remote) await (everywhere ? api.logoutEverywhere() : api.logout()).catch(() => {});
   app?.socket.stop();
   stopSearch();
@@ -122,16 +131,22 @@ function start() {
     announce(`New message from ${name}: ${message.text.slice(0, 140)}`);
   };
   store.onInvitation = (invitation) => announce(`${invitation.inviter?.displayName ?? "Someone"} invited you to “${invitation.title}”`);
+  const push = new PushControl(api, session.user.id);
+  notificationSettings.attach(store, push);
+  chatNotifications.attach(store, () => chat.id);
   store.subscribe(() => {
     list.openId = chat.id;
     list.render();
     chat.render();
     panel.render();
+    chatNotifications.render();
+    notificationSettings.render();
     search.refresh();
     showConnection(store.connection);
   });
-  app = { store, chat, list, socket };
+  app = { store, chat, list, socket, push };
   socket.start();
+  push.start();
   route();
 }
 
@@ -178,6 +193,7 @@ async function route() {
   target = null;
   if (kind === "c") {
     const summary = store.conversations.get(id);
+    dismissNotifications(id);  // on screen now: its notification has nothing more to tell
     await chat.open(id, summary && !store.isGroup(summary) ? store.other(summary) : null, atSeq);
   } else if (kind === "u") {
     const conversationId = store.conversationWith(id);
@@ -204,6 +220,17 @@ function announce(text) {
 
 window.addEventListener("hashchange", route);
 navigator.serviceWorker?.register("/sw.js").catch(() => {});
+// A notification clicked while this page is open: the service worker asks it to show that chat.
+navigator.serviceWorker?.addEventListener("message", (event) => {
+  if (event.data?.type !== "open" || typeof event.data.url !== "string") return;
+  const url = new URL(event.data.url, location.origin);
+  if (url.origin === location.origin && url.hash !== location.hash) location.hash = url.hash;
+});
+$("notification-settings").addEventListener("click", () => {
+  setMenu(false);
+  $("menu-button").focus();  // where focus goes back when the dialog closes (the menu item is hidden by then)
+  notificationSettings.open();
+});
 $("logout").addEventListener("click", () => logout());
 $("logout-all").addEventListener("click", () => logout({ everywhere: true }));
 
@@ -211,7 +238,7 @@ $("logout-all").addEventListener("click", () => logout({ everywhere: true }));
 function setMenu(open) {
   $("account-menu").hidden = !open;
   $("menu-button").setAttribute("aria-expanded", String(open));
-  if (open) $("logout").focus();
+  if (open) $("account-menu").querySelector("button").focus();
 }
 $("menu-button").addEventListener("click", (event) => { event.stopPropagation(); setMenu($("account-menu").hidden); });
 $("account-menu").addEventListener("keydown", (event) => { if (event.key === "Escape") { setMenu(false); $("menu-button").focus(); } });

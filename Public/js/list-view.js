@@ -3,6 +3,9 @@ import { $, avatar, el, errorText, reconcile } from "./dom.js";
 import { entryLines } from "./entries.js";
 import { smartTime } from "./format.js";
 import { DELETED_TEXT } from "./message-actions.js";
+import { quietIcon } from "./notifications.js";
+
+const QUIET_LABELS = { muted: "muted", off: "notifications off" };
 
 export class ListView {
   constructor(store, { onOpen, onStartChat, onNewGroup }) {
@@ -146,14 +149,15 @@ export class ListView {
     const online = store.presenceOf(other.userId)?.online;
     const unread = store.unread(summary);
     const preview = this.preview(summary);
-    const signature = [other.displayName, online, unread, preview, summary.lastActivityAt, this.openId === summary.id].join("|");
+    const quiet = store.notifications.quiet(summary.id);
+    const signature = [other.displayName, online, unread, preview, summary.lastActivityAt, this.openId === summary.id, quiet].join("|");
     if (li.dataset.signature === signature) return;
     li.dataset.signature = signature;
     const button = li.firstElementChild;
     button.setAttribute("aria-current", String(this.openId === summary.id));
-    button.setAttribute("aria-label", `${other.displayName}${online ? ", online" : ""}${unread ? `, ${unread} unread` : ""}`);
+    button.setAttribute("aria-label", `${other.displayName}${online ? ", online" : ""}${unread ? `, ${unread} unread` : ""}${quietLabel(quiet)}`);
     const top = el("span", "row-top");
-    top.append(el("span", "row-name", other.displayName), el("span", "row-time", smartTime(summary.lastActivityAt)));
+    top.append(el("span", "row-name", other.displayName), ...quietMark(quiet), el("span", "row-time", smartTime(summary.lastActivityAt)));
     const bottom = el("span", "row-bottom");
     bottom.append(el("span", "row-preview", preview.split("\n")[0]));
     if (unread > 0) bottom.append(el("span", "badge", String(unread)));
@@ -168,14 +172,15 @@ export class ListView {
     const mentioned = (summary.mentionCount ?? 0) > 0;
     const title = this.store.titleOf(summary);
     const preview = this.preview(summary);
-    const signature = [title, preview, unread, mentioned, summary.lastActivityAt, summary.leftSeq, this.openId === summary.id].join("|");
+    const quiet = this.store.notifications.quiet(summary.id);
+    const signature = [title, preview, unread, mentioned, summary.lastActivityAt, summary.leftSeq, this.openId === summary.id, quiet].join("|");
     if (li.dataset.signature === signature) return;
     li.dataset.signature = signature;
     const button = li.firstElementChild;
     button.setAttribute("aria-current", String(this.openId === summary.id));
-    button.setAttribute("aria-label", `${title}, group${unread ? `, ${unread} unread` : ""}${mentioned ? ", you were mentioned" : ""}`);
+    button.setAttribute("aria-label", `${title}, group${unread ? `, ${unread} unread` : ""}${mentioned ? ", you were mentioned" : ""}${quietLabel(quiet)}`);
     const top = el("span", "row-top");
-    top.append(el("span", "row-name", title), el("span", "row-time", smartTime(summary.lastActivityAt)));
+    top.append(el("span", "row-name", title), ...quietMark(quiet), el("span", "row-time", smartTime(summary.lastActivityAt)));
     const bottom = el("span", "row-bottom");
     bottom.append(el("span", "row-preview", preview.split("\n")[0]));
     if (mentioned) bottom.append(el("span", "badge mention-badge", "@"));
@@ -185,3 +190,9 @@ export class ListView {
     button.replaceChildren(avatar(title, summary.id, false), main);
   }
 }
+
+/** ", muted" for a row's name: the row's label names it, since a label replaces what is inside. */
+function quietLabel(quiet) { return quiet ? `, ${QUIET_LABELS[quiet]}` : ""; }
+
+/** The crossed-out bell after the name of a muted conversation (or one that notifies about nothing). */
+function quietMark(quiet) { return quiet ? [quietIcon(quiet === "muted" ? "Muted" : "Notifications off")] : []; }

@@ -26,6 +26,7 @@
 import { directConversationId } from "./format.js";
 import { GroupState } from "./group-state.js";
 import { MessageActions } from "./message-actions.js";
+import { NotificationSettings } from "./notifications.js";
 
 const TRANSIENT = new Set(["rate_limited", "unavailable", "storage_unavailable", "internal_error"]);
 
@@ -52,6 +53,7 @@ export class ChatStore {
     this.earlyReceipts = new Map();   // conversationId → userId → cursors received before its summary
     this.groups = new GroupState(this);
     this.actions = new MessageActions(this);
+    this.notifications = new NotificationSettings(this);
     this.onInvitation = () => {};
   }
 
@@ -422,12 +424,15 @@ export class ChatStore {
         }
         // Declines leave no event: the pending invitations are read again on every connection.
         this.groups.loadInvitations();
+        // Nor do notification settings changed on another device.
+        this.notifications.load();
         break;
       case "resync":
         this.position = frame.position;
         this.threads.clear();
         this.loadConversations();
         this.groups.loadInvitations();
+        this.notifications.load();
         break;
       case "message": this.applyMessage(frame.message); this.advance(frame.pos); break;
       case "receipt": this.applyReceipt(frame.receipt); this.advance(frame.pos); break;

@@ -46,6 +46,8 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case messageDeleted = "message_deleted"
     case editWindowClosed = "edit_window_closed"
     case deleteWindowClosed = "delete_window_closed"
+    case invalidPushSubscription = "invalid_push_subscription"
+    case invalidNotificationSetting = "invalid_notification_setting"
     // Limits and failures
     case rateLimited = "rate_limited"
     case unavailable

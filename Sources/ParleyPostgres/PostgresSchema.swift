@@ -216,6 +216,40 @@ enum PostgresSchema {
                 "CREATE INDEX push_subscriptions_by_user ON push_subscriptions (user_id, created_at)",
             ]
         ),
+        (
+            "v10-push-queue",
+            [
+                """
+                CREATE TABLE push_cursors (
+                    user_id TEXT PRIMARY KEY REFERENCES users(id),
+                    pushed_pos BIGINT NOT NULL,
+                    lease_owner TEXT,
+                    lease_until BIGINT NOT NULL DEFAULT 0,
+                    retry_at BIGINT NOT NULL DEFAULT 0,
+                    attempts INTEGER NOT NULL DEFAULT 0)
+                """,
+                """
+                CREATE TABLE push_notified (
+                    user_id TEXT NOT NULL, conversation_id TEXT NOT NULL, seq BIGINT NOT NULL,
+                    PRIMARY KEY (user_id, conversation_id))
+                """,
+                """
+                CREATE TABLE apns_tokens (
+                    token TEXT PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES users(id),
+                    sandbox BOOLEAN NOT NULL,
+                    created_at BIGINT NOT NULL)
+                """,
+                "CREATE INDEX apns_tokens_by_user ON apns_tokens (user_id, created_at)",
+                """
+                CREATE TABLE notification_settings (
+                    user_id TEXT NOT NULL, conversation_id TEXT NOT NULL, level TEXT NOT NULL, muted_until BIGINT,
+                    PRIMARY KEY (user_id, conversation_id))
+                """,
+                "CREATE TABLE push_preferences (user_id TEXT PRIMARY KEY, preview TEXT NOT NULL)",
+                "CREATE TABLE shared_secrets (name TEXT PRIMARY KEY, secret TEXT NOT NULL)",
+            ]
+        ),
     ]
 
     static func migrate(_ client: PostgresClient, logger: Logger) async throws {

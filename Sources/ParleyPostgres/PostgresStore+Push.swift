@@ -6,6 +6,7 @@ import PostgresNIO
 extension PostgresStore: PushSubscriptionStore {
     public func savePushSubscription(_ subscription: PushSubscriptionRecord, for user: UserID, limit: Int) async throws {
         try await transaction { db in
+            try await Self.startPushCursor(of: user, db, self.logger)
             try await db.query(
                 """
                 INSERT INTO push_subscriptions (endpoint, user_id, p256dh, auth, created_at)

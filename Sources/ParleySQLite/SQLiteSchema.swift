@@ -252,6 +252,48 @@ enum SQLiteSchema {
                     CREATE INDEX push_subscriptions_by_user ON push_subscriptions(user_id, created_at);
                     """)
         }
+        // The push queue's cursors (rules in PushQueueStore), APNs devices and notification settings.
+        migrator.registerMigration("v9-push-queue") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE push_cursors (
+                        user_id TEXT PRIMARY KEY REFERENCES users(id),
+                        pushed_pos INTEGER NOT NULL,
+                        lease_owner TEXT,
+                        lease_until INTEGER NOT NULL DEFAULT 0,
+                        retry_at INTEGER NOT NULL DEFAULT 0,
+                        attempts INTEGER NOT NULL DEFAULT 0
+                    );
+                    CREATE TABLE push_notified (
+                        user_id TEXT NOT NULL,
+                        conversation_id TEXT NOT NULL,
+                        seq INTEGER NOT NULL,
+                        PRIMARY KEY (user_id, conversation_id)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE apns_tokens (
+                        token TEXT PRIMARY KEY,
+                        user_id TEXT NOT NULL REFERENCES users(id),
+                        sandbox INTEGER NOT NULL,
+                        created_at INTEGER NOT NULL
+                    );
+                    CREATE INDEX apns_tokens_by_user ON apns_tokens(user_id, created_at);
+                    CREATE TABLE notification_settings (
+                        user_id TEXT NOT NULL,
+                        conversation_id TEXT NOT NULL,
+                        level TEXT NOT NULL,
+                        muted_until INTEGER,
+                        PRIMARY KEY (user_id, conversation_id)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE push_preferences (
+                        user_id TEXT PRIMARY KEY,
+                        preview TEXT NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE TABLE shared_secrets (
+                        name TEXT PRIMARY KEY,
+                        secret TEXT NOT NULL
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 }

@@ -6,6 +6,7 @@ import ParleyStore
 extension SQLiteStore: PushSubscriptionStore {
     public func savePushSubscription(_ subscription: PushSubscriptionRecord, for user: UserID, limit: Int) async throws {
         try await write { db in
+            try Self.startPushCursor(of: user, db)
             try db.execute(
                 sql: """
                     INSERT INTO push_subscriptions (endpoint, user_id, p256dh, auth, created_at) VALUES (?, ?, ?, ?, ?)

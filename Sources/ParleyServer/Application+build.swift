@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -20,8 +21,9 @@ public func buildApplication(
 ) async throws -> some ApplicationProtocol {
     let server = ServerContext(configuration: configuration, store: store, bus: bus, logger: logger)
     let logger = server.logger
+    let vapid = try await VAPIDKey.load(configuration.push, store: store)
     var app = Application(
-        router: makeRouter(server),
+        router: makeRouter(server, vapid: vapid),
         server: .parley(
             // Small header limits: Parley's requests carry a token and a few standard headers.
             http1: .init(httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)),
@@ -46,6 +48,12 @@ public func buildApplication(
         Housekeeping(
             store: store, eventsKeptPerUser: configuration.eventsKeptPerUser, intervalSeconds: configuration.pruneIntervalSeconds,
             limiters: server.limiters, loginThrottle: server.loginThrottle, logger: logger),
+        PushDispatcher(
+            store: store, hub: server.hub,
+            transports: PushTransports(
+                webPush: WebPushSender(client: WebPushSender.makeClient(), vapid: vapid, subject: configuration.push.vapidSubject),
+                apns: try configuration.push.apns.map(APNsSender.init)),
+            configuration: configuration.push, node: UUID().uuidString.lowercased(), metrics: PushMetrics(), logger: logger),
         server.hub)
     return app
 }
@@ -119,7 +127,7 @@ struct ServerContext: Sendable {
 }
 
 /// The HTTP router: middleware (outermost first) and every REST route.
-func makeRouter(_ server: ServerContext) -> Router<ParleyRequestContext> {
+func makeRouter(_ server: ServerContext, vapid: VAPIDKey) -> Router<ParleyRequestContext> {
     let router = Router(context: ParleyRequestContext.self)
     router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: MetricsMiddleware())
@@ -138,6 +146,7 @@ func makeRouter(_ server: ServerContext) -> Router<ParleyRequestContext> {
     ConversationRoutes(store: server.store, hub: server.hub, messenger: server.messenger).add(to: router)
     MessageActionRoutes(store: server.store, messenger: server.messenger).add(to: router)
     SearchRoutes(store: server.store, limiter: server.messageSearchLimiter).add(to: router)
+    PushRoutes(store: server.store, vapid: vapid, configuration: server.configuration.push).add(to: router)
     GroupRoutes(
         groups: GroupService(
             store: server.store, hub: server.hub, limiter: server.groupLimiter, maxMembers: server.configuration.maxGroupMembers)

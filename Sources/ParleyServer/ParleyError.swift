@@ -52,7 +52,7 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
         case .invalidJSON, .invalidUTF8, .invalidFrame, .unknownFrameType, .invalidQuery, .alreadyAuthenticated,
             .invalidUsername, .invalidDisplayName, .invalidPassword, .invalidClientId,
             .textEmpty, .textTooLong, .textInvalidCharacters, .invalidCursor, .invalidTitle, .invalidMembers, .invalidRole, .invalidEmoji,
-            .invalidAction:
+            .invalidAction, .invalidPushSubscription, .invalidNotificationSetting:
             .badRequest
         }
     }

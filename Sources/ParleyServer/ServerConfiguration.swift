@@ -39,6 +39,8 @@ public struct ServerConfiguration: Sendable {
     public var editWindow: Duration = .seconds(48 * 3600)
     /// How long after sending it the sender may delete a message for everyone (`--delete-window`).
     public var deleteWindow: Duration = .seconds(48 * 3600)
+    /// Notifications while the apps are closed (docs/protocol.md "Notifications").
+    public var push = PushConfiguration()
     /// Typing frames per user a second (burst 5); the rest are ignored.
     public var typingPerSecond: Double = 2
 

@@ -57,6 +57,8 @@ struct Serve: AsyncParsableCommand {
             "How long each database step of a WebSocket sign-in may take before the connection is let go and the client connects again, 1s–10m. [env: PARLEY_SIGN_IN_TIMEOUT] (default: 10s)"
     )
     var signInTimeout: String?
+    @OptionGroup(title: "Notifications")
+    var pushOptions: PushOptions
 
     func run() async throws {
         let settings = Settings(environment: ProcessInfo.processInfo.environment)
@@ -123,6 +125,7 @@ struct Serve: AsyncParsableCommand {
         let databaseSetting = database ?? settings.string("PARLEY_DATABASE") ?? "data/parley.sqlite"
         let postgresURL = DatabaseURL.isPostgres(databaseSetting) ? try Self.postgresURL(databaseSetting) : nil
         let databasePath = try Self.sqlitePath(databaseSetting)
+        configuration.push = try pushOptions.configuration(settings, sqlitePath: postgresURL == nil ? databasePath : nil)
 
         LoggingSystem.bootstrap { label in
             format == "json" ? JSONLogHandler(label: label) as any LogHandler : StreamLogHandler.standardError(label: label)

@@ -18,7 +18,7 @@ import Testing
         }
         // The HTTP router answers plain requests on every path, /v1/ws included (426); the
         // WebSocket endpoint answers the upgrades of GET /v1/ws.
-        let routes = makeRouter(server).routes.map(operation)
+        let routes = makeRouter(server, vapid: VAPIDKey()).routes.map(operation)
         #expect(Set(routes) == OpenAPISpec.shared.operations)
         #expect(routes.count == Set(routes).count)
     }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import ParleyStore
 
 /// The server's VAPID identity (RFC 8292): a P-256 key pair whose public half browsers subscribe
 /// with (`applicationServerKey`), and whose private half signs a short-lived ES256 JWT on every
@@ -31,4 +32,14 @@ struct VAPIDKey: Sendable {
 
 enum VAPIDFailure: Error, Equatable {
     case endpointWithoutOrigin
+}
+
+extension VAPIDKey {
+    /// The server's key: from ``PushConfiguration/vapidKeyFile`` when set (a single node beside its
+    /// SQLite file), else from the database, where the first node to start stores it for all.
+    static func load(_ configuration: PushConfiguration, store: any PushQueueStore) async throws -> VAPIDKey {
+        if let file = configuration.vapidKeyFile { return try loadOrCreate(at: file) }
+        let pem = try await store.sharedSecret(named: "vapid-private-key", orStore: VAPIDKey().privateKey.pemRepresentation)
+        return VAPIDKey(privateKey: try P256.Signing.PrivateKey(pemRepresentation: pem))
+    }
 }

@@ -61,3 +61,10 @@ enum WebPushEncryption {
         return (key, nonce.withUnsafeBytes { [UInt8]($0) })
     }
 }
+
+extension WebPushEncryption {
+    /// Whether `bytes` is an uncompressed P-256 point on the curve (what `p256dh` must be).
+    static func isValidPublicKey(_ bytes: [UInt8]) -> Bool {
+        (try? P256.KeyAgreement.PublicKey(x963Representation: bytes)) != nil
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import Logging
+import Metrics
+import ParleyCore
+import ParleyStore
+import ServiceLifecycle
+
+/// Sends what the push queue holds (rules in ``PushQueueStore`` and ``PushPlanner``), on its own
+/// service, so a slow or dead push service never slows a send.
+///
+/// Rules:
+/// 1. Every ``PushConfiguration/pollInterval`` each node claims the users with pushes due (at most
+///    ``batch`` at a time, leased to it: one node pushes for a user at a time) and works on them
+///    concurrently.
+/// 2. For each: their events after the push cursor (at most ``eventsPerRound``), planned, then
+///    each push sent to each of the user's targets; then the cursor moves past those events.
+/// 3. A "try again" answer from any target (429, 5xx, timeout) leaves the cursor where it is and
+///    retries the user after a backoff (doubling from 2 s, at most 5 minutes, or the service's
+///    `Retry-After`); after ``PushConfiguration/maxAttempts`` the events are given up. A target
+///    that is gone (404/410, APNs `Unregistered`) is removed.
+/// 4. A crash between a send and the cursor's move sends those pushes again after the lease runs
+///    out: at least once on the wire, and the payload's seq lets a device show it once.
+struct PushDispatcher: Service {
+    let store: any ParleyStore
+    let hub: ConnectionHub
+    let transports: PushTransports
+    let configuration: PushConfiguration
+    let node: String
+    let metrics: PushMetrics
+    let logger: Logger
+
+    static let batch = 64
+    static let eventsPerRound = 200
+
+    func run() async throws {
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            var claimed = 0
+            do {
+                let now = Timestamp.now()
+                let work = try await store.claimPushWork(
+                    node: node, now: now, leaseUntil: now.adding(seconds: configuration.leaseSeconds), limit: Self.batch)
+                claimed = work.count
+                await withTaskGroup(of: Void.self) { group in
+                    for item in work { group.addTask { await self.push(item) } }
+                }
+            } catch {
+                logger.warning("Could not read the push queue", metadata: ["error": "\(error)"])
+            }
+            if claimed == Self.batch { continue }  // more are due
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: configuration.pollInterval) }
+        }
+        await transports.shutdown()
+    }
+
+    /// Rules 2 and 3 for one user.
+    func push(_ work: PushWork) async {
+        do {
+            let replay = try await store.events(of: work.user, after: work.pushedPosition, limit: Self.eventsPerRound)
+            guard case .events(let events, let head) = replay, let last = events.last?.position else {
+                // Nothing left, or pruned past the cursor: nothing to push for what is gone.
+                let head: Int64 = if case .tooOld(let head) = replay { head } else { work.pushedPosition }
+                try await store.finishPushWork(of: work.user, node: node, upTo: head, notified: [:])
+                return
+            }
+            _ = head
+            let plan = try await self.plan(events, for: work.user)
+            var retryAfter: Duration?
+            var failed = false
+            if !plan.pushes.isEmpty {
+                let targets = try await PushTargets.load(for: work.user, store: store, apns: transports.apns != nil)
+                for payload in plan.pushes {
+                    switch await transports.send(payload, to: targets, store: store, metrics: metrics, logger: logger) {
+                    case .sent: break
+                    case .retry(let after): retryAfter = max(retryAfter ?? .zero, after ?? .zero)
+                    case .failed: failed = true
+                    }
+                }
+            }
+            if let retryAfter, work.attempts + 1 < configuration.maxAttempts {
+                let backoff = Duration.seconds(min(300, 2 << min(work.attempts, 10)))
+                let wait = max(backoff, retryAfter)
+                try await store.retryPushWork(of: work.user, node: node, at: Timestamp.now().adding(seconds: Double(wait.components.seconds)))
+                metrics.retried.increment()
+                return
+            }
+            if retryAfter != nil || failed { metrics.failed.increment() }
+            try await store.finishPushWork(of: work.user, node: node, upTo: last, notified: plan.notified)
+        } catch {
+            logger.warning("Pushing failed; it is tried again", metadata: ["user": "\(work.user.rawValue)", "error": "\(error)"])
+            try? await store.retryPushWork(of: work.user, node: node, at: Timestamp.now().adding(seconds: 5))
+        }
+    }
+
+    /// Reads what ``PushPlanner`` needs and plans.
+    func plan(_ events: [StreamEvent], for user: UserID) async throws -> PushPlanner.Plan {
+        let settings = try await store.notificationSettings(of: user)
+        let planner = PushPlanner(
+            user: user, settings: Dictionary(settings.conversations.map { ($0.conversationId, $0) }, uniquingKeysWith: { $1 }),
+            preview: settings.preview, online: try await hub.onlineAnywhere(among: [user]).contains(user), now: .now(),
+            notified: try await store.pushNotified(of: user))
+        var senders: Set<UserID> = []
+        var groups: Set<ConversationID> = []
+        for event in events {
+            switch event.payload {
+            case .message(let message), .messageUpdated(let message):
+                senders.insert(message.senderId)
+                if message.conversationId.isGroup { groups.insert(message.conversationId) }
+            default: break
+            }
+        }
+        let names = Dictionary(try await store.users(Array(senders)).map { ($0.id, $0.displayName) }, uniquingKeysWith: { $1 })
+        var titles: [ConversationID: String] = [:]
+        for group in groups {
+            // A group the user has left since keeps the title it had for them.
+            titles[group] = (try? await store.conversation(group, as: user))?.title
+        }
+        var plan = planner.plan(events, name: { names[$0] ?? "Someone" }, title: { $0.isGroup ? titles[$0] ?? "Group" : nil }, badge: 0)
+        if !plan.pushes.isEmpty {
+            let badge = try await totalUnread(of: user)
+            for index in plan.pushes.indices { plan.pushes[index].badge = badge }
+        }
+        return plan
+    }
+
+    /// The user's unread messages over every conversation (the app badge).
+    func totalUnread(of user: UserID) async throws -> Int {
+        var total: Int64 = 0
+        var cursor: ConversationCursor?
+        for _ in 0..<50 {  // 10,000 conversations at most
+            let page = try await store.conversations(of: user, limit: 200, before: cursor)
+            total += page.reduce(0) { $0 + $1.unreadCount }
+            guard page.count == 200, let last = page.last else { break }
+            cursor = ConversationCursor(lastActivityAt: last.lastActivityAt, id: last.id)
+        }
+        return Int(clamping: total)
+    }
+}

@@ -1,0 +1,120 @@
+internal import AsyncHTTPClient
+import Foundation
+import Logging
+import Metrics
+import ParleyCore
+import ParleyStore
+
+/// Where one user's pushes go: their browsers' subscriptions and their iOS devices.
+struct PushTargets: Sendable {
+    var web: [PushSubscriptionRecord]
+    var apple: [APNsDeviceRecord]
+
+    static func load(for user: UserID, store: any ParleyStore, apns: Bool) async throws -> PushTargets {
+        PushTargets(web: try await store.pushSubscriptions(of: user), apple: apns ? try await store.apnsTokens(of: user) : [])
+    }
+}
+
+/// What became of one push to all of a user's targets.
+enum PushSendResult: Sendable, Equatable {
+    case sent
+    /// At least one target said "try again" (after this long, when it said).
+    case retry(after: Duration?)
+    /// Refused for good by some target (and not worth retrying).
+    case failed
+}
+
+/// The push counters at `/metrics`.
+struct PushMetrics: Sendable {
+    let sent = Metrics.Counter(label: "parley_pushes_sent_total")
+    let failed = Metrics.Counter(label: "parley_pushes_failed_total")
+    let retried = Metrics.Counter(label: "parley_push_retries_total")
+    let subscriptionsRemoved = Metrics.Counter(label: "parley_push_targets_removed_total")
+    /// Users whose stream has events no push has covered yet.
+    let queued = Metrics.Gauge(label: "parley_push_queued_users")
+}
+
+/// The push services the server talks to: Web Push always, APNs when configured.
+struct PushTransports: Sendable {
+    let webPush: WebPushSender
+    let apns: APNsSender?
+
+    /// Sends `payload` to every target at once (a slow push service holds only its own request)
+    /// and folds the answers: any "try again" wins over "sent"; gone targets are removed.
+    func send(_ payload: PushPayload, to targets: PushTargets, store: any ParleyStore, metrics: PushMetrics, logger: Logger) async -> PushSendResult {
+        let body: [UInt8]
+        do {
+            body = Array(try JSONEncoder().encode(payload))
+        } catch {
+            return .failed
+        }
+        let alert = payload.kind == .message
+        return await withTaskGroup(of: PushSendResult.self) { group in
+            for subscription in targets.web {
+                group.addTask {
+                    guard let endpoint = URL(string: subscription.endpoint) else { return .failed }
+                    let target = WebPushSubscription(endpoint: endpoint, p256dh: subscription.p256dh, auth: subscription.auth)
+                    let outcome: WebPushSender.Outcome
+                    do {
+                        outcome = try await webPush.send(
+                            body, to: target, topic: payload.conversationId.rawValue, urgency: alert ? .high : .normal, timeToLive: 86_400)
+                    } catch {
+                        logger.warning("A Web Push could not be encrypted", metadata: ["error": "\(error)"])
+                        return .failed
+                    }
+                    switch outcome {
+                    case .delivered:
+                        metrics.sent.increment()
+                        return .sent
+                    case .subscriptionGone:
+                        try? await store.dropPushSubscription(endpoint: subscription.endpoint)
+                        metrics.subscriptionsRemoved.increment()
+                        return .sent
+                    case .retry(let after): return .retry(after: after)
+                    case .refused(let status):
+                        logger.notice("A push service refused a push", metadata: ["status": "\(status)", "host": "\(endpoint.host ?? "")"])
+                        return .failed
+                    }
+                }
+            }
+            if let apns {
+                for device in targets.apple {
+                    group.addTask {
+                        switch await apns.send(payload, to: device) {
+                        case .delivered:
+                            metrics.sent.increment()
+                            return .sent
+                        case .deviceGone:
+                            try? await store.dropAPNsToken(device.token)
+                            metrics.subscriptionsRemoved.increment()
+                            return .sent
+                        case .retry(let after): return .retry(after: after)
+                        case .refused(let status, let reason):
+                            logger.notice("APNs refused a push", metadata: ["status": "\(status)", "reason": "\(reason)"])
+                            return .failed
+                        }
+                    }
+                }
+            }
+            var result = PushSendResult.sent
+            for await outcome in group {
+                switch (result, outcome) {
+                case (_, .retry(let after)):
+                    if case .retry(let earlier) = result {
+                        result = .retry(after: max(earlier ?? .zero, after ?? .zero))
+                    } else {
+                        result = .retry(after: after)
+                    }
+                case (.sent, .failed): result = .failed
+                default: break
+                }
+            }
+            return result
+        }
+    }
+
+    func shutdown() async {
+        try? await webPush.client.shutdown()
+        await apns?.shutdown()
+    }
+}
