@@ -146,7 +146,7 @@ function start() {
   });
   app = { store, chat, list, socket, push };
   socket.start();
-  push.start();
+  push.start().catch(() => push.refresh().catch(() => {}));
   route();
 }
 

@@ -57,13 +57,18 @@ export class NotificationSettingsDialog {
     if (!this.store) return;
     showError("push-error", null);
     showError("preview-error", null);
-    this.render();
+    this.draw();
     const first = !$("push-toggle").hidden ? $("push-toggle") : this.dialog.querySelector("#preview-choice input:checked") ?? $("preview-full");
     openDialog(this.dialog, first);
     this.store.notifications.load();  // another device may have changed the preview
   }
 
+  /** Drawn again on every change of the store or the push state, while it is open. */
   render() {
+    if (this.dialog.open) this.draw();
+  }
+
+  draw() {
     if (!this.store || !this.push) return;
     const settings = this.store.notifications;
     const unavailable = settings.available === false;
@@ -74,7 +79,8 @@ export class NotificationSettingsDialog {
     toggle.hidden = ["insecure", "unsupported", "denied", "unavailable"].includes(state);
     const on = state === "on" || (state === "busy" && toggle.dataset.on === "true");
     if (state !== "busy") toggle.dataset.on = String(on);
-    toggle.textContent = on ? "Turn off notifications" : "Turn on notifications";
+    const label = on ? "Turn off notifications" : "Turn on notifications";
+    if (toggle.textContent !== label) toggle.textContent = label;
     toggle.classList.toggle("primary", !on);
     toggle.classList.toggle("secondary", on);
     // Busy, it keeps its focus (a disabled button would drop it) but does nothing.

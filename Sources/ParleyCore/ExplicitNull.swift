@@ -44,6 +44,11 @@ extension API.ReceiptRequest: DeclaredFields { public static let declaredFields:
 extension SendRequest: DeclaredFields {
     public static let declaredFields: Set<String> = ["ref", "clientId", "conversationId", "recipientId", "text", "replyToSeq"]
 }
+extension API.WebPushSubscriptionBody: DeclaredFields { public static let declaredFields: Set<String> = ["endpoint", "keys"] }
+extension API.WebPushUnsubscribeBody: DeclaredFields { public static let declaredFields: Set<String> = ["endpoint"] }
+extension API.APNsTokenBody: DeclaredFields { public static let declaredFields: Set<String> = ["environment"] }
+extension NotificationPreviewChange: DeclaredFields { public static let declaredFields: Set<String> = ["preview"] }
+extension ConversationNotificationChange: DeclaredFields { public static let declaredFields: Set<String> = ["level", "mute"] }
 extension ClientFrame: DeclaredFields {
     public static let declaredFields: Set<String> = Set(CodingKeys.allCases.map(\.stringValue))
 }

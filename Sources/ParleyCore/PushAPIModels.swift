@@ -28,9 +28,8 @@ extension API {
         }
 
         public var endpoint: String
+        /// The browser's keys. (Its `expirationTime` is not read: unknown fields are ignored.)
         public var keys: Keys
-        /// What browsers send; not used.
-        public var expirationTime: Double?
 
         /// Creates a value.
         public init(endpoint: String, keys: Keys) {

@@ -59,6 +59,19 @@ extension PostgresStore: PushQueueStore {
             """)
     }
 
+    public func pushCursor(of user: UserID) async throws -> Int64? {
+        try await read { db in try await db.value("SELECT pushed_pos FROM push_cursors WHERE user_id = \(user.rawValue)", as: Int64.self, self.logger) }
+    }
+
+    public func pushesDue() async throws -> Int {
+        try await read { db in
+            Int(
+                try await db.value(
+                    "SELECT COUNT(*) FROM push_cursors c JOIN users u ON u.id = c.user_id WHERE u.stream_head > c.pushed_pos", as: Int64.self,
+                    self.logger) ?? 0)
+        }
+    }
+
     public func pushNotified(of user: UserID) async throws -> [ConversationID: Int64] {
         try await read { db in
             var notified: [ConversationID: Int64] = [:]

@@ -56,6 +56,17 @@ extension SQLiteStore: PushQueueStore {
         }
     }
 
+    public func pushCursor(of user: UserID) async throws -> Int64? {
+        try await pool.read { db in try Int64.fetchOne(db, sql: "SELECT pushed_pos FROM push_cursors WHERE user_id = ?", arguments: [user.rawValue]) }
+    }
+
+    public func pushesDue() async throws -> Int {
+        try await pool.read { db in
+            try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM push_cursors c JOIN users u ON u.id = c.user_id WHERE u.stream_head > c.pushed_pos") ?? 0
+        }
+    }
+
     public func pushNotified(of user: UserID) async throws -> [ConversationID: Int64] {
         try await pool.read { db in
             var notified: [ConversationID: Int64] = [:]

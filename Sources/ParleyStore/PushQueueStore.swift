@@ -51,6 +51,10 @@ public protocol PushQueueStore: Sendable {
     @discardableResult
     func finishPushWork(of user: UserID, node: String, upTo position: Int64, notified: [ConversationID: Int64?]) async throws -> Bool
     func retryPushWork(of user: UserID, node: String, at: Timestamp) async throws
+    /// The stream position `user`'s pushes have covered, if they have a cursor.
+    func pushCursor(of user: UserID) async throws -> Int64?
+    /// How many users have pushes due (the queue's length, for `/metrics`).
+    func pushesDue() async throws -> Int
     /// Which message each conversation's notification shows for `user`, where one may show.
     func pushNotified(of user: UserID) async throws -> [ConversationID: Int64]
 

@@ -35,7 +35,8 @@ class Server:
     def start(self):
         self.process = subprocess.Popen(
             [BINARY, "serve", "--port", str(self.port), "--database", self.database, "--public-dir", str(ROOT / "Public"),
-             "--bcrypt-cost", "4", "--sends-per-second", "1000", "--logins-per-minute", "100000", "--log-level", "warning"],
+             "--bcrypt-cost", "4", "--sends-per-second", "1000", "--logins-per-minute", "100000", "--log-level", "warning",
+             "--push-allow-loopback"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.wait_until_up()
 

@@ -389,11 +389,15 @@ class PushService:
                                          f"problems: {self.problems}")
                 self.changed.wait(min(left, 0.5))  # also re-check now and then: predicates may read the outside world
 
-    def wait_for_push(self, subscription, predicate=lambda payload: True, timeout=20, what=None):
-        """The first accepted push to `subscription` whose payload satisfies `predicate`."""
+    def wait_for_request(self, subscription, predicate=lambda payload: True, timeout=20, what=None):
+        """The first accepted push to `subscription` whose payload satisfies `predicate` (the PushRequest)."""
         def find():
             return next((r for r in self.requests_to(subscription) if r.accepted and r.payload is not None and predicate(r.payload)), None)
         return self.wait_for(find, timeout, what or f"a push to {subscription.id[:8]}")
+
+    def wait_for_push(self, subscription, predicate=lambda payload: True, timeout=20, what=None):
+        """The payload of the first accepted push to `subscription` that satisfies `predicate`."""
+        return self.wait_for_request(subscription, predicate, timeout, what).payload
 
     def summary(self):
         with self.changed:
@@ -421,6 +425,8 @@ class PushService:
         extra = {}
         with self.changed:
             status = self._check(request)
+            if status is None and endpoint_id in self.subscriptions:
+                self._decrypt(self.subscriptions[endpoint_id], request)  # also what a forced error answers
             if status is None:
                 if endpoint_id in self.forced:
                     status = self.forced[endpoint_id]
@@ -480,19 +486,20 @@ class PushService:
             return 401
         return None
 
+    def _decrypt(self, subscription, request):
+        try:
+            request.plaintext = subscription.decrypt(request.body)
+        except Exception as error:  # noqa: BLE001
+            self._problem(request, f"the body does not decrypt (RFC 8291 aes128gcm): {error!r}")
+            return
+        try:
+            request.payload = json.loads(request.plaintext)
+        except ValueError as error:
+            self._problem(request, f"the decrypted body is not JSON: {error}: {request.plaintext[:200]!r}")
+
     def _deliver(self, request):
-        subscription = self.subscriptions.get(request.endpoint_id)
-        if subscription is not None:
-            try:
-                request.plaintext = subscription.decrypt(request.body)
-            except Exception as error:  # noqa: BLE001
-                self._problem(request, f"the body does not decrypt (RFC 8291 aes128gcm): {error!r}")
-                return 201  # a push service cannot tell; the finding is in `problems`
-            try:
-                request.payload = json.loads(request.plaintext)
-            except ValueError as error:
-                self._problem(request, f"the decrypted body is not JSON: {error}: {request.plaintext[:200]!r}")
-            return 201
+        if request.endpoint_id in self.subscriptions:
+            return 201  # decrypted already; a push service could not tell a bad body, `problems` has it
         channel = self.channels.get(request.endpoint_id)
         if channel is None:
             return 404
@@ -615,3 +622,22 @@ def encrypt_for(subscription_json, payload: bytes) -> bytes:
     auth = unb64url(subscription_json["keys"]["auth"])
     sender = ec.generate_private_key(ec.SECP256R1())
     return http_ece.encrypt(payload, private_key=sender, dh=receiver, auth_secret=auth, version="aes128gcm")
+
+
+# MARK: the fixture
+
+try:
+    import pytest
+except ImportError:  # the module is usable without pytest
+    pytest = None
+
+if pytest is not None:
+    @pytest.fixture
+    def push_service():
+        """A push service on loopback for one test; at the end, nothing it received may have failed its checks."""
+        service = PushService()
+        try:
+            yield service
+        finally:
+            service.close()
+        assert not service.problems, f"the push service found problems in what it received: {service.problems}"

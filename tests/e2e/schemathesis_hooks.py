@@ -9,3 +9,18 @@ from hypothesis import strategies as st
 EMOJI = ["👍", "❤️", "😂", "🎉", "🙏", "👍🏽", "👨‍👩‍👧", "🇯🇵", "1️⃣", "🏴󠁧󠁢󠁳󠁣󠁴󠁿", "✔️", "🫠"]
 
 schemathesis.openapi.format("emoji", st.sampled_from(EMOJI))
+
+# A Web Push subscription as browsers make them: a public https push service (never contacted: the
+# fuzzing user is sent nothing that would be pushed), a P-256 public key that is a point on the
+# curve, a 16-byte secret. Random bytes of the right length are not keys, and the server rightly
+# answers 400 for them.
+ENDPOINTS = st.builds(lambda token: f"https://push.services.example/wpush/v2/{token}",
+                      st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_", min_size=8, max_size=120))
+P256_KEYS = ["BJW4s5D8Peg5a-uXtQ30bJcnzZ9UWZY-WuEkDnyYJOxCjO-xDLxaeG0IgxfkaoL7jpdLXlmKTEveo0uGiOSDZFo",
+             "BL94rzvhnTd6Nk-JywyivRdABMFkDQCtpPHmcffzUDr6CueAHa0yVuOAM2mcbMGcSalKRCKjoxZPSJ2kyHLEvv4",
+             "BAfuNCI127rbgHRyZyB3gsC4SsUXArYBwsmd0ZZhKzL_lQbmsUTigi01mNqO27JMuaLVes6CqOF-uQ6VQiwZE9I"]
+AUTH_SECRETS = ["aUQgscTOrLuKMO6NhWWK1g", "Q8cJ3HghtpgcEkQUILnq9g"]
+
+schemathesis.openapi.format("webpush-endpoint", ENDPOINTS)
+schemathesis.openapi.format("p256-public-key", st.sampled_from(P256_KEYS))
+schemathesis.openapi.format("webpush-auth", st.sampled_from(AUTH_SECRETS))

@@ -33,8 +33,10 @@ struct PushDispatcher: Service {
     static let eventsPerRound = 200
 
     func run() async throws {
+        var round = 0
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             var claimed = 0
+            round += 1
             do {
                 let now = Timestamp.now()
                 let work = try await store.claimPushWork(
@@ -47,6 +49,8 @@ struct PushDispatcher: Service {
                 logger.warning("Could not read the push queue", metadata: ["error": "\(error)"])
             }
             if claimed == Self.batch { continue }  // more are due
+            // The queue's length is a count over every cursor: every 20th idle round is often enough.
+            if round % 20 == 1, let due = try? await store.pushesDue() { metrics.queued.record(due) }
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: configuration.pollInterval) }
         }
         await transports.shutdown()
