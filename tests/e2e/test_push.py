@@ -342,14 +342,18 @@ def test_a_gone_subscription_is_removed(server, push_service):
     conversation = direct(server, ada, bob)
     gone, kept = subscribe(server, bob, push_service), subscribe(server, bob, push_service)
     push_service.respond(gone, 410)
+    removed = metric(server, "parley_push_targets_removed_total")
 
     first = server.send(ada, "one", conversation=conversation)["seq"]
     push_service.wait_for_push(kept, lambda p: p["seq"] == first)
-    assert [r.status for r in gone.requests()] == [410]
+    push_service.wait_for(gone.requests, what="the push to the gone subscription")  # both are pushed at once
+    gate(lambda: metric(server, "parley_push_targets_removed_total") > removed, what="the subscription's removal")
     push_service.respond(gone, None)  # were it still subscribed, it would now take pushes
 
-    second = server.send(ada, "two", conversation=conversation)["seq"]
-    push_service.wait_for_push(kept, lambda p: p["seq"] == second)  # both targets are pushed at once
+    # Two more rounds: the second message's pushes are all answered before the third's round starts.
+    for text in ("two", "three"):
+        seq = server.send(ada, text, conversation=conversation)["seq"]
+        push_service.wait_for_push(kept, lambda p, seq=seq: p["seq"] == seq)
     assert [r.status for r in gone.requests()] == [410], "nothing more goes to a subscription that answered 410"
     api(server, bob, "DELETE", "/v1/push/subscriptions", {"endpoint": gone.endpoint}, expect=404)
     api(server, bob, "DELETE", "/v1/push/subscriptions", {"endpoint": kept.endpoint}, expect=204)
@@ -360,8 +364,11 @@ def test_an_unknown_subscription_is_removed(server, push_service):
     conversation = direct(server, ada, bob)
     gone, kept = subscribe(server, bob, push_service), subscribe(server, bob, push_service)
     push_service.respond(gone, 404)
+    removed = metric(server, "parley_push_targets_removed_total")
     first = server.send(ada, "one", conversation=conversation)["seq"]
     push_service.wait_for_push(kept, lambda p: p["seq"] == first)
+    push_service.wait_for(gone.requests, what="the push to the unknown subscription")
+    gate(lambda: metric(server, "parley_push_targets_removed_total") > removed, what="the subscription's removal")
     api(server, bob, "DELETE", "/v1/push/subscriptions", {"endpoint": gone.endpoint}, expect=404)
 
 

@@ -550,7 +550,15 @@ def test_the_service_worker_shows_one_notification_per_conversation_and_tidies_i
             devtools.call("ServiceWorker.deliverPushMessage", origin=server.url, registrationId=registration_id, data=data)
 
         def shown(condition):
-            return wait(a, lambda d: (n := notifications(d)) is not None and not isinstance(n, str) and condition(n) and n, timeout=10)
+            seen = []
+
+            def check(d):
+                seen[:] = [notifications(d)]
+                return not isinstance(seen[0], str) and condition(seen[0]) and seen[0]
+            try:
+                return wait(a, check, timeout=10)
+            except Exception as error:
+                raise AssertionError(f"notifications shown: {seen}") from error
 
         conversation = "dm_a_b"
         base = {"v": 1, "conversationId": conversation, "title": "Ada Lovelace", "url": f"/#/c/{conversation}", "badge": 1}
