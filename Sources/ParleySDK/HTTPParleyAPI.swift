@@ -92,7 +92,7 @@ public struct HTTPParleyAPI: ParleyAPI {
         try JSONDecoder().decode(Response.self, from: try await raw(method, path, token: token, body: body))
     }
 
-    enum Method: String { case GET, POST }
+    enum Method: String { case GET, POST, PUT, DELETE }
 
     /// The response body of a successful request; a `ParleyClientError` otherwise.
     func raw(_ method: Method, _ path: String, token: String?, body: (some Encodable)? = nil as String?) async throws -> Data {

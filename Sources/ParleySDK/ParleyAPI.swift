@@ -50,6 +50,19 @@ public protocol ParleyAPI: Sendable {
     /// `GET /v1/search`: a page of the messages I can read that match `query`; `cursor` is the
     /// previous page's `nextCursor`.
     func search(query: String, order: SearchOrder, limit: Int?, cursor: String?, token: String) async throws -> API.SearchResults
+
+    // Notifications (docs/protocol.md "Notifications").
+
+    /// `GET /v1/notifications`: my preview level and every conversation setting that is not the default.
+    func notificationSettings(token: String) async throws -> NotificationSettings
+    /// `PUT /v1/notifications`: what my notifications show.
+    func setNotificationPreview(_ preview: NotificationPreview, token: String) async throws -> NotificationSettings
+    /// `PUT /v1/conversations/{id}/notifications`: a conversation's level and mute.
+    func changeNotifications(of id: ConversationID, _ change: ConversationNotificationChange, token: String) async throws -> ConversationNotificationSetting
+    /// `PUT /v1/push/apns-tokens/{token}`: this device (hex token) gets pushes while the app is closed.
+    func registerAPNsToken(_ deviceToken: String, environment: API.APNsTokenBody.Environment, token: String) async throws
+    /// `DELETE /v1/push/apns-tokens/{token}`.
+    func unregisterAPNsToken(_ deviceToken: String, token: String) async throws
 }
 
 /// A failed request: the server's error code and message, or a transport failure (`code == nil`).

@@ -78,6 +78,8 @@ public final class ParleyClient {
     /// Who is typing, by conversation, in the order they started (``typingUsers(in:now:)`` applies
     /// the expiry). In a group several people may type at once.
     public internal(set) var typing: [ConversationID: [TypingIndicator]] = [:]
+    /// My notification settings as the server last said (``loadNotificationSettings()``).
+    public internal(set) var notificationSettings = NotificationSettings()
     /// Pending invitations to groups, newest first (``accept(_:)`` or ``decline(_:)`` them).
     public internal(set) var invitations: [Invitation] = []
     /// The last of my message actions the server refused (dropped from the outbox), with its reason,

@@ -38,6 +38,8 @@ public final class ConversationListViewModel {
         public var isOnline: Bool
         /// The other person, to open the chat with.
         public var otherUserId: UserID?
+        /// Muted now: no notifications while the app is closed (a muted icon).
+        public var isMuted: Bool = false
 
         /// A row, e.g. for SwiftUI previews and tests.
         public init(
@@ -109,13 +111,15 @@ public final class ConversationListViewModel {
             let isGroup = summary.kind == .group
             let other = isGroup ? nil : client.otherMember(of: summary)
             let title = client.title(of: summary.id) ?? GroupText.unknownPerson
-            return Row(
+            var row = Row(
                 id: summary.id, title: title, initials: title.initials, preview: preview(of: summary),
                 timestamp: formatter.listTimestamp(summary.lastActivityAt.date, now: now), unreadCount: client.unreadCount(summary.id),
                 isOnline: other.flatMap { client.presence[$0.userId]?.online } ?? false, otherUserId: other?.userId,
                 mentionCount: client.mentionCount(summary.id), isGroup: isGroup, hasLeft: summary.leftSeq != nil,
                 isLastMessageEdited: summary.lastMessage?.editedAt != nil && summary.lastMessage?.isDeleted == false,
                 isLastMessageDeleted: summary.lastMessage?.isDeleted == true)
+            row.isMuted = client.isMuted(summary.id)
+            return row
         }
     }
 

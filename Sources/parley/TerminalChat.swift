@@ -37,6 +37,7 @@ final class TerminalChat {
 
     func run() async throws {
         say("Signed in as \(client.me.displayName) (@\(client.me.username)). Type /help for commands.")
+        _ = try? await client.loadNotificationSettings()  // for the [muted] marks; /mute works without it
         let events = client.events()
         client.start()
         if !list.rows.isEmpty { showList() }  // the cache, at once
@@ -69,6 +70,7 @@ final class TerminalChat {
             say(Self.searchHelp)
             say(Self.messageHelp)
             say(Self.groupHelp)
+            say(Self.notificationHelp)
         case "/list":
             searchHits = []
             showList()
@@ -106,6 +108,8 @@ final class TerminalChat {
         case "/more": await showMoreResults()
         case let command? where Self.messageCommands.contains(command):
             await handleMessageCommand(command, parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : "")
+        case let command? where Self.notificationCommands.contains(command):
+            await handleNotificationCommand(command, parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : "")
         case let command? where Self.groupCommands.contains(command):
             await handleGroupCommand(command, parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : "")
         case let command? where command.hasPrefix("/") && !command.hasPrefix("//"):

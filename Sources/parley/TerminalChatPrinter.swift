@@ -13,6 +13,7 @@ struct ChatPrinter {
         var line = "\(number). \(row.title)"
         if row.isGroup { line += row.hasLeft ? " [group, left]" : " [group]" }
         if row.isOnline { line += " ●" }
+        if row.isMuted { line += " [muted]" }
         if row.unreadCount > 0 { line += " (\(row.unreadCount) unread\(row.mentionCount > 0 ? ", @\(row.mentionCount)" : ""))" }
         if !row.preview.isEmpty { line += " — \(row.preview)\(row.isLastMessageEdited ? " (edited)" : "")" }
         return line + " · \(row.timestamp)"

@@ -92,6 +92,28 @@ final class FakeAPI: ParleyAPI, @unchecked Sendable {
         searches.append((query, order, cursor))
         return try await searchAnswer(query, order, cursor)
     }
+
+    // Notifications: kept as the server would, every device token logged.
+    var notifications = NotificationSettings()
+    private(set) var deviceTokens: [String: API.APNsTokenBody.Environment] = [:]
+    func notificationSettings(token: String) async throws -> NotificationSettings { notifications }
+    func setNotificationPreview(_ preview: NotificationPreview, token: String) async throws -> NotificationSettings {
+        notifications.preview = preview
+        return notifications
+    }
+    func changeNotifications(of id: ConversationID, _ change: ConversationNotificationChange, token: String) async throws
+        -> ConversationNotificationSetting
+    {
+        var setting = notifications.conversations.first { $0.conversationId == id } ?? ConversationNotificationSetting(conversationId: id)
+        setting.apply(change, now: .now())
+        notifications.conversations.removeAll { $0.conversationId == id }
+        if !setting.isDefault(at: .now()) { notifications.conversations.append(setting) }
+        return setting
+    }
+    func registerAPNsToken(_ deviceToken: String, environment: API.APNsTokenBody.Environment, token: String) async throws {
+        deviceTokens[deviceToken] = environment
+    }
+    func unregisterAPNsToken(_ deviceToken: String, token: String) async throws { deviceTokens[deviceToken] = nil }
 }
 
 /// A scripted live connection: the test pushes server frames and reads what the client sent.
