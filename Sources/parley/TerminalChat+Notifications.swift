@@ -37,11 +37,12 @@ extension TerminalChat {
             default:
                 guard words.count == 1, let level = NotificationLevel(rawValue: words[0]) else { return say("Usage: /notify [N] all|mentions|none") }
                 try await client.setNotificationLevel(level, for: target)
-                let what = switch level {
-                case .all: "every message"
-                case .mentions: "mentions only"
-                case .none: "nothing"
-                }
+                let what =
+                    switch level {
+                    case .all: "every message"
+                    case .mentions: "mentions only"
+                    case .none: "nothing"
+                    }
                 say("\(name) notifies you of \(what).")
             }
         } catch {

@@ -60,7 +60,9 @@ import Testing
             #expect(second.token == first.token, "the provider token is reused")
 
             // Rule 3.
-            standIn.answer([(410, "Unregistered"), (400, "BadDeviceToken"), (429, "TooManyRequests"), (503, nil), (400, "BadTopic"), (403, "ExpiredProviderToken")])
+            standIn.answer([
+                (410, "Unregistered"), (400, "BadDeviceToken"), (429, "TooManyRequests"), (503, nil), (400, "BadTopic"), (403, "ExpiredProviderToken"),
+            ])
             #expect(await sender.send(alert, to: production) == .deviceGone)
             #expect(await sender.send(alert, to: production) == .deviceGone)
             #expect(await sender.send(alert, to: production) == .retry(after: nil))

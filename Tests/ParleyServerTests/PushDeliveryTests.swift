@@ -43,7 +43,9 @@ import Testing
             let delivery = try #require(service.deliveries.first)
             #expect(
                 delivery.payload
-                    == PushPayload(kind: .message, conversationId: chat, seq: missed.seq, title: "Ada Lovelace", body: "call me", count: 1, badge: 2, url: "/#/c/\(chat.rawValue)"))
+                    == PushPayload(
+                        kind: .message, conversationId: chat, seq: missed.seq, title: "Ada Lovelace", body: "call me", count: 1, badge: 2,
+                        url: "/#/c/\(chat.rawValue)"))
             #expect(delivery.headers[HTTPField.Name("Urgency")!] == "high")
             #expect(delivery.headers[HTTPField.Name("Topic")!] == WebPushSender.topic(chat.rawValue), "one topic per conversation: they collapse")
             #expect(service.problems.isEmpty)

@@ -15,7 +15,9 @@ import Testing
             id: .random(), conversationId: conversation, seq: seq, senderId: sender, clientId: .random(), text: text, createdAt: now, mentions: mentions)
     }
 
-    func planner(online: Bool = false, preview: NotificationPreview = .full, settings: [ConversationNotificationSetting] = [], notified: [ConversationID: Int64] = [:])
+    func planner(
+        online: Bool = false, preview: NotificationPreview = .full, settings: [ConversationNotificationSetting] = [], notified: [ConversationID: Int64] = [:]
+    )
         -> PushPlanner
     {
         PushPlanner(
@@ -60,7 +62,9 @@ import Testing
             ])
         #expect(result.notified == [direct: 50, group: 1])
         // Read (on another device) or deleted before the push: nothing to alert.
-        let read = plan(planner(), [.message(message(1, in: direct, from: ada)), .receipt(ReceiptUpdate(conversationId: direct, userId: grace, deliveredSeq: 1, readSeq: 1))])
+        let read = plan(
+            planner(),
+            [.message(message(1, in: direct, from: ada)), .receipt(ReceiptUpdate(conversationId: direct, userId: grace, deliveredSeq: 1, readSeq: 1))])
         #expect(read.pushes.isEmpty)
         var deleted = message(1, in: direct, from: ada)
         deleted.deletedAt = now
@@ -84,7 +88,8 @@ import Testing
         #expect(plan(shown, [.receipt(ReceiptUpdate(conversationId: direct, userId: grace, deliveredSeq: 3, readSeq: 3))]).pushes.isEmpty, "not yet past it")
         #expect(plan(shown, [.receipt(ReceiptUpdate(conversationId: direct, userId: ada, deliveredSeq: 9, readSeq: 9))]).pushes.isEmpty, "someone else's")
         #expect(plan(shown, [.message(message(6, in: direct, from: grace))]).pushes.map(\.kind) == [.read], "writing there means reading")
-        #expect(plan(planner(online: true), [.receipt(ReceiptUpdate(conversationId: direct, userId: grace, deliveredSeq: 5, readSeq: 5))]).pushes.isEmpty,
+        #expect(
+            plan(planner(online: true), [.receipt(ReceiptUpdate(conversationId: direct, userId: grace, deliveredSeq: 5, readSeq: 5))]).pushes.isEmpty,
             "nothing shown, nothing to take back")
     }
 

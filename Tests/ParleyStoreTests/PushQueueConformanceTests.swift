@@ -92,7 +92,8 @@ import Testing
         #expect(try await store.notificationSettings(of: grace.id) == NotificationSettings())
 
         let muted = try await store.changeNotificationSetting(.init(mute: .eightHours), in: conversation, for: grace.id, now: now)
-        #expect(muted == ConversationNotificationSetting(conversationId: conversation, level: .all, mutedUntil: Timestamp(milliseconds: 1_000_000 + 8 * 3_600_000)))
+        #expect(
+            muted == ConversationNotificationSetting(conversationId: conversation, level: .all, mutedUntil: Timestamp(milliseconds: 1_000_000 + 8 * 3_600_000)))
         let both = try await store.changeNotificationSetting(.init(level: .mentions, mute: .always), in: conversation, for: grace.id, now: now)
         #expect(both.level == .mentions && both.mutedUntil == .forever)
         try await store.setNotificationPreview(.sender, for: grace.id)

@@ -15,25 +15,25 @@ import Synchronization
 final class APNsStandIn: Sendable {
     /// A certificate for 127.0.0.1 and localhost, valid until 2126; made for these tests only.
     static let certificate = """
------BEGIN CERTIFICATE-----
-MIIBmjCCAUGgAwIBAgIUUH6tligkSg8sZY5vPv0A0/dNJV4wCgYIKoZIzj0EAwIw
-FDESMBAGA1UEAwwJbG9jYWxob3N0MCAXDTI2MTEyNjA3NTQxMFoYDzIxMjYxMTAy
-MDc1NDEwWjAUMRIwEAYDVQQDDAlsb2NhbGhvc3QwWTATBgcqhkjOPQIBBggqhkjO
-PQMBBwNCAATYg58KHhWlJ2oOEBqIZFjRNruXRUMxctIkIHJuUayerR8C3zfBAYQq
-g5e/ORhN1oCEsQWYFGr64/iyygehpLdao28wbTAdBgNVHQ4EFgQUd7IkLgu3J+us
-yXldDG5PY4DZFfYwHwYDVR0jBBgwFoAUd7IkLgu3J+usyXldDG5PY4DZFfYwDwYD
-VR0TAQH/BAUwAwEB/zAaBgNVHREEEzARhwR/AAABgglsb2NhbGhvc3QwCgYIKoZI
-zj0EAwIDRwAwRAIgJ+kvfJeSC+TQCxmJ6Dcv4HOAHsyxOSFZ6UgwXAmCinMCIAoP
-xeMlMt85xc02WtqBE0UEYvJCtv7CMLk3ReYYvtba
------END CERTIFICATE-----
-"""
+        -----BEGIN CERTIFICATE-----
+        MIIBmjCCAUGgAwIBAgIUUH6tligkSg8sZY5vPv0A0/dNJV4wCgYIKoZIzj0EAwIw
+        FDESMBAGA1UEAwwJbG9jYWxob3N0MCAXDTI2MTEyNjA3NTQxMFoYDzIxMjYxMTAy
+        MDc1NDEwWjAUMRIwEAYDVQQDDAlsb2NhbGhvc3QwWTATBgcqhkjOPQIBBggqhkjO
+        PQMBBwNCAATYg58KHhWlJ2oOEBqIZFjRNruXRUMxctIkIHJuUayerR8C3zfBAYQq
+        g5e/ORhN1oCEsQWYFGr64/iyygehpLdao28wbTAdBgNVHQ4EFgQUd7IkLgu3J+us
+        yXldDG5PY4DZFfYwHwYDVR0jBBgwFoAUd7IkLgu3J+usyXldDG5PY4DZFfYwDwYD
+        VR0TAQH/BAUwAwEB/zAaBgNVHREEEzARhwR/AAABgglsb2NhbGhvc3QwCgYIKoZI
+        zj0EAwIDRwAwRAIgJ+kvfJeSC+TQCxmJ6Dcv4HOAHsyxOSFZ6UgwXAmCinMCIAoP
+        xeMlMt85xc02WtqBE0UEYvJCtv7CMLk3ReYYvtba
+        -----END CERTIFICATE-----
+        """
     static let certificateKey = """
------BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgrLUO7oCJcJYf/YvK
-bgbilrl82pLiYqSZfU+Vv9YsuGihRANCAATYg58KHhWlJ2oOEBqIZFjRNruXRUMx
-ctIkIHJuUayerR8C3zfBAYQqg5e/ORhN1oCEsQWYFGr64/iyygehpLda
------END PRIVATE KEY-----
-"""
+        -----BEGIN PRIVATE KEY-----
+        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgrLUO7oCJcJYf/YvK
+        bgbilrl82pLiYqSZfU+Vv9YsuGihRANCAATYg58KHhWlJ2oOEBqIZFjRNruXRUMx
+        ctIkIHJuUayerR8C3zfBAYQqg5e/ORhN1oCEsQWYFGr64/iyygehpLda
+        -----END PRIVATE KEY-----
+        """
 
     struct Delivery: Sendable {
         let path: String
