@@ -11,7 +11,7 @@ struct Bench: AsyncParsableCommand {
             rate limits lifted) and stops it afterwards. With --url, drives that server (loopback addresses only).
             Prints a human summary, then one JSON line.
             """,
-        subcommands: [Messages.self, Groups.self, Connections.self, History.self, Search.self])
+        subcommands: [Messages.self, Groups.self, Connections.self, History.self, Search.self, Push.self])
 
     struct Target: ParsableArguments {
         @Option(
@@ -32,7 +32,7 @@ struct Bench: AsyncParsableCommand {
         }
 
         /// As ``with(_:)``, also giving the SQLite file of a server the bench started (to measure what a run wrote).
-        func withDatabase<T>(_ body: (BenchAPI, String, Int32?, String?) async throws -> T) async throws -> T {
+        func withDatabase<T>(serverArguments: [String] = [], _ body: (BenchAPI, String, Int32?, String?) async throws -> T) async throws -> T {
             if let url {
                 guard let host = URL(string: url)?.host, host == "localhost" || host == "::1" || host.hasPrefix("127.") else {
                     throw ValidationError("--url must be a loopback address (127.0.0.0/8, ::1 or localhost).")
@@ -47,7 +47,7 @@ struct Bench: AsyncParsableCommand {
             let sqliteFile = database == nil ? directory.appendingPathComponent("bench.sqlite").path : nil
             let server = try await ServerLauncher(
                 binary: ServerLauncher.currentExecutable, database: database ?? directory.appendingPathComponent("bench.sqlite").path,
-                extraArguments: ["--durability", durability])
+                extraArguments: ["--durability", durability] + serverArguments)
             // The server is a child in its own process group: stop it if the bench is interrupted too.
             let interrupts = [SIGINT, SIGTERM].map { signal in
                 Foundation.signal(signal, SIG_IGN)

@@ -97,6 +97,7 @@ import Testing
             try await eventually("the update") { service.deliveries.count == 2 }
             #expect(service.deliveries[1].payload.kind == .update && service.deliveries[1].payload.body == "meet at the station")
             #expect(service.deliveries[1].payload.seq == typo.seq && service.deliveries[1].headers[HTTPField.Name("Urgency")!] == "normal")
+            #expect(service.deliveries[1].headers[HTTPField.Name("Topic")!] == nil, "a topic would replace the message push it updates")
             #expect(try await api.act(ada, typo.seq, in: chat, API.MessageActionBody(clientId: .random(), kind: .delete)).status == .ok)
             try await eventually("the withdrawal") { service.deliveries.count == 3 }
             #expect(service.deliveries[2].payload.kind == .withdraw && service.deliveries[2].payload.seq == typo.seq)

@@ -10,6 +10,8 @@ import Testing
         let value = Atomic<Int>(0)
     }
 
+    static let answersBeforeClose = 12
+
     /// Lookups that race with `close()` either finish or throw; none may touch a closed connection
     /// (GRDB's synchronous read then dereferences a null SQLite handle and the process crashes).
     @Test func lookupsRacingCloseFinishOrThrow() async throws {
@@ -34,15 +36,16 @@ import Testing
                         }
                     }
                 }
-                // Close while the lookups are in full swing.
-                let deadline = ContinuousClock.now + .seconds(10)
-                while answered.value.load(ordering: .relaxed) < 100, ContinuousClock.now < deadline {
+                // Close while the lookups are in full swing: two answers per task on average. (A
+                // hundred once took more than 10 s while the rest of the suite loaded both cores.)
+                let deadline = ContinuousClock.now + .seconds(60)
+                while answered.value.load(ordering: .relaxed) < Self.answersBeforeClose, ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(1))
                 }
                 try await store.close()
                 try await group.waitForAll()
             }
-            #expect(answered.value.load(ordering: .relaxed) >= 100, "lookups ran before the close")
+            #expect(answered.value.load(ordering: .relaxed) >= Self.answersBeforeClose, "lookups ran before the close")
             #expect(refused.value.load(ordering: .relaxed) == 6, "and every task was refused once the store closed")
         }
     }

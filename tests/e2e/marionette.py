@@ -9,6 +9,7 @@ import json
 import os
 import pathlib
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -250,7 +251,8 @@ class Firefox:
         self.log = open(self.profile / "firefox.log", "w")
         env = dict(os.environ, MOZ_HEADLESS="1", MOZ_CRASHREPORTER_DISABLE="1", MOZ_DISABLE_AUTO_SAFE_MODE="1")
         self.process = subprocess.Popen(
-            [self.binary, "--headless", "--marionette", "--no-remote", "--new-instance", "--profile", str(self.profile), "about:blank"],
+            [self.binary, "--headless", "--marionette", "-remote-allow-system-access", "--no-remote", "--new-instance",
+             "--profile", str(self.profile), "about:blank"],
             stdout=self.log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         try:
             self.driver = Marionette(self.port, timeout=90)
@@ -271,7 +273,7 @@ class Firefox:
         try:
             self.process.wait(timeout=20)
         except subprocess.TimeoutExpired:
-            self.process.kill()
+            os.killpg(self.process.pid, signal.SIGKILL)  # its own session: the content processes too
             self.process.wait(timeout=10)
         self.log.close()
         if self._own_profile:

@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 
 import http_ece
 import websockets
+from websockets.asyncio.server import serve as websocket_serve  # websockets >= 13
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -514,7 +515,7 @@ class PushService:
         asyncio.set_event_loop(self._loop)
 
         async def start():
-            self._ws_server = await websockets.serve(self._ws_session, "127.0.0.1", 0, subprotocols=["push-notification"],
+            self._ws_server = await websocket_serve(self._ws_session, "127.0.0.1", 0, subprotocols=["push-notification"],
                                                      ping_interval=None, max_size=2 ** 20)
         try:
             self._loop.run_until_complete(start())

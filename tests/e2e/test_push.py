@@ -132,10 +132,6 @@ class Witness:
                                        what=f"the witness's push of seq {seq}")
 
 
-def alerts(subscription):
-    return [p for p in subscription.pushes() if p["kind"] == "message"]
-
-
 # MARK: the REST contract
 
 def test_push_config_subscriptions_and_notification_settings(server, push_service):
@@ -235,7 +231,7 @@ def test_an_offline_user_is_pushed_an_online_one_is_not_and_never_the_sender(ser
 
 @pytest.mark.parametrize("preview, direct_words, group_words", [
     ("full", ("Ada Lovelace", "hello there"), ("Engines", "Ada Lovelace: hello all")),
-    ("sender", ("Ada Lovelace", "New message from Ada Lovelace"), ("Engines", "Ada Lovelace")),
+    ("sender", ("Ada Lovelace", "New message"), ("Engines", "New message from Ada Lovelace")),
     ("none", ("Parley", "New message"), ("Parley", "New message")),
 ])
 def test_the_preview_level_words_the_push(server, push_service, preview, direct_words, group_words):
@@ -282,6 +278,37 @@ def test_muted_and_level_none_are_not_pushed_and_mentions_only_with_an_at_mentio
     seq = server.send(ada, "unmuted", conversation=conversation)["seq"]
     payload = push_service.wait_for_push(subscription, lambda p: p["conversationId"] == conversation)
     assert payload["seq"] == seq and payload["body"] == "unmuted"
+
+
+def test_group_entries_never_alert(server, push_service):
+    ada, bob = register(server, "ada", "Ada Lovelace"), register(server, "bob", "Bob Builder")
+    grace = register(server, "grace", "Grace Hopper")
+    direct(server, ada, bob)
+    direct(server, ada, grace)
+    witness = Witness(server, push_service)
+    subscription = subscribe(server, bob, push_service)
+
+    group = create_group(server, ada, "Engines", [bob])  # bob is a contact: added, not invited
+    api(server, ada, "POST", f"/v1/conversations/{group}/title", {"clientId": str(uuid.uuid4()), "title": "Analytical Engines"},
+        expect=201)
+    api(server, ada, "POST", f"/v1/conversations/{group}/members", {"clientId": str(uuid.uuid4()), "userIds": [uid(grace)]},
+        expect=201)
+    witness.settle()
+    assert subscription.requests() == [], "joins, renames and adds are entries: they never alert"
+
+    seq = server.send(ada, "welcome, both", conversation=group)["seq"]
+    payload = push_service.wait_for_push(subscription)
+    assert (payload["seq"], payload["count"], payload["title"], payload["body"]) == \
+        (seq, 1, "Analytical Engines", "Ada Lovelace: welcome, both"), payload
+
+
+def test_an_invitation_alerts(server, push_service):
+    ada, bob = register(server, "ada", "Ada Lovelace"), register(server, "bob", "Bob Builder")
+    subscription = subscribe(server, bob, push_service)
+    group = create_group(server, ada, "Trip", [bob])  # not a contact: bob is invited
+    payload = push_service.wait_for_push(subscription)
+    assert (payload["kind"], payload["conversationId"], payload["title"], payload["body"]) == \
+        ("message", group, "Trip", "Ada Lovelace invited you"), payload
 
 
 def test_fifty_messages_to_an_offline_user_collapse_per_conversation(server, push_service):
@@ -331,8 +358,10 @@ def test_reading_editing_and_deleting_elsewhere_tidy_the_notification(server, pu
     finally:
         online.close()
     assert (read["conversationId"], read["seq"]) == (conversation, second), read
-    topics = {r.topic for r in subscription.requests() if r.accepted}
-    assert len(topics) == 1, f"every push of the conversation has its topic: {topics}"
+    topics = {r.topic for r in subscription.requests() if r.accepted and r.payload and r.payload["kind"] == "message"}
+    assert len(topics) == 1 and None not in topics, f"every message push of the conversation has its topic: {topics}"
+    tidy = [r.topic for r in subscription.requests() if r.accepted and r.payload and r.payload["kind"] != "message"]
+    assert tidy and all(topic is None for topic in tidy), "a tidy-up has no topic: it would replace the message push it tidies"
 
 
 # MARK: the push service's answers

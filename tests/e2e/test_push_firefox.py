@@ -6,6 +6,7 @@ Chromium cannot do this on loopback (its push service is Google's FCM, reached o
 protocol); Firefox takes any push server through `dom.push.serverURL`.
 """
 import json
+import re
 import threading
 import time
 import uuid
@@ -65,7 +66,8 @@ def poll(condition, timeout=20, what="the condition"):
         except MarionetteError as error:  # e.g. a page between two documents
             last_error = error
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what} (last error: {last_error})")
+            raise AssertionError(f"timed out after {timeout} s waiting for {what() if callable(what) else what} "
+                                 f"(last error: {last_error})")
         time.sleep(0.1)
 
 
@@ -91,6 +93,55 @@ def button_named(driver, name, timeout=15):
                 continue
         return None
     return poll(find, timeout, f"a button named {name!r}")
+
+
+def sign_in_and_turn_on_notifications(driver, server, session):
+    driver.navigate(server.url + "/favicon.svg")
+    driver.execute("localStorage.setItem('parley.session', arguments[0])",
+                   json.dumps({"token": session["token"], "user": session["user"]}))
+    driver.navigate(server.url + "/")
+    poll(lambda: driver.execute("return !document.getElementById('app-view').hidden"), what="the app to open")
+    driver.click(button_named(driver, "Account menu"))
+    driver.click(button_named(driver, "Notifications"))
+    driver.click(button_named(driver, "Turn on notifications"))
+    poll(lambda: driver.execute("return document.getElementById('push-state').textContent") ==
+         "Notifications are on for this device.", what="notifications to be on")
+    driver.navigate(server.url + "/favicon.svg")  # the app goes; a bare page of the origin stays to look
+    poll(lambda: websocket_count(server) == 0, what="the user to be offline")
+
+
+def set_browser_offline(driver, offline):
+    """Firefox's own offline switch: its push connection drops (and comes back, saying hello again)."""
+    driver.set_context("chrome")
+    try:
+        driver.execute("Services.io.offline = arguments[0];", offline)
+    finally:
+        driver.set_context("content")
+
+
+def assert_every_push_delivered(service):
+    """Firefox acked each push as delivered (100), and no service worker failed on one (a nack:
+    301 an exception, 302 a rejected promise, e.g. a showNotification that failed)."""
+    service.wait_for(lambda: service.notifications and all(n.ack_code is not None for n in service.notifications),
+                     what="Firefox to answer every push")
+    with service.changed:
+        acks = list(service.acks)
+        pushed = [n for n in service.notifications if n.ack_code != -1]
+    assert acks and all(kind == "ack" and code == 100 for _, _, code, kind in acks), f"acks: {acks}"
+    assert all(n.ack_code == 100 for n in pushed), f"unacked pushes: {[n for n in pushed if n.ack_code != 100]}"
+
+
+def api(server, session, method, path, body):
+    response = requests.request(method, server.url + path, json=body, timeout=10,
+                                headers={"Authorization": "Bearer " + session["token"]})
+    assert response.ok, f"{method} {path} -> {response.status_code} {response.text}"
+    return response.json() if response.content else None
+
+
+def websocket_count(server):
+    text = requests.get(server.url + "/metrics", timeout=5).text
+    match = re.search(r"^parley_websocket_connections(?:\{[^}]*\})? ([0-9.]+)$", text, re.M)
+    return int(float(match.group(1))) if match else 0
 
 
 # MARK: the browser side alone
@@ -154,26 +205,12 @@ def test_parley_pushes_to_firefox_and_the_service_worker_shows_one_notification_
     server.send(bob, "hello Ada", conversation=conversation)
 
     driver = firefox()
-    driver.navigate(server.url + "/favicon.svg")
-    driver.execute("localStorage.setItem('parley.session', arguments[0])",
-                   json.dumps({"token": bob["token"], "user": bob["user"]}))
-    driver.navigate(server.url + "/")
-    poll(lambda: driver.execute("return !document.getElementById('app-view').hidden"), what="the app to open")
-
-    # Bob turns notifications on, as a person would: the account menu, Notifications, the button.
-    driver.click(button_named(driver, "Account menu"))
-    driver.click(button_named(driver, "Notifications"))
-    driver.click(button_named(driver, "Turn on notifications"))
-    poll(lambda: driver.execute("return document.getElementById('push-state').textContent") ==
-         "Notifications are on for this device.",
-         what="notifications to be on (" + str(driver.execute("return document.getElementById('push-error').textContent")) + ")")
+    # Bob turns notifications on, as a person would: the account menu, Notifications, the button;
+    # then he leaves (the app's page goes, its WebSocket with it).
+    sign_in_and_turn_on_notifications(driver, server, bob)
     channels = [c for c in push_service.channels.values() if not c.gone]
     assert len(channels) == 1, "Firefox registered one channel with the stand-in"
     assert channels[0].key is not None, "subscribed with the server's VAPID key"
-
-    # Bob leaves: the app's page goes (its WebSocket with it); a bare page of the origin stays to look.
-    driver.navigate(server.url + "/favicon.svg")
-    poll(lambda: websocket_count(server) == 0, what="bob to be offline")
     assert shown_notifications(driver) == []
 
     first = server.send(ada, "Are you coming tonight?", conversation=conversation)
@@ -200,27 +237,26 @@ def test_parley_pushes_to_firefox_and_the_service_worker_shows_one_notification_
     assert_every_push_delivered(push_service)
 
 
-def assert_every_push_delivered(service):
-    """Firefox acked each push as delivered (100), and no service worker failed on one (a nack:
-    301 an exception, 302 a rejected promise, e.g. a showNotification that failed)."""
-    service.wait_for(lambda: service.notifications and all(n.ack_code is not None for n in service.notifications),
-                     what="Firefox to answer every push")
-    with service.changed:
-        acks = list(service.acks)
-        pushed = [n for n in service.notifications if n.ack_code != -1]
-    assert acks and all(kind == "ack" and code == 100 for _, _, code, kind in acks), f"acks: {acks}"
-    assert all(n.ack_code == 100 for n in pushed), f"unacked pushes: {[n for n in pushed if n.ack_code != 100]}"
+def test_pushes_kept_while_firefox_was_away_still_show_the_message(server, firefox, push_service):
+    """A push service keeps only the newest push of a Topic for a browser that is away (RFC 8030
+    5.4). Whatever the newest of a conversation is, the browser must end up showing the message."""
+    ada, bob = server.register("ada", "Ada Lovelace"), server.register("bob", "Bob Builder")
+    conversation = server.send(ada, "hi Bob", recipient=bob["user"]["id"])["conversationId"]
+    server.send(bob, "hello Ada", conversation=conversation)
+    driver = firefox()
+    sign_in_and_turn_on_notifications(driver, server, bob)
 
+    set_browser_offline(driver, True)
+    push_service.wait_for(lambda: not push_service.connections, what="Firefox's push connection to drop")
+    message = server.send(ada, "Lunch at noon?", conversation=conversation)
+    push_service.wait_for(lambda: push_service.notifications, what="the push to reach the push service")
+    api(server, ada, "POST", f"/v1/conversations/{conversation}/messages/{message['seq']}/actions",
+        {"clientId": str(uuid.uuid4()), "kind": "edit", "text": "Lunch at one?"})
+    push_service.wait_for(lambda: len(push_service.notifications) == 2, what="the edit's push to reach the push service")
+    set_browser_offline(driver, False)
 
-def api(server, session, method, path, body):
-    response = requests.request(method, server.url + path, json=body, timeout=10,
-                                headers={"Authorization": "Bearer " + session["token"]})
-    assert response.ok, f"{method} {path} -> {response.status_code} {response.text}"
-    return response.json() if response.content else None
-
-
-def websocket_count(server):
-    import re
-    text = requests.get(server.url + "/metrics", timeout=5).text
-    match = re.search(r"^parley_websocket_connections(?:\{[^}]*\})? ([0-9.]+)$", text, re.M)
-    return int(float(match.group(1))) if match else 0
+    push_service.wait_for(lambda: push_service.connections, what="Firefox to come back")
+    shown = poll(lambda: shown_notifications(driver), what=lambda: (
+        "a notification for the message; the pushes the browser was given (a replaced one has ack -1): "
+        f"{[(n.topic, n.sent, n.ack_code) for n in push_service.notifications]}"))
+    assert [(n["title"], n["body"], n["tag"]) for n in shown] == [("Ada Lovelace", "Lunch at one?", conversation)]

@@ -41,6 +41,10 @@ struct PushTransports: Sendable {
 
     /// Sends `payload` to every target at once (a slow push service holds only its own request)
     /// and folds the answers: any "try again" wins over "sent"; gone targets are removed.
+    ///
+    /// Only `message` pushes carry the conversation's Web Push `Topic`: a push service keeps the
+    /// newest push of a topic for a browser that is away, and an `update` with the same topic would
+    /// replace the message it updates, which the browser, back, would then never show.
     func send(_ payload: PushPayload, to targets: PushTargets, store: any ParleyStore, metrics: PushMetrics, logger: Logger) async -> PushSendResult {
         let body: [UInt8]
         do {
@@ -57,7 +61,8 @@ struct PushTransports: Sendable {
                     let outcome: WebPushSender.Outcome
                     do {
                         outcome = try await webPush.send(
-                            body, to: target, topic: payload.conversationId.rawValue, urgency: alert ? .high : .normal, timeToLive: 86_400)
+                            body, to: target, topic: alert ? payload.conversationId.rawValue : nil, urgency: alert ? .high : .normal,
+                            timeToLive: 86_400)
                     } catch {
                         logger.warning("A Web Push could not be encrypted", metadata: ["error": "\(error)"])
                         return .failed

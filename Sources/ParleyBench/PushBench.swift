@@ -1,0 +1,133 @@
+import AsyncHTTPClient
+import Foundation
+import Histogram
+import NIOCore
+import NIOHTTP1
+import ParleyCore
+
+/// The push workload: R recipients, offline, each with a Web Push subscription on a local push
+/// service (``PushServiceSink``); a sender sends them messages in rounds of one each, waiting for
+/// each round's R pushes, so every message is one push (nothing collapses). The same rounds to R
+/// recipients without a subscription first: the difference in the server's CPU per message is what
+/// a push costs.
+public struct PushBench: Sendable {
+    public struct Options: Codable, Sendable {
+        public var recipients = 100
+        public var rounds = 20
+        public var maxSeconds: Double = 120
+        public init() {}
+    }
+
+    public struct Report: Codable, Sendable {
+        public var options: Options
+        public var messages = 0, pushes = 0, missing = 0
+        /// Server CPU per message without subscriptions, and with one (each message then one push).
+        public var serverCPUMicrosPerPlainMessage: Double?
+        public var serverCPUMicrosPerPushedMessage: Double?
+        /// Their difference: what encrypting, signing and sending one push costs the server.
+        public var serverCPUMicrosPerPush: Double?
+        /// From the send's answer to the push service receiving the push.
+        public var pushDelay: Percentiles?
+        public var pushesPerSecond = 0.0
+    }
+
+    /// A valid P-256 public key (a browser's `p256dh`) and auth secret: every subscription of the
+    /// bench uses them, since the sink never decrypts.
+    static let p256dh = "BJW4s5D8Peg5a-uXtQ30bJcnzZ9UWZY-WuEkDnyYJOxCjO-xDLxaeG0IgxfkaoL7jpdLXlmKTEveo0uGiOSDZFo"
+    static let auth = "aUQgscTOrLuKMO6NhWWK1g"
+
+    let target: BenchTarget
+    public init(_ target: BenchTarget) { self.target = target }
+
+    public func run(_ options: Options, log: @Sendable (String) -> Void = { _ in }) async throws -> Report {
+        var report = Report(options: options)
+        let sink = try await PushServiceSink()
+        defer { Task { await sink.close() } }
+        let prefix = "p" + String(UInt32.random(in: 0...UInt32.max), radix: 36) + "_"
+        log("registering \(options.recipients * 2 + 1) users")
+        let users = try await target.api.registerMany(prefix: prefix, count: options.recipients * 2 + 1)
+        let sender = users[0]
+        let plain = Array(users[1...options.recipients]), pushed = Array(users[(options.recipients + 1)...])
+        for (index, user) in pushed.enumerated() {
+            try await target.api.postNoContent(
+                "/v1/push/subscriptions",
+                API.WebPushSubscriptionBody(endpoint: "http://127.0.0.1:\(sink.port)/push/\(index)", keys: .init(p256dh: Self.p256dh, auth: Self.auth)),
+                token: user.token)
+        }
+        let deadline = ContinuousClock.now + .seconds(options.maxSeconds)
+
+        log("plain rounds: \(options.rounds) × \(options.recipients) messages, nobody subscribed")
+        let plainBefore = target.serverPID.flatMap(ProcessCPU.microseconds)
+        for _ in 0..<options.rounds where ContinuousClock.now < deadline {
+            _ = try await sendRound(from: sender, to: plain)
+        }
+        if let before = plainBefore, let after = target.serverPID.flatMap(ProcessCPU.microseconds) {
+            report.serverCPUMicrosPerPlainMessage = Double(after - before) / Double(options.rounds * options.recipients)
+        }
+
+        log("pushed rounds: \(options.rounds) × \(options.recipients) messages, each one push")
+        var delays = Histogram<UInt64>.microseconds()
+        let start = ContinuousClock.now
+        let pushedBefore = target.serverPID.flatMap(ProcessCPU.microseconds)
+        var sentRounds = 0
+        for round in 0..<options.rounds where ContinuousClock.now < deadline {
+            let answered = try await sendRound(from: sender, to: pushed)
+            report.messages += pushed.count
+            sentRounds += 1
+            while ContinuousClock.now < deadline, (0..<pushed.count).contains(where: { sink.arrivals(of: $0).count <= round }) {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            for index in pushed.indices {
+                if let arrival = sink.arrivals(of: index).dropFirst(round).first { delays.record(clamping: arrival &- answered[index]) }
+            }
+        }
+        if let before = pushedBefore, let after = target.serverPID.flatMap(ProcessCPU.microseconds), report.messages > 0 {
+            report.serverCPUMicrosPerPushedMessage = Double(after - before) / Double(report.messages)
+        }
+        report.pushesPerSecond = Double(sink.total) / max(0.001, (ContinuousClock.now - start).seconds)
+        report.pushes = sink.total
+        report.missing = sentRounds * pushed.count - sink.total
+        report.pushDelay = Percentiles(delays)
+        if let plainCost = report.serverCPUMicrosPerPlainMessage, let pushedCost = report.serverCPUMicrosPerPushedMessage {
+            report.serverCPUMicrosPerPush = pushedCost - plainCost
+        }
+        return report
+    }
+
+    /// One message from `sender` to each of `recipients` (16 at a time); when each was answered.
+    private func sendRound(from sender: BenchAPI.Session, to recipients: [BenchAPI.Session]) async throws -> [UInt64] {
+        var answered = [UInt64](repeating: 0, count: recipients.count)
+        try await withThrowingTaskGroup(of: (Int, UInt64).self) { group in
+            var next = 0
+            func addNext() {
+                let index = next
+                next += 1
+                group.addTask {
+                    let _: API.SendResponse = try await target.api.post(
+                        "/v1/messages", SendRequest(clientId: .random(), recipientId: recipients[index].user.id, text: "push bench"), token: sender.token)
+                    return (index, BenchClock.nowMicros())
+                }
+            }
+            for _ in 0..<min(16, recipients.count) { addNext() }
+            while let (index, time) = try await group.next() {
+                answered[index] = time
+                if next < recipients.count { addNext() }
+            }
+        }
+        return answered
+    }
+}
+
+extension BenchAPI {
+    /// A JSON POST answered with 204.
+    func postNoContent<Body: Encodable>(_ path: String, _ body: Body, token: String) async throws {
+        var request = HTTPClientRequest(url: baseURL + path)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        request.body = .bytes(ByteBuffer(bytes: Array(try JSONEncoder().encode(body))))
+        let response = try await client.execute(request, timeout: .seconds(30))
+        let bytes = try await response.body.collect(upTo: 1 << 20)
+        guard response.status.code == 204 else { throw Failure(description: "POST \(path): \(response.status.code) \(String(buffer: bytes))") }
+    }
+}
