@@ -158,6 +158,39 @@ extension PostgresStore: ConversationStore {
         return try await complete(Message(try row.decode(MessageRow.self)), for: user, db)
     }
 
+    /// ``PushQueueStore/unreadTotal(of:)``: the summaries' counts, for the conversations where the
+    /// read cursor is behind.
+    public func unreadTotal(of user: UserID) async throws -> Int {
+        try await read { db in
+            let behind = try await db.rows(
+                """
+                SELECT c.id, me.read_seq, c.last_seq FROM conversation_members me JOIN conversations c ON c.id = me.conversation_id
+                WHERE me.user_id = \(user.rawValue) AND c.last_seq > me.read_seq
+                """, self.logger)
+            var total: Int64 = 0
+            for row in behind {
+                let (raw, readSeq, lastSeq) = try row.decode((String, Int64, Int64).self)
+                let id = ConversationID(rawValue: raw)
+                total +=
+                    id.isGroup
+                    ? try await self.unread(id, of: user, after: readSeq, through: lastSeq, db).0
+                    : max(0, lastSeq - readSeq) - (try await self.uncounted(id, of: user, after: readSeq, through: lastSeq, db))
+            }
+            return Int(clamping: total)
+        }
+    }
+
+    public func groupTitles(_ ids: [ConversationID]) async throws -> [ConversationID: String] {
+        try await read { db in
+            var titles: [ConversationID: String] = [:]
+            for row in try await db.rows("SELECT id, title FROM conversations WHERE id = ANY(\(ids.map(\.rawValue))) AND title IS NOT NULL", self.logger) {
+                let (id, title) = try row.decode((String, String).self)
+                titles[ConversationID(rawValue: id)] = title
+            }
+            return titles
+        }
+    }
+
     /// In a direct conversation, what `lastSeq − readSeq` counts that is not unread: other people's
     /// messages in (after, through] that were deleted, or that I deleted for myself (see SQLite's).
     private func uncounted(_ id: ConversationID, of user: UserID, after: Int64, through: Int64, _ db: PostgresConnection) async throws -> Int64 {

@@ -159,6 +159,41 @@ extension SQLiteStore: ConversationStore {
         ).map { try MessageRendering.complete(Message(row: $0), for: user, db) }
     }
 
+    /// ``PushQueueStore/unreadTotal(of:)``: the summaries' counts, for the conversations where the
+    /// read cursor is behind.
+    public func unreadTotal(of user: UserID) async throws -> Int {
+        try await pool.read { db in
+            let behind = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT c.id, me.read_seq, c.last_seq FROM conversation_members me JOIN conversations c ON c.id = me.conversation_id
+                    WHERE me.user_id = ? AND c.last_seq > me.read_seq
+                    """,
+                arguments: [user.rawValue])
+            var total: Int64 = 0
+            for row in behind {
+                let id = ConversationID(rawValue: row[0]), readSeq: Int64 = row[1], lastSeq: Int64 = row[2]
+                total +=
+                    id.isGroup
+                    ? try Self.unreadCount(id, of: user, after: readSeq, through: lastSeq, db)
+                    : max(0, lastSeq - readSeq) - (try Self.uncounted(id, of: user, after: readSeq, through: lastSeq, db))
+            }
+            return Int(clamping: total)
+        }
+    }
+
+    public func groupTitles(_ ids: [ConversationID]) async throws -> [ConversationID: String] {
+        try await pool.read { db in
+            var titles: [ConversationID: String] = [:]
+            for id in ids {
+                if let title = try String.fetchOne(db.cachedStatement(sql: "SELECT title FROM conversations WHERE id = ?"), arguments: [id.rawValue]) {
+                    titles[id] = title
+                }
+            }
+            return titles
+        }
+    }
+
     /// In a direct conversation, what `lastSeq − readSeq` counts that is not unread: other people's
     /// messages in (after, through] that were deleted, or that I deleted for myself. Both lookups
     /// walk indexes of deleted and hidden messages only.

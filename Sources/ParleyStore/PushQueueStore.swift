@@ -75,6 +75,12 @@ public protocol PushQueueStore: Sendable {
         _ change: ConversationNotificationChange, in conversation: ConversationID, for user: UserID, now: Timestamp
     ) async throws -> ConversationNotificationSetting
 
+    /// `user`'s unread messages over all their conversations: the sum of the summaries'
+    /// `unreadCount`s (a push's badge), reading only the conversations with something unread.
+    func unreadTotal(of user: UserID) async throws -> Int
+    /// The titles of these groups (for wording pushes; a summary reads far more).
+    func groupTitles(_ ids: [ConversationID]) async throws -> [ConversationID: String]
+
     /// The secret stored under `name`, storing `candidate` first when there is none: every node of
     /// a cluster gets the same one (the VAPID key of a PostgreSQL deployment).
     func sharedSecret(named name: String, orStore candidate: String) async throws -> String

@@ -6,18 +6,18 @@ extension Bench {
     /// `parley bench push`: the server's CPU per push (Web Push encryption, VAPID, the request), and push delay.
     struct Push: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "R offline recipients with a Web Push subscription on a local push service; rounds of one message each.",
+            abstract: "A group of R offline members with Web Push subscriptions on a local push service; one group message a round.",
             discussion:
                 "Starts its own server with --push-allow-loopback (or use --url with a server started so). Every message must arrive as one push: a missing one fails the run (exit 2)."
         )
         @OptionGroup var target: Bench.Target
-        @Option(help: "Recipients (each gets one message a round).") var recipients = 100
+        @Option(help: "Group members besides the sender (each gets one push a round).") var recipients = 100
         @Option(help: "Rounds.") var rounds = 20
         @Option(help: "Stop after this many seconds.") var duration = 120.0
 
         func run() async throws {
-            guard (1...5_000).contains(recipients), (1...1_000).contains(rounds), duration > 0 else {
-                throw ValidationError("--recipients must be 1–5000, --rounds 1–1000, --duration more than 0.")
+            guard (1...255).contains(recipients), (1...1_000).contains(rounds), duration > 0 else {
+                throw ValidationError("--recipients must be 1–255 (a group of 256), --rounds 1–1000, --duration more than 0.")
             }
             var options = PushBench.Options()
             options.recipients = recipients
@@ -30,7 +30,7 @@ extension Bench {
             ReportPrinter.print(
                 [
                     "messages \(report.messages), pushes received \(report.pushes), missing \(report.missing)",
-                    "server CPU per message: \(micros(report.serverCPUMicrosPerPlainMessage)) unsubscribed, \(micros(report.serverCPUMicrosPerPushedMessage)) pushed",
+                    "server CPU per group message: \(micros(report.serverCPUMicrosPerPlainMessage)) unsubscribed, \(micros(report.serverCPUMicrosPerPushedMessage)) subscribed",
                     "server CPU per push: \(micros(report.serverCPUMicrosPerPush))",
                     String(format: "%.0f pushes/s", report.pushesPerSecond),
                     "push delay (send answered → push service) \(report.pushDelay?.summary ?? "-")",

@@ -118,3 +118,33 @@ import Testing
         #expect(try await store.sharedSecret(named: "other", orStore: "second") == "second")
     }
 }
+
+/// The badge's count and the pushes' titles, on every backend.
+@Suite struct PushBadgeConformanceTests {
+    @Test(arguments: StoreBackend.all)
+    func theUnreadTotalIsTheSumOfTheSummariesUnreadCounts(backend: StoreBackend) async throws {
+        let world = try await ActionWorld(backend)
+        let (store, ada, grace, alan) = (world.store, world.ada, world.grace, world.alan)
+        #expect(try await store.unreadTotal(of: grace.id) == 0)
+        // Direct: three from Ada, one deleted by her, one Grace hid; Grace's own never counts.
+        var seqs: [Int64] = []
+        for text in ["one", "two", "three"] { seqs.append(try await store.send(text, from: ada.id, to: .conversation(world.direct)).message.seq) }
+        _ = try await world.act(ada, seqs[0], .delete)
+        _ = try await world.act(grace, seqs[1], .hide)
+        // A group: entries never count, Alan's message does, Grace's own does not.
+        let group = try await world.group(with: [grace.id, alan.id])
+        _ = try await store.send("from alan", from: alan.id, to: .conversation(group))
+        _ = try await store.send("@grace hi", from: ada.id, to: .conversation(group))
+        let summaries = try await store.conversations(of: grace.id, limit: 50, before: nil)
+        let summed = summaries.reduce(0) { $0 + Int($1.unreadCount) }
+        #expect(try await store.unreadTotal(of: grace.id) == summed)
+        #expect(summed == 3, "'three' in the direct chat and two in the group")
+        // Reading moves it; the sender's own count never included her messages.
+        _ = try await store.updateReceipt(
+            in: group, member: grace.id, deliveredSeq: nil, readSeq: try await store.conversation(group, as: grace.id).lastSeq, now: .now())
+        #expect(try await store.unreadTotal(of: grace.id) == 1)
+        #expect(
+            try await store.unreadTotal(of: ada.id) == Int(try await store.conversations(of: ada.id, limit: 50, before: nil).reduce(0) { $0 + $1.unreadCount }))
+        #expect(try await store.groupTitles([group, world.direct]) == [group: "Group"], "a direct conversation has no title")
+    }
+}

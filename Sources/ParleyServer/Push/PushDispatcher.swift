@@ -9,9 +9,10 @@ import ServiceLifecycle
 /// service, so a slow or dead push service never slows a send.
 ///
 /// Rules:
-/// 1. Every ``PushConfiguration/pollInterval`` each node claims the users with pushes due (at most
-///    ``batch`` at a time, leased to it: one node pushes for a user at a time) and works on them
-///    concurrently.
+/// 1. Woken by a write on this node (``PushWakeup``), at most every ``minimumGap``, else every
+///    ``PushConfiguration/pollInterval`` (writes on other nodes, retries, crashed nodes' leases),
+///    each node claims the users with pushes due (at most ``batch`` at a time, leased to it: one
+///    node pushes for a user at a time) and works on them concurrently.
 /// 2. For each: their events after the push cursor (at most ``eventsPerRound``), planned, then
 ///    each push sent to each of the user's targets; then the cursor moves past those events.
 /// 3. A "try again" answer from any target (429, 5xx, timeout) leaves the cursor where it is and
@@ -30,6 +31,8 @@ struct PushDispatcher: Service {
     let logger: Logger
 
     static let batch = 64
+    /// Rounds start at most this often: under a stream of sends, one claim per gap, not per send.
+    static let minimumGap: Duration = .milliseconds(20)
     static let eventsPerRound = 200
 
     func run() async throws {
@@ -48,10 +51,11 @@ struct PushDispatcher: Service {
             } catch {
                 logger.warning("Could not read the push queue", metadata: ["error": "\(error)"])
             }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: Self.minimumGap) }
             if claimed == Self.batch { continue }  // more are due
             // The queue's length is a count over every cursor: every 20th idle round is often enough.
             if round % 20 == 1, let due = try? await store.pushesDue() { metrics.queued.record(due) }
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: configuration.pollInterval) }
+            await cancelWhenGracefulShutdown { await hub.pushWakeup.wait(upTo: configuration.pollInterval) }
         }
         await transports.shutdown()
     }
@@ -113,29 +117,12 @@ struct PushDispatcher: Service {
             }
         }
         let names = Dictionary(try await store.users(Array(senders)).map { ($0.id, $0.displayName) }, uniquingKeysWith: { $1 })
-        var titles: [ConversationID: String] = [:]
-        for group in groups {
-            // A group the user has left since keeps the title it had for them.
-            titles[group] = (try? await store.conversation(group, as: user))?.title
-        }
+        let titles = try await store.groupTitles(Array(groups))
         var plan = planner.plan(events, name: { names[$0] ?? "Someone" }, title: { $0.isGroup ? titles[$0] ?? "Group" : nil }, badge: 0)
         if !plan.pushes.isEmpty {
-            let badge = try await totalUnread(of: user)
+            let badge = try await store.unreadTotal(of: user)
             for index in plan.pushes.indices { plan.pushes[index].badge = badge }
         }
         return plan
-    }
-
-    /// The user's unread messages over every conversation (the app badge).
-    func totalUnread(of user: UserID) async throws -> Int {
-        var total: Int64 = 0
-        var cursor: ConversationCursor?
-        for _ in 0..<50 {  // 10,000 conversations at most
-            let page = try await store.conversations(of: user, limit: 200, before: cursor)
-            total += page.reduce(0) { $0 + $1.unreadCount }
-            guard page.count == 200, let last = page.last else { break }
-            cursor = ConversationCursor(lastActivityAt: last.lastActivityAt, id: last.id)
-        }
-        return Int(clamping: total)
     }
 }

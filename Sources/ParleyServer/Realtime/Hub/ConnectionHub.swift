@@ -35,6 +35,8 @@ final class ConnectionHub: Service, Sendable {
     let metrics: ServerMetrics
     /// The other nodes of a cluster; `nil` on a single node.
     let bus: (any ClusterBus)?
+    /// Told of every write that reached someone's stream (the push queue's entries).
+    let pushWakeup = PushWakeup()
 
     init(
         typingTimeoutSeconds: Double, writeTimeoutSeconds: Double = 15, maxLagSeconds: Double = 15, idleTimeoutSeconds: Double = 90,
@@ -169,6 +171,7 @@ final class ConnectionHub: Service, Sendable {
     /// stream: that one event is not queued there (the connection's ack stands in for it).
     func publish(_ deliveries: [Delivery], answered: (connection: ClientConnection, position: Int64)? = nil) {
         guard !deliveries.isEmpty else { return }
+        pushWakeup.signal()
         let online: [UserID: [ClientConnection]] = state.withLock { state in
             var online: [UserID: [ClientConnection]] = [:]
             for delivery in deliveries where online[delivery.recipient] == nil {
