@@ -57,8 +57,29 @@ function readPayload(data) {
 
 const text = (value, fallback) => (typeof value === "string" && value ? value : fallback);
 
-function show(payload, alert) {
-  return self.registration.showNotification(text(payload.title, "Parley"), {
+// What this worker showed in the last seconds, by conversation: a notification just shown may not be
+// listed by getNotifications yet (Firefox, when a browser back online gets a message and its edit
+// together), and the push right behind it must still find it.
+const recent = new Map();
+const RECENT_MS = 10000;
+
+function recentlyShown(conversationId) {
+  const entry = recent.get(conversationId);
+  return entry && Date.now() - entry.at < RECENT_MS ? entry.data : undefined;
+}
+
+// The conversation's notifications; when one was shown a moment ago but is not listed yet, asked again
+// a few times (100 ms apart) before taking "none" for an answer.
+async function listed(conversationId) {
+  for (let attempt = 0; ; attempt += 1) {
+    const shown = await self.registration.getNotifications({ tag: conversationId });
+    if (shown.length > 0 || !recentlyShown(conversationId) || attempt >= 5) return shown;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function show(payload, alert) {
+  await self.registration.showNotification(text(payload.title, "Parley"), {
     body: text(payload.body, "New message"),
     tag: payload.conversationId,
     data: payload,
@@ -66,6 +87,7 @@ function show(payload, alert) {
     silent: !alert,
     icon: "/favicon.svg",
   });
+  recent.set(payload.conversationId, { data: payload, at: Date.now() });
 }
 
 function setBadge(count) {
@@ -80,9 +102,9 @@ async function onPush(data) {
     return;
   }
   await setBadge(payload.badge);
-  const shown = await self.registration.getNotifications({ tag: payload.conversationId });
-  const current = shown.find((notification) => Number.isInteger(notification.data?.seq));
-  const showing = current?.data.seq;
+  const shown = await listed(payload.conversationId);
+  const current = shown.find((notification) => Number.isInteger(notification.data?.seq))?.data ?? recentlyShown(payload.conversationId);
+  const showing = current?.seq;
   switch (payload.kind) {
     case "message":
       if (showing >= payload.seq) return;  // shown already (or a newer one is)
@@ -90,20 +112,31 @@ async function onPush(data) {
       break;
     case "update":
       if (showing === payload.seq) {
-        await show({ ...current.data, title: text(payload.title, current.data.title), body: text(payload.body, current.data.body) }, false);
+        await show({ ...current, title: text(payload.title, current.title), body: text(payload.body, current.body) }, false);
       }
       break;
     case "withdraw":
-      if (showing === payload.seq) for (const notification of shown) notification.close();
+      if (showing === payload.seq) close(payload.conversationId, shown);
       break;
     case "read":
-      if (showing <= payload.seq) for (const notification of shown) notification.close();
+      if (showing <= payload.seq) close(payload.conversationId, shown);
       break;
   }
 }
 
+function close(conversationId, shown) {
+  recent.delete(conversationId);
+  for (const notification of shown) notification.close();
+}
+
+// One push at a time: a push reads what is shown while the one before may still be showing its own
+// (Chrome can even drop a notification being shown while the list of them is read).
+let pushes = Promise.resolve();
+
 self.addEventListener("push", (event) => {
-  event.waitUntil(onPush(event.data));
+  const data = event.data;
+  pushes = pushes.then(() => onPush(data)).catch(() => {});
+  event.waitUntil(pushes);
 });
 
 // A click opens the conversation: in a Parley window already open (focused, then told where to go),

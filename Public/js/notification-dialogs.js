@@ -171,10 +171,10 @@ export class ConversationNotifications {
     const group = store.isGroup(summary);
     const title = store.titleOf(summary);
     if ($("chat-notify-for").textContent !== title) $("chat-notify-for").textContent = title;
-    $("level-mentions-choice").hidden = !group;
+    // Mentions are a group's; a direct chat offers all or nothing (unless another client chose mentions there).
+    $("level-mentions-choice").hidden = !group && setting.level !== "mentions";
     if (!this.pending) {
-      const level = !group && setting.level === "mentions" ? "all" : setting.level;
-      for (const radio of $("level-choice").querySelectorAll("input")) radio.checked = radio.value === level;
+      for (const radio of $("level-choice").querySelectorAll("input")) radio.checked = radio.value === setting.level;
     }
     const text = muteText(setting.mutedUntil);
     if ($("mute-state").textContent !== text) $("mute-state").textContent = text;

@@ -497,6 +497,7 @@ class DevTools:
     def call(self, method, **params):
         self.last_id += 1
         self.socket.send(json.dumps({"id": self.last_id, "method": method, "params": params}))
+        self.socket.settimeout(10)
         while True:
             message = json.loads(self.socket.recv())
             if message.get("id") == self.last_id:
@@ -505,29 +506,38 @@ class DevTools:
                 return message.get("result")
             self.events.append(message)
 
-    def event(self, predicate, timeout=10):
+    def wait(self, condition, timeout=10, what="a DevTools event"):
+        """Reads events until `condition()` (over self.events) holds."""
         deadline = time.time() + timeout
-        while time.time() < deadline:
-            for event in self.events:
-                if predicate(event):
-                    return event
-            self.socket.settimeout(max(0.1, deadline - time.time()))
+        while not (value := condition()):
+            if time.time() >= deadline:
+                raise AssertionError(f"timed out waiting for {what}")
+            self.socket.settimeout(max(0.05, deadline - time.time()))
             try:
                 self.events.append(json.loads(self.socket.recv()))
             except websocket.WebSocketTimeoutException:
-                break
-        raise AssertionError("no such DevTools event")
+                pass
+        return value
+
+    def background(self, name):
+        """Background-service events (Application > Background services) of one kind: "Push event completed",
+        "Notification displayed", "Notification closed"."""
+        return [e["params"]["backgroundServiceEvent"] for e in self.events
+                if e.get("method") == "BackgroundService.backgroundServiceEventReceived"
+                and e["params"]["backgroundServiceEvent"]["eventName"] == name]
 
     def close(self):
         self.socket.close()
 
 
 def notifications(driver):
-    return driver.execute_async_script("""const done = arguments[arguments.length - 1];
+    shown = driver.execute_async_script("""const done = arguments[arguments.length - 1];
         navigator.serviceWorker.ready.then((r) => r.getNotifications())
           .then((list) => done(list.map((n) => ({title: n.title, body: n.body, tag: n.tag, seq: n.data?.seq ?? null,
-                                                 url: n.data?.url ?? null, timestamp: n.timestamp}))))
+                                                 url: n.data?.url ?? null}))))
           .catch((error) => done(String(error)));""")
+    assert not isinstance(shown, str), shown
+    return sorted(shown, key=lambda n: n["tag"])
 
 
 def test_the_service_worker_shows_one_notification_per_conversation_and_tidies_it_up(server, browsers):
@@ -541,79 +551,70 @@ def test_the_service_worker_shows_one_notification_per_conversation_and_tidies_i
     try:
         devtools.call("ServiceWorker.enable")
         scope = server.url + "/"
-        registration = devtools.event(lambda e: e.get("method") == "ServiceWorker.workerRegistrationUpdated" and any(
-            r["scopeURL"] == scope and not r["isDeleted"] for r in e["params"]["registrations"]))
-        registration_id = next(r["registrationId"] for r in registration["params"]["registrations"] if r["scopeURL"] == scope)
+        registration = devtools.wait(lambda: next((r for e in devtools.events if e.get("method") == "ServiceWorker.workerRegistrationUpdated"
+                                                   for r in e["params"]["registrations"] if r["scopeURL"] == scope and not r["isDeleted"]), None),
+                                     what="the service worker's registration")
+        # The worker's own record of what it did: each push completed, each notification displayed or closed.
+        for service in ("pushMessaging", "notifications"):
+            devtools.call("BackgroundService.setRecording", shouldRecord=True, service=service)
+            devtools.call("BackgroundService.startObserving", service=service)
 
         def push(payload):
+            """Delivers a push and waits until the worker is done with it; then what shows (read once: Chrome may
+            drop a notification that is being shown while they are listed)."""
+            completed = len(devtools.background("Push event completed"))
             data = payload if isinstance(payload, str) else json.dumps(payload)
-            devtools.call("ServiceWorker.deliverPushMessage", origin=server.url, registrationId=registration_id, data=data)
+            devtools.call("ServiceWorker.deliverPushMessage", origin=server.url, registrationId=registration["registrationId"], data=data)
+            devtools.wait(lambda: len(devtools.background("Push event completed")) > completed, what="the push to complete")
+            assert [e["eventMetadata"] for e in devtools.background("Push event completed")][-1] == [{"key": "Status", "value": "Success"}]
+            return notifications(a)
 
-        def shown(condition):
-            seen = []
-
-            def check(d):
-                seen[:] = [notifications(d)]
-                return not isinstance(seen[0], str) and condition(seen[0]) and seen[0]
-            try:
-                return wait(a, check, timeout=10)
-            except Exception as error:
-                raise AssertionError(f"notifications shown: {seen}") from error
+        def displayed():
+            return len(devtools.background("Notification displayed"))
 
         conversation = "dm_a_b"
         base = {"v": 1, "conversationId": conversation, "title": "Ada Lovelace", "url": f"/#/c/{conversation}", "badge": 1}
-        push({**base, "kind": "message", "seq": 5, "body": "hello", "count": 1})
-        first = shown(lambda n: len(n) == 1)[0]
-        assert {k: first[k] for k in ("title", "body", "tag", "seq", "url")} == {
-            "title": "Ada Lovelace", "body": "hello", "tag": conversation, "seq": 5, "url": f"/#/c/{conversation}"}
+        assert push({**base, "kind": "message", "seq": 5, "body": "hello", "count": 1}) == [
+            {"title": "Ada Lovelace", "body": "hello", "tag": conversation, "seq": 5, "url": f"/#/c/{conversation}"}]
 
         # A second message of the conversation replaces it: still one, with the newer text.
-        push({**base, "kind": "message", "seq": 6, "body": "are you there?", "count": 2})
-        second = shown(lambda n: len(n) == 1 and n[0]["seq"] == 6)[0]
-        assert second["body"] == "are you there?" and second["tag"] == conversation
+        shown = push({**base, "kind": "message", "seq": 6, "body": "are you there?", "count": 2})
+        assert [(n["tag"], n["seq"], n["body"]) for n in shown] == [(conversation, 6, "are you there?")]
 
-        # The same push again (at-least-once delivery) and an older one arriving late change nothing.
-        push({**base, "kind": "message", "seq": 6, "body": "are you there? (resent)", "count": 2})
-        push({**base, "kind": "message", "seq": 4, "body": "an old one", "count": 1})
-        time.sleep(0.5)
-        assert shown(lambda n: True) == [second]
+        # The same push again (at-least-once delivery) and an older one arriving late show nothing new.
+        before = displayed()
+        assert push({**base, "kind": "message", "seq": 6, "body": "are you there? (resent)", "count": 2}) == shown
+        assert push({**base, "kind": "message", "seq": 4, "body": "an old one", "count": 1}) == shown
+        assert displayed() == before
 
         # Another conversation has a notification of its own.
-        push({**base, "conversationId": "grp_x", "title": "Book club", "kind": "message", "seq": 2, "body": "Carol: hi", "url": "/#/c/grp_x"})
-        both = shown(lambda n: len(n) == 2)
-        assert sorted(n["tag"] for n in both) == ["dm_a_b", "grp_x"]
+        shown = push({**base, "conversationId": "grp_x", "title": "Book club", "kind": "message", "seq": 2, "body": "Carol: hi",
+                      "url": "/#/c/grp_x"})
+        assert [(n["tag"], n["title"], n["body"]) for n in shown] == [(conversation, "Ada Lovelace", "are you there?"),
+                                                                      ("grp_x", "Book club", "Carol: hi")]
 
-        # An edit of the message shown changes its text; an edit of another message does not.
-        push({**base, "kind": "update", "seq": 5, "body": "edited old"})
-        push({**base, "kind": "update", "seq": 6, "body": "are you still there?"})
-        shown(lambda n: any(x["tag"] == conversation and x["body"] == "are you still there?" for x in n))
-        assert [x["body"] for x in notifications(a) if x["tag"] == conversation] == ["are you still there?"]
+        # An edit of another message changes nothing; an edit of the message shown changes its text.
+        assert push({**base, "kind": "update", "seq": 5, "body": "edited old"}) == shown
+        shown = push({**base, "kind": "update", "seq": 6, "body": "are you still there?"})
+        assert [(n["tag"], n["seq"], n["body"]) for n in shown] == [(conversation, 6, "are you still there?"), ("grp_x", 2, "Carol: hi")]
 
-        # Read elsewhere up to before it: it stays; up to it: it closes (the other conversation stays).
-        push({**base, "kind": "read", "seq": 5})
-        time.sleep(0.5)
-        assert [x["seq"] for x in notifications(a) if x["tag"] == conversation] == [6]
-        push({**base, "kind": "read", "seq": 6})
-        assert [x["tag"] for x in shown(lambda n: len(n) == 1)] == ["grp_x"]
+        # Read elsewhere up to before it: it stays; up to it: it closes (the other conversation's stays).
+        assert push({**base, "kind": "read", "seq": 5}) == shown
+        assert [n["tag"] for n in push({**base, "kind": "read", "seq": 6})] == ["grp_x"]
 
         # Deleted for everyone: a withdraw of another message leaves it; of the one shown closes it.
-        push({**base, "kind": "message", "seq": 7, "body": "oops", "count": 1})
-        shown(lambda n: len(n) == 2)
-        push({**base, "kind": "withdraw", "seq": 6})
-        time.sleep(0.5)
-        assert [x["seq"] for x in notifications(a) if x["tag"] == conversation] == [7]
-        push({**base, "kind": "withdraw", "seq": 7})
-        shown(lambda n: [x["tag"] for x in n] == ["grp_x"])
+        assert [(n["tag"], n["seq"]) for n in push({**base, "kind": "message", "seq": 7, "body": "oops", "count": 1})] == [
+            (conversation, 7), ("grp_x", 2)]
+        assert [(n["tag"], n["seq"]) for n in push({**base, "kind": "withdraw", "seq": 6})] == [(conversation, 7), ("grp_x", 2)]
+        assert [n["tag"] for n in push({**base, "kind": "withdraw", "seq": 7})] == ["grp_x"]
 
         # A push that cannot be read still shows something.
-        push("this is not JSON")
-        odd = shown(lambda n: any(x["tag"] not in ("grp_x",) for x in n))
-        unknown = [x for x in odd if x["tag"] != "grp_x"][0]
-        assert unknown["title"] == "Parley" and unknown["body"] == "New message"
+        unknown = [n for n in push("this is not JSON") if n["tag"] != "grp_x"]
+        assert [(n["title"], n["body"]) for n in unknown] == [("Parley", "New message")]
 
         # Opening a conversation in the app closes its notification (it is on screen now).
         a.get(f"{server.url}/#/c/grp_x")
-        shown(lambda n: "grp_x" not in [x["tag"] for x in n])
+        wait(a, lambda d: "grp_x" not in [n["tag"] for n in notifications(d)])
 
         # A click on a notification with the app open: the worker focuses the window and tells it where to go
         # (DevTools cannot click a notification; this is the page's half, the message the worker posts).
