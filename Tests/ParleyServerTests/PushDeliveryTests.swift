@@ -130,6 +130,29 @@ import Testing
     }
 }
 
+extension PushDeliveryTests {
+    /// A push service that never answers holds its own users' pushes, not the others', and never a send.
+    @Test func aHangingPushServiceHoldsNeitherSendsNorOtherUsersPushes() async throws {
+        try await Self.run { api, service, base in
+            let ada = try await api.register("ada"), grace = try await api.register("grace"), alan = try await api.register("alan")
+            try await api.subscribe(grace, PushServiceStandIn.Browser(name: "grace"), base: base, service: service)
+            try await api.subscribe(alan, PushServiceStandIn.Browser(name: "alan"), base: base, service: service)
+            service.hold("grace")
+            _ = try await api.send("to grace", from: ada, to: grace)
+            try await eventually("grace's push to hang") { service.heldRequests == 1 }
+            let clock = ContinuousClock()
+            var sent: Message?
+            let took = try await clock.measure { sent = try await api.send("to alan", from: ada, to: alan) }
+            #expect(took < .seconds(5), "a send is never held by a push service")
+            try await eventually("alan's push while grace's hangs", within: .seconds(10)) { service.deliveries(to: "alan").count == 1 }
+            #expect(service.deliveries(to: "alan").first?.payload.seq == sent?.seq)
+            #expect(service.heldRequests == 1 && service.deliveries(to: "grace").isEmpty)
+            service.releaseHeld()
+            try await eventually("grace's push once answered") { service.deliveries(to: "grace").count == 1 }
+        }
+    }
+}
+
 extension TestAPI {
     /// Registers `browser` as `account`'s Web Push subscription on the stand-in.
     func subscribe(_ account: Account, _ browser: PushServiceStandIn.Browser, base: String, service: PushServiceStandIn) async throws {

@@ -4,6 +4,7 @@ import Metrics
 import ParleyCore
 import ParleyStore
 import ServiceLifecycle
+import Synchronization
 
 /// Sends what the push queue holds (rules in ``PushQueueStore`` and ``PushPlanner``), on its own
 /// service, so a slow or dead push service never slows a send.
@@ -35,27 +36,41 @@ struct PushDispatcher: Service {
     static let minimumGap: Duration = .milliseconds(20)
     static let eventsPerRound = 200
 
+    /// Rule 1. Each user is pushed for in a task of their own, and claiming goes on while some are
+    /// still sending: a push service that hangs holds its own users (up to the sender's timeout),
+    /// never the others'. On graceful shutdown the pushes under way finish, then the clients close.
     func run() async throws {
-        var round = 0
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            var claimed = 0
-            round += 1
-            do {
-                let now = Timestamp.now()
-                let work = try await store.claimPushWork(
-                    node: node, now: now, leaseUntil: now.adding(seconds: configuration.leaseSeconds), limit: Self.batch)
-                claimed = work.count
-                await withTaskGroup(of: Void.self) { group in
-                    for item in work { group.addTask { await self.push(item) } }
+        let inFlight = InFlightCount()
+        await withDiscardingTaskGroup { group in
+            var round = 0
+            while !Task.isShuttingDownGracefully && !Task.isCancelled {
+                round += 1
+                let room = Self.batch - inFlight.count
+                var claimed = 0
+                if room > 0 {
+                    do {
+                        let now = Timestamp.now()
+                        let work = try await store.claimPushWork(
+                            node: node, now: now, leaseUntil: now.adding(seconds: configuration.leaseSeconds), limit: room)
+                        claimed = work.count
+                        for item in work {
+                            inFlight.add(1)
+                            group.addTask {
+                                await self.push(item)
+                                inFlight.add(-1)
+                                hub.pushWakeup.signal()  // room again, and the user may have more
+                            }
+                        }
+                    } catch {
+                        logger.warning("Could not read the push queue", metadata: ["error": "\(error)"])
+                    }
                 }
-            } catch {
-                logger.warning("Could not read the push queue", metadata: ["error": "\(error)"])
+                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: Self.minimumGap) }
+                if room > 0 && claimed == room { continue }  // more are due
+                // The queue's length is a count over every cursor: every 20th idle round is often enough.
+                if round % 20 == 1, let due = try? await store.pushesDue() { metrics.queued.record(due) }
+                await cancelWhenGracefulShutdown { await hub.pushWakeup.wait(upTo: configuration.pollInterval) }
             }
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: Self.minimumGap) }
-            if claimed == Self.batch { continue }  // more are due
-            // The queue's length is a count over every cursor: every 20th idle round is often enough.
-            if round % 20 == 1, let due = try? await store.pushesDue() { metrics.queued.record(due) }
-            await cancelWhenGracefulShutdown { await hub.pushWakeup.wait(upTo: configuration.pollInterval) }
         }
         await transports.shutdown()
     }
@@ -125,4 +140,11 @@ struct PushDispatcher: Service {
         }
         return plan
     }
+}
+
+/// How many users the dispatcher is pushing for right now.
+final class InFlightCount: Sendable {
+    private let value = Atomic<Int>(0)
+    var count: Int { value.load(ordering: .relaxed) }
+    func add(_ delta: Int) { value.add(delta, ordering: .relaxed) }
 }

@@ -35,6 +35,30 @@ final class PushServiceStandIn: Sendable {
     private let state = Mutex<(browsers: [String: Browser], deliveries: [Delivery], answers: [String: [Int]], problems: [String])>(([:], [], [:], []))
 
     func add(_ browser: Browser) { state.withLock { $0.browsers[browser.name] = browser } }
+
+    /// Pushes to these subscriptions get no answer until ``releaseHeld()`` (a push service that hangs).
+    private let held = Mutex<(names: Set<String>, waiting: [CheckedContinuation<Void, Never>], released: Bool)>(([], [], false))
+    func hold(_ name: String) { held.withLock { _ = $0.names.insert(name) } }
+    var heldRequests: Int { held.withLock { $0.waiting.count } }
+    func releaseHeld() {
+        let waiting = held.withLock { state in
+            state.released = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    private func waitIfHeld(_ name: String) async {
+        await withCheckedContinuation { continuation in
+            let wait = held.withLock { state in
+                guard state.names.contains(name), !state.released else { return false }
+                state.waiting.append(continuation)
+                return true
+            }
+            if !wait { continuation.resume() }
+        }
+    }
     /// The statuses the next pushes to `name` get, in order (then 201).
     func answer(_ name: String, with statuses: [Int]) { state.withLock { $0.answers[name] = statuses } }
     var deliveries: [Delivery] { state.withLock { $0.deliveries } }
@@ -48,7 +72,9 @@ final class PushServiceStandIn: Sendable {
         let router = Router()
         router.post("/push/:name") { request, context -> Response in
             let bytes = Array(try await request.body.collect(upTo: 8192).readableBytesView)
-            return Response(status: service.receive(context.parameters.get("name") ?? "", request.headers, bytes))
+            let name = context.parameters.get("name") ?? ""
+            await service.waitIfHeld(name)
+            return Response(status: service.receive(name, request.headers, bytes))
         }
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         return try await app.test(.live) { client in
