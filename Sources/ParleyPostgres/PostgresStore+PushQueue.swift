@@ -5,13 +5,16 @@ import PostgresNIO
 
 extension PostgresStore: PushQueueStore {
     public func claimPushWork(node: String, now: Timestamp, leaseUntil: Timestamp, limit: Int) async throws -> [PushWork] {
-        try await transaction { db in
+        let prefix = PushWork.earlierIncarnations(of: node)
+        return try await transaction { db in
             // SKIP LOCKED: two nodes claiming at once each take other users instead of waiting.
             try await db.rows(
                 """
                 UPDATE push_cursors p SET lease_owner = \(node), lease_until = \(leaseUntil.milliseconds)
                 FROM (SELECT c.user_id FROM push_cursors c JOIN users u ON u.id = c.user_id
-                      WHERE u.stream_head > c.pushed_pos AND c.lease_until <= \(now.milliseconds) AND c.retry_at <= \(now.milliseconds)
+                      WHERE u.stream_head > c.pushed_pos AND c.retry_at <= \(now.milliseconds)
+                          AND (c.lease_until <= \(now.milliseconds)
+                              OR (c.lease_owner <> \(node) AND left(c.lease_owner, length(\(prefix))) = \(prefix)))
                           AND (EXISTS (SELECT 1 FROM push_subscriptions s WHERE s.user_id = c.user_id)
                               OR EXISTS (SELECT 1 FROM apns_tokens t WHERE t.user_id = c.user_id))
                       LIMIT \(max(1, limit)) FOR UPDATE OF c SKIP LOCKED) due

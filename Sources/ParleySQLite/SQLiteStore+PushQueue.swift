@@ -11,13 +11,14 @@ extension SQLiteStore: PushQueueStore {
                 sql: """
                     UPDATE push_cursors SET lease_owner = ?1, lease_until = ?2 WHERE user_id IN (
                         SELECT c.user_id FROM push_cursors c JOIN users u ON u.id = c.user_id
-                        WHERE u.stream_head > c.pushed_pos AND c.lease_until <= ?3 AND c.retry_at <= ?3
+                        WHERE u.stream_head > c.pushed_pos AND c.retry_at <= ?3
+                            AND (c.lease_until <= ?3 OR (c.lease_owner != ?1 AND substr(c.lease_owner, 1, length(?5)) = ?5))
                             AND (EXISTS (SELECT 1 FROM push_subscriptions s WHERE s.user_id = c.user_id)
                                 OR EXISTS (SELECT 1 FROM apns_tokens t WHERE t.user_id = c.user_id))
                         LIMIT ?4)
                     RETURNING user_id, pushed_pos, attempts
                     """,
-                arguments: [node, leaseUntil.milliseconds, now.milliseconds, max(1, limit)]
+                arguments: [node, leaseUntil.milliseconds, now.milliseconds, max(1, limit), PushWork.earlierIncarnations(of: node)]
             ).map { PushWork(user: UserID(rawValue: $0[0]), pushedPosition: $0[1], attempts: $0[2]) }
         }
     }

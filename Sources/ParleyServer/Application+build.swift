@@ -53,7 +53,7 @@ public func buildApplication(
             transports: PushTransports(
                 webPush: WebPushSender(client: WebPushSender.makeClient(), vapid: vapid, subject: configuration.push.vapidSubject),
                 apns: try configuration.push.apns.map(APNsSender.init)),
-            configuration: configuration.push, node: UUID().uuidString.lowercased(), metrics: PushMetrics(), logger: logger),
+            configuration: configuration.push, node: PushDispatcher.nodeID(port: configuration.port), metrics: PushMetrics(), logger: logger),
         server.hub)
     return app
 }

@@ -13,6 +13,13 @@ public struct PushWork: Sendable, Equatable {
         self.pushedPosition = pushedPosition
         self.attempts = attempts
     }
+
+    /// What the leases of `node`'s earlier incarnations start with: its name and `#` (rule 2 of
+    /// ``PushQueueStore``); a node id without `#` has none.
+    public static func earlierIncarnations(of node: String) -> String {
+        guard let mark = node.lastIndex(of: "#") else { return node + "#" }
+        return String(node[...mark])
+    }
 }
 
 /// An iOS device registered for APNs.
@@ -36,8 +43,11 @@ public struct APNsDeviceRecord: Sendable, Equatable {
 /// 1. A user gets a cursor when their first push target (Web Push subscription or APNs token) is
 ///    saved, at their stream head then: pushes cover what happens from then on, never a backlog.
 /// 2. ``claimPushWork(node:now:leaseUntil:limit:)`` takes users whose stream head is past their
-///    cursor, who still have a target, whose lease has run out and whose retry time has come, and
-///    leases them to `node` until `leaseUntil`: two nodes never hold the same user at once.
+///    cursor, who still have a target, whose lease has run out (or was taken by an earlier
+///    incarnation of the same node: a node id is `name#incarnation`, and a node that restarts under
+///    its name takes back at once what it held when it died) and whose retry time has come, and
+///    leases them to `node` until `leaseUntil`: two nodes never hold the same user at once, nor one
+///    node twice.
 /// 3. ``finishPushWork(of:node:upTo:notified:)`` moves the cursor (never back), records which
 ///    message each conversation's notification now shows, and releases the lease, in one
 ///    transaction; it does nothing (false) when the lease was lost, so a late node cannot move

@@ -148,3 +148,21 @@ import Testing
         #expect(try await store.groupTitles([group, world.direct]) == [group: "Group"], "a direct conversation has no title")
     }
 }
+
+/// Rule 2's restarts, on every backend.
+@Suite struct PushLeaseConformanceTests {
+    @Test(arguments: StoreBackend.all)
+    func aNodeRestartingUnderItsNameTakesBackWhatItHeldAndNoOneElseDoes(backend: StoreBackend) async throws {
+        let store = try await backend.make()
+        let ada = try await store.makeUser("ada"), grace = try await store.makeUser("grace")
+        try await store.savePushSubscription(PushQueueConformanceTests.subscription("https://push.example.net/g"), for: grace.id, limit: 5)
+        _ = try await store.send("hi", from: ada.id, to: .user(grace.id))
+        let now = Timestamp.now(), lease = now.adding(seconds: 60)
+        #expect(try await store.claimPushWork(node: "host:8080#one", now: now, leaseUntil: lease, limit: 5).map(\.user) == [grace.id])
+        #expect(try await store.claimPushWork(node: "host:8080#one", now: now, leaseUntil: lease, limit: 5).isEmpty, "not twice to the same incarnation")
+        #expect(try await store.claimPushWork(node: "host:8081#two", now: now, leaseUntil: lease, limit: 5).isEmpty, "another node waits for the lease")
+        #expect(try await store.claimPushWork(node: "host:80#two", now: now, leaseUntil: lease, limit: 5).isEmpty, "a name that is only a prefix is another node")
+        #expect(try await store.claimPushWork(node: "host:8080#two", now: now, leaseUntil: lease, limit: 5).map(\.user) == [grace.id], "restarted")
+        #expect(try await store.finishPushWork(of: grace.id, node: "host:8080#one", upTo: 99, notified: [:]) == false, "the dead one's finish moves nothing")
+    }
+}

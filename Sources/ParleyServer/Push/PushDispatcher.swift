@@ -36,6 +36,15 @@ struct PushDispatcher: Service {
     static let minimumGap: Duration = .milliseconds(20)
     static let eventsPerRound = 200
 
+    /// This process's id in the push queue: `host:port#incarnation`, so that a node restarting on
+    /// its address takes back at once the users it held when it died (PushQueueStore rule 2). A
+    /// server on a port the system picks (tests) has a name of its own each time.
+    static func nodeID(port: Int) -> String {
+        let incarnation = UUID().uuidString.lowercased()
+        let name = port == 0 ? UUID().uuidString.lowercased() : "\(ProcessInfo.processInfo.hostName):\(port)"
+        return "\(name)#\(incarnation)"
+    }
+
     /// Rule 1. Each user is pushed for in a task of their own, and claiming goes on while some are
     /// still sending: a push service that hangs holds its own users (up to the sender's timeout),
     /// never the others'. On graceful shutdown the pushes under way finish, then the clients close.
