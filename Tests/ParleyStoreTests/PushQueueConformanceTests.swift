@@ -161,7 +161,8 @@ import Testing
         #expect(try await store.claimPushWork(node: "host:8080#one", now: now, leaseUntil: lease, limit: 5).map(\.user) == [grace.id])
         #expect(try await store.claimPushWork(node: "host:8080#one", now: now, leaseUntil: lease, limit: 5).isEmpty, "not twice to the same incarnation")
         #expect(try await store.claimPushWork(node: "host:8081#two", now: now, leaseUntil: lease, limit: 5).isEmpty, "another node waits for the lease")
-        #expect(try await store.claimPushWork(node: "host:80#two", now: now, leaseUntil: lease, limit: 5).isEmpty, "a name that is only a prefix is another node")
+        #expect(
+            try await store.claimPushWork(node: "host:80#two", now: now, leaseUntil: lease, limit: 5).isEmpty, "a name that is only a prefix is another node")
         #expect(try await store.claimPushWork(node: "host:8080#two", now: now, leaseUntil: lease, limit: 5).map(\.user) == [grace.id], "restarted")
         #expect(try await store.finishPushWork(of: grace.id, node: "host:8080#one", upTo: 99, notified: [:]) == false, "the dead one's finish moves nothing")
     }
