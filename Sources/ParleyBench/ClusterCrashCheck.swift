@@ -11,6 +11,7 @@ import Synchronization
 /// 6. No node stopped except those it killed (a database restart must never take a node down).
 /// 7. Once every client has disconnected, nobody stays online for their partner (presence).
 /// 8. Every send is answered: the drain (every message acknowledged and delivered) finishes.
+/// 9. No push owed is lost, whichever node was killed while pushing (``PushWatchers``).
 public struct ClusterCrashCheck: Sendable {
     public struct Options: Sendable {
         public var binary: String
@@ -51,8 +52,10 @@ public struct ClusterCrashCheck: Sendable {
         let api = BenchAPI(baseURL: nodes.url(0))
         // Names of this run's own: the database may hold an earlier run's users.
         let run = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        let watchers = try await PushWatchers()
+        defer { Task { await watchers.sink.close() } }
         let clients = try await CrashCheck.register(
-            pairs: options.pairs, groups: options.groups, api: api, names: "crash_\(run)_", oneInFlight: true)
+            pairs: options.pairs, groups: options.groups, api: api, names: "crash_\(run)_", oneInFlight: true, watchers: watchers)
         let load = ClientLoad(clients, every: options.writeInterval) { nodes.webSocketURL(Int.random(in: 0..<nodes.count)) }
         var events = Array(repeating: Event.kill, count: options.kills) + Array(repeating: .databaseRestart, count: options.databaseRestarts)
         if options.freezeSeconds > 0 { events.append(.freeze) }
@@ -79,6 +82,7 @@ public struct ClusterCrashCheck: Sendable {
         unexpected += try await nodes.restartTheStopped()
 
         var report = try await CrashCheck.judge(clients, api: api, restarts: restarts, drained: drained)
+        report.violations += await watchers.check(api: api, within: .seconds(60))
         report.databaseRestarts = databaseRestarts
         report.freezes = freezes
         report.violations += unexpected
@@ -123,7 +127,8 @@ final class ClusterNodes: Sendable {
         self.options = options
         var ports: [Int] = [], servers: [ServerLauncher] = []
         for _ in 0..<max(1, options.nodes) {
-            let server = try await ServerLauncher(binary: options.binary, database: options.database, port: try LoopbackPort.reservable())
+            let server = try await ServerLauncher(
+                binary: options.binary, database: options.database, port: try LoopbackPort.reservable(), extraArguments: ["--push-allow-loopback"])
             ports.append(server.port)
             servers.append(server)
         }
@@ -139,7 +144,8 @@ final class ClusterNodes: Sendable {
         let server = servers.withLock { $0[node] }
         await Self.offCooperativePool { server.crash() }
         let start = ContinuousClock.now
-        let restarted = try await ServerLauncher(binary: options.binary, database: options.database, port: ports[node])
+        let restarted = try await ServerLauncher(
+            binary: options.binary, database: options.database, port: ports[node], extraArguments: ["--push-allow-loopback"])
         servers.withLock { $0[node] = restarted }
         return CrashCheck.seconds(ContinuousClock.now - start)
     }
@@ -161,7 +167,8 @@ final class ClusterNodes: Sendable {
             guard !server.isRunning else { continue }
             let status = await Self.offCooperativePool { server.stop() }
             stopped.append("node \(node) stopped by itself (exit status \(status)): \(server.output.suffix(300))")
-            let restarted = try await ServerLauncher(binary: options.binary, database: options.database, port: ports[node])
+            let restarted = try await ServerLauncher(
+                binary: options.binary, database: options.database, port: ports[node], extraArguments: ["--push-allow-loopback"])
             servers.withLock { $0[node] = restarted }
         }
         return stopped

@@ -18,6 +18,8 @@ import Synchronization
 ///    applied once, in the order written, and reached every member (``CrashCheckActionRules``).
 /// 8. No text of a message deleted for everyone is left in the database file (or its WAL) once the
 ///    server stopped and ``Options/checkpoint`` ran.
+/// 9. No push owed is lost: each group's offline member, subscribed on a local push service, was
+///    pushed its group's newest message (``PushWatchers``).
 public struct CrashCheck: Sendable {
     public struct Options: Sendable {
         public var binary: String
@@ -43,25 +45,32 @@ public struct CrashCheck: Sendable {
     public let options: Options
     public init(options: Options) { self.options = options }
 
+    /// The options' arguments, and the push service on loopback of rule 9.
+    var serveArguments: [String] { options.serveArguments + ["--push-allow-loopback"] }
+
     public func run(progress: @Sendable (String) -> Void = { _ in }) async throws -> CrashCheckReport {
         // A port outside the ephemeral range: the restarts must find it free (see LoopbackPort).
         var server = try await ServerLauncher(
-            binary: options.binary, database: options.database, port: try LoopbackPort.reservable(), extraArguments: options.serveArguments)
+            binary: options.binary, database: options.database, port: try LoopbackPort.reservable(), extraArguments: serveArguments)
         let port = server.port, url = "http://127.0.0.1:\(port)"
         let api = BenchAPI(baseURL: url)
-        let clients = try await Self.register(pairs: options.pairs, groups: options.groups, api: api, names: "crash", oneInFlight: false)
+        let watchers = try await PushWatchers()
+        let clients = try await Self.register(
+            pairs: options.pairs, groups: options.groups, api: api, names: "crash", oneInFlight: false, watchers: watchers)
         let load = ClientLoad(clients, every: options.writeInterval) { "ws://127.0.0.1:\(port)/v1/ws" }
         var restarts: [Double] = []
         for kill in 1...max(1, options.kills) {
             try await Task.sleep(for: .milliseconds(Int(Double.random(in: options.gap) * 1000)))
             server.crash()
             let start = ContinuousClock.now
-            server = try await ServerLauncher(binary: options.binary, database: options.database, port: port, extraArguments: options.serveArguments)
+            server = try await ServerLauncher(binary: options.binary, database: options.database, port: port, extraArguments: serveArguments)
             restarts.append(Self.seconds(ContinuousClock.now - start))
             progress("kill \(kill)/\(options.kills): restarted in \(String(format: "%.2f", restarts.last ?? 0)) s")
         }
         let drained = await load.finish(drainingWithin: .seconds(60))
         var report = try await Self.judge(clients, api: api, restarts: restarts, drained: drained)
+        report.violations += await watchers.check(api: api, within: .seconds(30))
+        await watchers.sink.close()
         server.stop()
         try await options.checkpoint?(options.database)
         report.violations += CrashCheckActionRules.deletedTextsLeft(in: options.database, clients: clients)
@@ -69,8 +78,11 @@ public struct CrashCheck: Sendable {
     }
 
     /// Registers `pairs` pairs of users named `<names><n>a` / `b`, each a client writing to the other,
-    /// and `groups` groups of three (`<names>g<n>a`…`c`, created by `a`, joined by the others).
-    static func register(pairs: Int, groups: Int = 0, api: BenchAPI, names: String, oneInFlight: Bool) async throws -> [CrashCheckClient] {
+    /// and `groups` groups of three (`<names>g<n>a`…`c`, created by `a`, joined by the others); with
+    /// `watchers`, each group also has `<names>g<n>p`, who never connects and is pushed to (rule 9).
+    static func register(
+        pairs: Int, groups: Int = 0, api: BenchAPI, names: String, oneInFlight: Bool, watchers: PushWatchers? = nil
+    ) async throws -> [CrashCheckClient] {
         var clients: [CrashCheckClient] = []
         for pair in 0..<pairs {
             let a = try await api.register("\(names)\(pair)a"), b = try await api.register("\(names)\(pair)b")
@@ -82,8 +94,11 @@ public struct CrashCheck: Sendable {
         for group in 0..<groups {
             var members: [BenchAPI.Session] = []
             for name in ["a", "b", "c"] { members.append(try await api.register("\(names)g\(group)\(name)")) }
-            let id = try await api.createGroup(by: members[0], inviting: members.dropFirst().map(\.user.id))
-            try await api.acceptAll(members.dropFirst().map { ($0, id) })
+            let watcher = watchers == nil ? nil : try await api.register("\(names)g\(group)p")
+            let invited = members.dropFirst() + (watcher.map { [$0] } ?? [])
+            let id = try await api.createGroup(by: members[0], inviting: invited.map(\.user.id))
+            try await api.acceptAll(invited.map { ($0, id) })
+            if let watchers, let watcher { try await watchers.watch(id, as: watcher, api: api) }
             clients += members.map { CrashCheckClient(session: $0, destination: .group(id), oneInFlight: oneInFlight) }
         }
         return clients

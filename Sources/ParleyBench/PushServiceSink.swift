@@ -12,9 +12,10 @@ public final class PushServiceSink: Sendable {
     private let channel: any Channel
     private let arrivals = Arrivals()
 
-    /// When each push arrived, by target.
+    /// When each push arrived, and its body, by target.
     final class Arrivals: Sendable {
         let times = Mutex<[Int: [UInt64]]>([:])
+        let bodies = Mutex<[Int: [[UInt8]]]>([:])
     }
 
     public init() async throws {
@@ -33,6 +34,8 @@ public final class PushServiceSink: Sendable {
 
     /// Arrival times (``BenchClock`` µs) of the pushes to target `n`.
     public func arrivals(of target: Int) -> [UInt64] { arrivals.times.withLock { $0[target] ?? [] } }
+    /// The bodies of the pushes to target `n`, as received (encrypted).
+    public func bodies(of target: Int) -> [[UInt8]] { arrivals.bodies.withLock { $0[target] ?? [] } }
     public var total: Int { arrivals.times.withLock { $0.values.reduce(0) { $0 + $1.count } } }
 
     public func close() async { try? await channel.close() }
@@ -41,20 +44,22 @@ public final class PushServiceSink: Sendable {
         typealias InboundIn = HTTPServerRequestPart
         typealias OutboundOut = HTTPServerResponsePart
         let arrivals: Arrivals
-        private let target = Mutex<Int?>(nil)
+        private let target = Mutex<(index: Int?, body: [UInt8])>((nil, []))
 
         init(arrivals: Arrivals) { self.arrivals = arrivals }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             switch unwrapInboundIn(data) {
             case .head(let head):
-                target.withLock { $0 = head.uri.split(separator: "/").last.flatMap { Int($0) } }
-            case .body:
-                break
+                target.withLock { $0 = (head.uri.split(separator: "/").last.flatMap { Int($0) }, []) }
+            case .body(let buffer):
+                target.withLock { $0.body += buffer.readableBytesView }
             case .end:
-                if let index = target.withLock({ $0 }) {
+                let (index, body) = target.withLock { $0 }
+                if let index {
                     let now = BenchClock.nowMicros()
                     arrivals.times.withLock { $0[index, default: []].append(now) }
+                    arrivals.bodies.withLock { $0[index, default: []].append(body) }
                 }
                 let head = HTTPResponseHead(version: .http1_1, status: .created, headers: ["Content-Length": "0"])
                 context.write(wrapOutboundOut(.head(head)), promise: nil)

@@ -12,7 +12,8 @@ struct Torture: AsyncParsableCommand {
             Every acknowledged message stored exactly once; every clientId written stored exactly once after the \
             drain; seq gapless; each sender's order kept; every receiver got every message once with gapless \
             stream positions (or an explicit resync); every restart came up without repair, and \
-            PRAGMA integrity_check is ok at the end. Exits 1 when anything broke. Loopback only.
+            PRAGMA integrity_check is ok at the end; each group's offline member was pushed its newest \
+            message (a push service on loopback). Exits 1 when anything broke. Loopback only.
             """)
 
     @Option(help: "How many times to SIGKILL the server.")

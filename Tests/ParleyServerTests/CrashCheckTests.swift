@@ -2,6 +2,8 @@ import Foundation
 @testable import ParleyBench
 import ParleyCore
 import ParleySQLite
+import ParleyServer
+import ParleyStore
 import Testing
 
 /// The crash checker: it must catch what it exists to catch, and a short run against the real
@@ -99,5 +101,31 @@ import Testing
         // reconnects once for two kills, so not necessarily 5 × 6).
         #expect(report.reconnects >= 5, "reconnects: \(report.reconnects)")
         #expect(try await SQLiteStore(path: database).integrityCheck() == ["ok"])
+    }
+}
+
+/// Rule 9's check catches a push that never came, and passes when it came.
+@Suite struct CrashCheckPushRuleTests {
+    @Test func aNewestMessageNeverPushedIsCaught() async throws {
+        try await TestServer.run(configure: { $0.push.allowLoopbackEndpoints = true }) { server in
+            let api = BenchAPI(baseURL: "http://127.0.0.1:\(server.port)")
+            let watchers = try await PushWatchers()
+            let clients = try await CrashCheck.register(pairs: 0, groups: 1, api: api, names: "rule9", oneInFlight: false, watchers: watchers)
+            let group = clients[0].conversation
+            let owner = clients[0].session
+            func send(_ text: String) async throws -> Int64 {
+                let answer: API.SendResponse = try await api.post(
+                    "/v1/messages", SendRequest(clientId: .random(), conversationId: group, text: text), token: owner.token)
+                return answer.message.seq
+            }
+            _ = try await send("one")
+            #expect(await watchers.check(api: api, within: .seconds(20)).isEmpty, "pushed")
+            // The offline member's subscription goes: the next message is owed no push, and the rule says so.
+            try await server.store.dropPushSubscription(endpoint: "http://127.0.0.1:\(watchers.sink.port)/push/0")
+            let lost = try await send("two")
+            let problems = await watchers.check(api: api, within: .milliseconds(500))
+            #expect(problems == ["group 0's offline member: the newest message (seq \(lost)) was never pushed; pushes reached seq \(lost - 1)"])
+            await watchers.sink.close()
+        }
     }
 }

@@ -69,6 +69,18 @@ import Testing
         var deleted = message(1, in: direct, from: ada)
         deleted.deletedAt = now
         #expect(plan(planner(), [.message(message(1, in: direct, from: ada)), .messageUpdated(deleted)]).pushes.isEmpty)
+        // The newest deleted before the push: the one before it is the push.
+        var newest = message(2, in: direct, from: ada, "oops")
+        let kept = plan(
+            planner(),
+            [
+                .message(message(1, in: direct, from: ada, "lunch?")), .message(newest),
+                .messageUpdated(
+                    {
+                        newest.deletedAt = now; return newest
+                    }()),
+            ])
+        #expect(kept.pushes.map { "\($0.seq) \($0.body) ×\($0.count ?? 0)" } == ["1 lunch? ×1"])
         // Edited before the push: the push says what it says now.
         let edited = message(1, in: direct, from: ada, "fixed")
         #expect(plan(planner(), [.message(message(1, in: direct, from: ada, "fxied")), .messageUpdated(edited)]).pushes.map(\.body) == ["fixed"])

@@ -8,7 +8,8 @@ import ParleyCore
 ///    live connection (`online` false) and the conversation's setting lets the message notify
 ///    (level, mention, mute at `now`).
 /// 2. A conversation's alerting messages collapse into one `message` push: the newest, with how
-///    many there were. A message the user reads or deletes for everyone before the push leaves it.
+///    many there were. A message read, or deleted for everyone, before the push leaves the count,
+///    and the newest left is the push.
 /// 3. An edit of the message a notification shows is an `update` (no alert); a delete for
 ///    everyone of it, a `withdraw`; the user reading past it elsewhere (or writing there), a
 ///    `read`. These tidy up whatever the user's presence: they go to every device.
@@ -34,8 +35,10 @@ struct PushPlanner {
 
     /// What each touched conversation ends up with, in order of first appearance.
     fileprivate struct Outcome {
-        var newest: Message?
-        var count = 0
+        /// The messages that alert, oldest first: the newest is the push; a deleted one leaves.
+        var alerting: [Message] = []
+        var newest: Message? { alerting.last }
+        var count: Int { alerting.count }
         var edited: Message?
         var withdrawn: Int64?
         var readSeq: Int64?
@@ -55,14 +58,11 @@ struct PushPlanner {
             case .message(let message) where message.senderId == user:
                 touch(message.conversationId) { $0.read(upTo: message.seq) }
             case .message(let message) where message.entry == nil && !online && alerts(message):
-                touch(message.conversationId) { outcome in
-                    outcome.newest = message
-                    outcome.count += 1
-                }
+                touch(message.conversationId) { $0.alerting.append(message) }
             case .messageUpdated(let message):
                 touch(message.conversationId) { outcome in
-                    if outcome.newest?.seq == message.seq {
-                        outcome.newest = message.deletedAt == nil ? message : nil
+                    if let index = outcome.alerting.firstIndex(where: { $0.seq == message.seq }) {
+                        if message.deletedAt == nil { outcome.alerting[index] = message } else { outcome.alerting.remove(at: index) }
                     } else if message.deletedAt != nil {
                         outcome.withdrawn = message.seq
                     } else {
@@ -131,9 +131,6 @@ extension PushPlanner.Outcome {
     /// Reading (or writing) up to `seq` takes back what the user has now seen.
     fileprivate mutating func read(upTo seq: Int64) {
         readSeq = max(readSeq ?? 0, seq)
-        if let newest, newest.seq <= seq {
-            self.newest = nil
-            count = 0
-        }
+        alerting.removeAll { $0.seq <= seq }
     }
 }
