@@ -134,7 +134,7 @@ extension ChatViewModel {
         return false
     }
 
-    private func run(_ action: () async throws -> Void) async -> Bool {
+    func run(_ action: () async throws -> Void) async -> Bool {
         do {
             try await action()
             errorMessage = nil
