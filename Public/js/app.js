@@ -1,5 +1,6 @@
 // Entry point: session, routing (#/c/<conversation id> or #/u/<user id> for a new chat), wiring.
 import { Api, ApiError } from "./api.js";
+import { BackgroundAlerts } from "./background-alerts.js";
 import { ChatView } from "./chat-view.js";
 import { $, toast } from "./dom.js";
 import { entryLines } from "./entries.js";
@@ -67,6 +68,7 @@ function showAuth() {
 }
 
 async function logout({ remote = true, everywhere = false } = {}) {
+  app?.alerts.stop();  // what this page showed of the account closes
   // Nothing of this account is pushed here any more (while the token still works to say so).
   await app?.push.forget().catch(() => {});
   notificationSettings.detach();
@@ -117,7 +119,13 @@ function start() {
   });
   store.socket = socket;
   store.actions.onError = (text) => toast(text);
+  const push = new PushControl(api, session.user.id);
+  // The page in the background: it shows the notification a push would have (the server pushes none while it is connected).
+  const alerts = new BackgroundAlerts(store, push);
+  store.onUpdated = (message) => alerts.updated(message);
+  store.onRead = (id, seq) => alerts.read(id, seq);
   store.onIncoming = (message) => {
+    alerts.message(message);
     if (message.deletedAt) return;  // replayed after it was deleted: nothing to tell
     const summary = store.conversations.get(message.conversationId);
     if (summary && store.isGroup(summary)) {
@@ -131,7 +139,6 @@ function start() {
     announce(`New message from ${name}: ${message.text.slice(0, 140)}`);
   };
   store.onInvitation = (invitation) => announce(`${invitation.inviter?.displayName ?? "Someone"} invited you to “${invitation.title}”`);
-  const push = new PushControl(api, session.user.id);
   notificationSettings.attach(store, push);
   chatNotifications.attach(store, () => chat.id);
   store.subscribe(() => {
@@ -144,7 +151,7 @@ function start() {
     search.refresh();
     showConnection(store.connection);
   });
-  app = { store, chat, list, socket, push };
+  app = { store, chat, list, socket, push, alerts };
   socket.start();
   push.start().catch(() => push.refresh().catch(() => {}));
   route();

@@ -13,6 +13,13 @@ export function characterCount(text) {
   return count;
 }
 
+/** `text` cut to `max` characters as the server cuts a notification's text: the first `max - 1` and "…". */
+export function cutText(text, max) {
+  if (characterCount(text) <= max) return text;
+  const kept = segmenter ? [...segmenter.segment(text)].slice(0, max - 1).map((part) => part.segment) : [...text].slice(0, max - 1);
+  return `${kept.join("")}…`;
+}
+
 /** The text the server would store: CRLF/CR → LF, trimmed. */
 export function normalizedText(raw) {
   return raw.replace(/\r\n?/g, "\n").trim();

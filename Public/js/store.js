@@ -55,6 +55,8 @@ export class ChatStore {
     this.actions = new MessageActions(this);
     this.notifications = new NotificationSettings(this);
     this.onInvitation = () => {};
+    this.onUpdated = () => {};        // (message) a messageUpdated event: an edit, a reaction, a delete for everyone
+    this.onRead = () => {};           // (conversationId, seq) I read up to seq (here or elsewhere) or wrote there
   }
 
   // MARK: subscription
@@ -367,6 +369,7 @@ export class ChatStore {
     mine.readSeq = seq;
     mine.deliveredSeq = Math.max(mine.deliveredSeq, seq);
     if (this.isGroup(summary)) this.groups.recount(summary);
+    this.onRead(id, seq);
     this.sendReceipt(id, { readSeq: seq });
     this.changed();
   }
@@ -444,7 +447,7 @@ export class ChatStore {
         break;
       // With "pos", the ack stands in for our own message's event in the stream.
       case "sent": this.applyMessage(frame.message); if (frame.pos != null) this.advance(frame.pos); break;
-      case "messageUpdated": this.actions.applyEvent(frame.message); this.advance(frame.pos); break;
+      case "messageUpdated": this.actions.applyEvent(frame.message); this.onUpdated(frame.message); this.advance(frame.pos); break;
       case "messageHidden": this.actions.applyHidden(frame.hidden); this.advance(frame.pos); break;
       case "acted": this.actions.acted(frame); if (frame.pos != null) this.advance(frame.pos); break;
       case "error":
@@ -513,6 +516,7 @@ export class ChatStore {
     if (message.entry) this.groups.applyEntry(message, summary);
     if (message.senderId === this.me) {
       this.confirm(message);
+      this.onRead(message.conversationId, message.seq);  // writing there: what came before is seen
     } else {
       this.stopTypingOf(message.conversationId, message.senderId);
       this.markDelivered(message.conversationId, message.seq);
@@ -521,6 +525,7 @@ export class ChatStore {
   }
 
   applyReceipt(receipt) {
+    if (receipt.userId === this.me && Number.isInteger(receipt.readSeq)) this.onRead(receipt.conversationId, receipt.readSeq);  // read on another device
     const summary = this.conversations.get(receipt.conversationId);
     if (!summary) {
       // The snapshot is still loading (and may have been read before this receipt): keep it for then.
