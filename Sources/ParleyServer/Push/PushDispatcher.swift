@@ -88,13 +88,12 @@ struct PushDispatcher: Service {
     func push(_ work: PushWork) async {
         do {
             let replay = try await store.events(of: work.user, after: work.pushedPosition, limit: Self.eventsPerRound)
-            guard case .events(let events, let head) = replay, let last = events.last?.position else {
+            guard case .events(let events, _) = replay, let last = events.last?.position else {
                 // Nothing left, or pruned past the cursor: nothing to push for what is gone.
                 let head: Int64 = if case .tooOld(let head) = replay { head } else { work.pushedPosition }
                 try await store.finishPushWork(of: work.user, node: node, upTo: head, notified: [:])
                 return
             }
-            _ = head
             let plan = try await self.plan(events, for: work.user)
             var retryAfter: Duration?
             var failed = false
