@@ -64,7 +64,9 @@ import Testing
             let connection = try await RawConnection.open(port: api.port)
             try await connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
             try await connection.wait("the response") { text, _ in text.contains("\"ok\"") }
-            #expect(!connection.isClosed, "kept alive after the response")
+            // Kept alive after the response, as the response says (not "is it still open now?": on a
+            // loaded machine the test can look later than the 400 ms idle limit), then closed for idleness.
+            #expect(!connection.text.lowercased().contains("connection: close"), "kept alive after the response")
             try await connection.waitUntilClosed(timeout: .seconds(10))
         }
     }
