@@ -1,25 +1,44 @@
 import Foundation
+import Logging
 import HTTPTypes
 import NIOCore
 import ParleyCore
+import ParleyPostgres
 @testable import ParleyServer
 import ParleyStore
+import ParleyTestSupport
 import Testing
 
 /// Pushes end to end: a real server, its push queue and dispatcher, and a push service stand-in that
 /// decrypts as the browser would (docs/protocol.md "Notifications").
 @Suite(.serialized) struct PushDeliveryTests {
-    static func run(_ body: @Sendable @escaping (TestAPI, PushServiceStandIn, String) async throws -> Void) async throws {
+    /// The backends every delivery test runs on: a SQLite file, and a single node on PostgreSQL.
+    enum Backend: String, CaseIterable, Sendable, CustomStringConvertible {
+        case sqlite, postgres
+        var description: String { rawValue }
+    }
+
+    static func run(
+        on backend: Backend = .sqlite, _ body: @Sendable @escaping (TestAPI, PushServiceStandIn, String) async throws -> Void
+    ) async throws {
+        let configure: @Sendable (inout ServerConfiguration) -> Void = { configuration in
+            configuration.push.allowLoopbackEndpoints = true
+            configuration.push.pollInterval = .milliseconds(20)
+        }
         try await PushServiceStandIn.run { base, service in
-            try await TestServer.run(configure: { configuration in
-                configuration.push.allowLoopbackEndpoints = true
-                configuration.push.pollInterval = .milliseconds(20)
-            }) { api in try await body(api, service, base) }
+            switch backend {
+            case .sqlite:
+                try await TestServer.run(configure: configure) { api in try await body(api, service, base) }
+            case .postgres:
+                let url = try DatabaseURL(try await PostgresTestServer.freshDatabaseAsync())
+                let store = try await PostgresStore.connect(url, poolSize: 4, logger: Logger(label: "test"))
+                try await TestServer.run(store: store, configure: configure) { api in try await body(api, service, base) }
+            }
         }
     }
 
-    @Test func anOfflineMemberIsPushedAndAnOnlineOneIsNot() async throws {
-        try await Self.run { api, service, base in
+    @Test(arguments: Backend.allCases) func anOfflineMemberIsPushedAndAnOnlineOneIsNot(backend: Backend) async throws {
+        try await Self.run(on: backend) { api, service, base in
             let ada = try await api.register("ada", displayName: "Ada Lovelace"), grace = try await api.register("grace")
             let chat = try await api.send("hello", from: ada, to: grace).conversationId
             _ = try await api.send("hi", from: grace, in: chat)  // presence is shared once both have written
@@ -53,8 +72,8 @@ import Testing
         }
     }
 
-    @Test func levelsMutesAndMentionsDecideWhatAGroupPushes() async throws {
-        try await Self.run { api, service, base in
+    @Test(arguments: Backend.allCases) func levelsMutesAndMentionsDecideWhatAGroupPushes(backend: Backend) async throws {
+        try await Self.run(on: backend) { api, service, base in
             let (ada, grace, alan) = try await api.threeFriends()
             guard let group = try await api.createGroup(by: ada, title: "Trip", members: [grace, alan]).conversation?.id else { throw TestFailure("no group") }
             let browser = PushServiceStandIn.Browser(name: "grace")
@@ -85,8 +104,8 @@ import Testing
         }
     }
 
-    @Test func anEditUpdatesADeleteWithdrawsAndReadingElsewhereTakesItBack() async throws {
-        try await Self.run { api, service, base in
+    @Test(arguments: Backend.allCases) func anEditUpdatesADeleteWithdrawsAndReadingElsewhereTakesItBack(backend: Backend) async throws {
+        try await Self.run(on: backend) { api, service, base in
             let ada = try await api.register("ada"), grace = try await api.register("grace")
             let chat = try await api.send("first", from: ada, to: grace).conversationId
             try await api.subscribe(grace, PushServiceStandIn.Browser(name: "grace"), base: base, service: service)
