@@ -158,6 +158,16 @@ extension BenchAPI {
 
     /// A JSON POST the SDK has no call for (the bench's group set-up).
     func post<Body: Encodable, Answer: Decodable>(_ path: String, _ body: Body, token: String) async throws -> Answer {
+        try JSONDecoder().decode(Answer.self, from: Data(try await postRaw(path, body, token: token).readableBytesView))
+    }
+
+    /// A JSON POST answered with no body (204).
+    func postNoContent<Body: Encodable>(_ path: String, _ body: Body, token: String) async throws {
+        _ = try await postRaw(path, body, token: token)
+    }
+
+    /// The answer's body of a JSON POST; a status other than 2xx is a ``Failure``.
+    private func postRaw<Body: Encodable>(_ path: String, _ body: Body, token: String) async throws -> ByteBuffer {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
@@ -168,6 +178,6 @@ extension BenchAPI {
         guard (200..<300).contains(response.status.code) else {
             throw Failure(description: "POST \(path): \(response.status.code) \(String(buffer: bytes))")
         }
-        return try JSONDecoder().decode(Answer.self, from: Data(bytes.readableBytesView))
+        return bytes
     }
 }

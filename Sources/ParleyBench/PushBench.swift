@@ -1,8 +1,5 @@
-import AsyncHTTPClient
 import Foundation
 import Histogram
-import NIOCore
-import NIOHTTP1
 import ParleyCore
 
 /// The push workload: a group of R offline recipients, each with a Web Push subscription on a
@@ -107,19 +104,5 @@ public struct PushBench: Sendable {
         let _: API.SendResponse = try await target.api.post(
             "/v1/messages", SendRequest(clientId: .random(), conversationId: group, text: "push bench"), token: sender.token)
         return BenchClock.nowMicros()
-    }
-}
-
-extension BenchAPI {
-    /// A JSON POST answered with 204.
-    func postNoContent<Body: Encodable>(_ path: String, _ body: Body, token: String) async throws {
-        var request = HTTPClientRequest(url: baseURL + path)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.headers.add(name: "Authorization", value: "Bearer \(token)")
-        request.body = .bytes(ByteBuffer(bytes: Array(try JSONEncoder().encode(body))))
-        let response = try await client.execute(request, timeout: .seconds(30))
-        let bytes = try await response.body.collect(upTo: 1 << 20)
-        guard response.status.code == 204 else { throw Failure(description: "POST \(path): \(response.status.code) \(String(buffer: bytes))") }
     }
 }

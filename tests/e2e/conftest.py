@@ -62,6 +62,20 @@ class Server:
         response.raise_for_status()
         return response.json()
 
+    def rest(self, session, method, path, body=None):
+        response = requests.request(method, self.url + path, json=body, timeout=10,
+                                    headers={"Authorization": "Bearer " + session["token"]})
+        return response
+
+    def notification_settings(self, session):
+        response = self.rest(session, "GET", "/v1/notifications")
+        response.raise_for_status()
+        return response.json()
+
+    def setting_of(self, session, conversation):
+        found = [c for c in self.notification_settings(session)["conversations"] if c["conversationId"] == conversation]
+        return found[0] if found else {"conversationId": conversation, "level": "all", "mutedUntil": None}
+
     def session_status(self, session):
         return requests.get(f"{self.url}/v1/me", headers={"Authorization": "Bearer " + session["token"]}, timeout=10).status_code
 

@@ -21,7 +21,7 @@ from selenium.webdriver.common.keys import Keys
 
 from conftest import sign_in
 from test_web_notifications import (FAKE_PUSH, before_the_app, by_id, inbox, make_chats, open_settings, press,  # noqa: F401 (inbox: a fixture)
-                                    push_server, push_state, set_notification_permission, toggle, wait, wait_for)
+                                    push_state, set_notification_permission, toggle, wait, wait_for)
 
 # Every notification the page has shown (its showNotification resolved), kept in localStorage (shared
 # by the site's tabs): the test waits on it before reading what shows, because Chrome may drop a
@@ -155,8 +155,7 @@ def unread_total(server, session):
     return total
 
 
-def test_a_message_while_the_tab_is_hidden_shows_what_a_push_would_one_per_conversation(push_server, browsers, inbox):
-    server = push_server
+def test_a_message_while_the_tab_is_hidden_shows_what_a_push_would_one_per_conversation(server, browsers, inbox):
     alice, bob, carol, direct, group = make_chats(server)
     app = App(browsers(), server, alice, inbox)
 
@@ -198,8 +197,7 @@ def test_a_message_while_the_tab_is_hidden_shows_what_a_push_would_one_per_conve
     ("sender", ("Bob", "New message"), ("Book club", "New message from Carol")),
     ("none", ("Parley", "New message"), ("Parley", "New message")),
 ])
-def test_what_a_notification_says_follows_the_preview(push_server, browsers, inbox, preview, direct_says, group_says):
-    server = push_server
+def test_what_a_notification_says_follows_the_preview(server, browsers, inbox, preview, direct_says, group_says):
     alice, bob, carol, direct, group = make_chats(server)
     server.rest(alice, "PUT", "/v1/notifications", {"preview": preview}).raise_for_status()
     app = App(browsers(), server, alice, inbox)
@@ -212,8 +210,7 @@ def test_what_a_notification_says_follows_the_preview(push_server, browsers, inb
     assert not any("secret" in (n["title"] + n["body"]).lower() for n in app.notifications())
 
 
-def test_muted_off_and_mentions_only_conversations_and_my_own_messages(push_server, browsers, inbox):
-    server = push_server
+def test_muted_off_and_mentions_only_conversations_and_my_own_messages(server, browsers, inbox):
     alice, bob, carol, direct, group = make_chats(server)
     dave = server.register("dave", "Dave")
     with_dave = server.send(dave, "Hi Alice, Dave here", recipient=alice["user"]["id"])["conversationId"]
@@ -244,8 +241,7 @@ def test_muted_off_and_mentions_only_conversations_and_my_own_messages(push_serv
     assert [n["tag"] for n in app.of(with_carol)] == [with_carol], "another conversation's stays"
 
 
-def test_an_edit_updates_it_silently_a_delete_or_a_read_elsewhere_closes_it(push_server, browsers, inbox):
-    server = push_server
+def test_an_edit_updates_it_silently_a_delete_or_a_read_elsewhere_closes_it(server, browsers, inbox):
     alice, bob, carol, direct, group = make_chats(server)
     app = App(browsers(), server, alice, inbox)
     app.background()
@@ -282,8 +278,7 @@ def test_an_edit_updates_it_silently_a_delete_or_a_read_elsewhere_closes_it(push
     app.closed(direct)
 
 
-def test_nothing_shows_while_notifications_are_off_in_this_browser(push_server, browsers, inbox):
-    server = push_server
+def test_nothing_shows_while_notifications_are_off_in_this_browser(server, browsers, inbox):
     alice, bob, carol, direct, group = make_chats(server)
     app = App(browsers(), server, alice, inbox, turn_on=False)
     app.background()

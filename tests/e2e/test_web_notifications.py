@@ -3,7 +3,6 @@ notifications show), a chat's notify level and mute (persisted, shown in the lis
 phone width, dark mode and axe; and the service worker's display rules, driven by pushes delivered
 through Chrome DevTools (ServiceWorker.deliverPushMessage: the payload as plain JSON, no encryption)."""
 import json
-import subprocess
 import threading
 import time
 import uuid
@@ -17,7 +16,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import BINARY, ROOT, Server, page_problems, sign_in
+from conftest import page_problems, sign_in
 
 MUTED_ALWAYS = 253402300799000
 HOUR_MS = 3600 * 1000
@@ -50,42 +49,6 @@ def tab_to(driver, element_id, backwards=False, limit=12):
             return
         shift_tab(driver) if backwards else press(driver, Keys.TAB)
     assert active_id(driver) == element_id, f"Tab never reached #{element_id} (at #{active_id(driver)})"
-
-
-class PushServer(Server):
-    """`parley serve` that accepts Web Push endpoints on loopback (the push service of these tests)."""
-
-    def start(self):
-        self.process = subprocess.Popen(
-            [BINARY, "serve", "--port", str(self.port), "--database", self.database, "--public-dir", str(ROOT / "Public"),
-             "--bcrypt-cost", "4", "--sends-per-second", "1000", "--logins-per-minute", "100000", "--log-level", "warning",
-             "--push-allow-loopback"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.wait_until_up()
-
-    def rest(self, session, method, path, body=None):
-        response = requests.request(method, self.url + path, json=body, timeout=10,
-                                    headers={"Authorization": "Bearer " + session["token"]})
-        return response
-
-    def notification_settings(self, session):
-        response = self.rest(session, "GET", "/v1/notifications")
-        response.raise_for_status()
-        return response.json()
-
-    def setting_of(self, session, conversation):
-        found = [c for c in self.notification_settings(session)["conversations"] if c["conversationId"] == conversation]
-        return found[0] if found else {"conversationId": conversation, "level": "all", "mutedUntil": None}
-
-
-@pytest.fixture
-def push_server():
-    import tempfile
-    with tempfile.TemporaryDirectory() as directory:
-        server = PushServer(directory)
-        server.start()
-        yield server
-        server.stop()
 
 
 class PushInbox:
@@ -196,19 +159,25 @@ def wait_for(condition, timeout=30, message="condition"):
     raise AssertionError(f"timed out waiting for {message}")
 
 
+def open_with_fake_push(browsers, server, session, endpoint):
+    """A browser signed in as `session` whose push subscriptions are `endpoint` (FAKE_PUSH), permission
+    granted, on the empty list, with the notification settings open."""
+    driver = browsers()
+    before_the_app(driver, FAKE_PUSH % {"origin": json.dumps(server.url), "endpoint": json.dumps(endpoint)})
+    set_notification_permission(driver, server, "granted")
+    sign_in(driver, server, session)
+    wait(driver, lambda d: by_id(d, "list-empty").is_displayed())
+    open_settings(driver)
+    return driver
+
+
 # MARK: turning push on and off
 
 
-def test_turning_notifications_on_asks_only_on_the_click_and_the_server_pushes_to_the_subscription(push_server, browsers, inbox):
-    server = push_server
+def test_turning_notifications_on_asks_only_on_the_click_and_the_server_pushes_to_the_subscription(server, browsers, inbox):
     alice, bob = server.register("alice", "Alice"), server.register("bob", "Bob")
     endpoint = inbox.url + "/push/alice-device"
-    a = browsers()
-    before_the_app(a, FAKE_PUSH % {"origin": json.dumps(server.url), "endpoint": json.dumps(endpoint)})
-    set_notification_permission(a, server, "granted")
-    sign_in(a, server, alice)
-    wait(a, lambda d: by_id(d, "list-empty").is_displayed())
-    open_settings(a)
+    a = open_with_fake_push(browsers, server, alice, endpoint)
     wait(a, lambda d: push_state(d) == "Notifications are off on this device.")
     assert toggle(a).accessible_name == "Turn on notifications"
     assert a.switch_to.active_element == toggle(a), "the dialog opens on its main action"
@@ -244,16 +213,10 @@ def test_turning_notifications_on_asks_only_on_the_click_and_the_server_pushes_t
     assert server.rest(alice, "DELETE", "/v1/push/subscriptions", {"endpoint": endpoint}).status_code == 404
 
 
-def test_signing_out_takes_this_accounts_subscription_off_the_server(push_server, browsers, inbox):
-    server = push_server
+def test_signing_out_takes_this_accounts_subscription_off_the_server(server, browsers, inbox):
     alice = server.register("alice", "Alice")
     endpoint = inbox.url + "/push/shared-computer"
-    a = browsers()
-    before_the_app(a, FAKE_PUSH % {"origin": json.dumps(server.url), "endpoint": json.dumps(endpoint)})
-    set_notification_permission(a, server, "granted")
-    sign_in(a, server, alice)
-    wait(a, lambda d: by_id(d, "list-empty").is_displayed())
-    open_settings(a)
+    a = open_with_fake_push(browsers, server, alice, endpoint)
     wait(a, lambda d: push_state(d).startswith("Notifications are off"))
     toggle(a).click()
     wait(a, lambda d: push_state(d) == "Notifications are on for this device.")
@@ -287,8 +250,7 @@ def test_blocked_permission_and_a_browser_without_push_say_so_and_offer_no_butto
     assert not toggle(old).is_displayed()
 
 
-def test_what_notifications_show_is_saved_and_read_back(push_server, browsers):
-    server = push_server
+def test_what_notifications_show_is_saved_and_read_back(server, browsers):
     alice = server.register("alice", "Alice")
     a = browsers()
     sign_in(a, server, alice)
@@ -338,8 +300,7 @@ def row_of(driver, conversation):
                 iconShown: icon ? icon.getBoundingClientRect().width > 0 : false};""", conversation)
 
 
-def test_a_chat_muted_and_set_to_mentions_persists_shows_in_the_list_and_the_server_agrees(push_server, browsers):
-    server = push_server
+def test_a_chat_muted_and_set_to_mentions_persists_shows_in_the_list_and_the_server_agrees(server, browsers):
     alice, bob, carol, direct, group = make_chats(server)
     a = browsers()
     sign_in(a, server, alice)
@@ -401,8 +362,7 @@ def test_a_chat_muted_and_set_to_mentions_persists_shows_in_the_list_and_the_ser
     assert row_of(a, direct)["label"].endswith(", notifications off")
 
 
-def test_keyboard_only_at_phone_width_in_dark_mode_with_no_axe_findings(push_server, browsers, tmp_path):
-    server = push_server
+def test_keyboard_only_at_phone_width_in_dark_mode_with_no_axe_findings(server, browsers, tmp_path):
     alice, bob, carol, direct, group = make_chats(server)
     a = browsers(dark=True, width=390, height=844)
     a.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True})
@@ -458,8 +418,7 @@ def test_keyboard_only_at_phone_width_in_dark_mode_with_no_axe_findings(push_ser
     assert problems == []
 
 
-def test_light_desktop_dialogs_and_list_have_no_axe_findings_and_nothing_widens_the_page(push_server, browsers, tmp_path):
-    server = push_server
+def test_light_desktop_dialogs_and_list_have_no_axe_findings_and_nothing_widens_the_page(server, browsers, tmp_path):
     alice, bob, carol, direct, group = make_chats(server)
     server.rest(alice, "PUT", f"/v1/conversations/{group}/notifications", {"mute": "1w"}).raise_for_status()
     problems = []

@@ -51,9 +51,8 @@ struct PushDispatcher: Service {
     func run() async throws {
         let inFlight = InFlightCount()
         await withDiscardingTaskGroup { group in
-            var round = 0
+            var nextCount = ContinuousClock.now
             while !Task.isShuttingDownGracefully && !Task.isCancelled {
-                round += 1
                 let room = Self.batch - inFlight.count
                 var claimed = 0
                 if room > 0 {
@@ -76,8 +75,12 @@ struct PushDispatcher: Service {
                 }
                 try? await cancelWhenGracefulShutdown { try await Task.sleep(for: Self.minimumGap) }
                 if room > 0 && claimed == room { continue }  // more are due
-                // The queue's length is a count over every cursor: every 20th idle round is often enough.
-                if round % 20 == 1, let due = try? await store.pushesDue() { metrics.queued.record(due) }
+                // The queue's length is a count over every cursor: every 10 s is often enough for a
+                // gauge (rounds come every 20 ms under load).
+                if ContinuousClock.now >= nextCount, let due = try? await store.pushesDue() {
+                    metrics.queued.record(due)
+                    nextCount = ContinuousClock.now + .seconds(10)
+                }
                 await cancelWhenGracefulShutdown { await hub.pushWakeup.wait(upTo: configuration.pollInterval) }
             }
         }

@@ -80,7 +80,7 @@ struct PushPlanner {
         var plan = Plan(pushes: [], notified: [:])
         for id in order {
             guard let outcome = outcomes[id] else { continue }
-            let shown = plan.notified[id] ?? notified[id]
+            let shown = notified[id]  // each conversation is planned once
             let url = "/#/c/\(id.rawValue)"
             if let message = outcome.newest {
                 let (heading, body) = wording(message, title: title(id), name: name)
