@@ -825,7 +825,8 @@ export class ChatView {
     await this.store.loadLatest(id);
     if (this.id !== id) return;
     this.render();
-    this.scrollToBottom(true);
+    // Still detached only when the read failed: the pill stays to try again (no loop of reads).
+    if (!this.store.thread(id).hasNewer) this.scrollToBottom(true);
   }
 
   /** The pill under the list: "Jump to latest" away from the live end, else "New messages". */

@@ -119,8 +119,14 @@ export class ChatStore {
     return page;
   }
 
-  async readPage(id, thread, older) {
-    if (!older && thread.loading) return 0;
+  readPage(id, thread, older) {
+    if (!older && thread.loading) return Promise.resolve(0);
+    const page = this.readPageNow(id, thread, older);
+    if (!older) thread.reading = page;
+    return page;
+  }
+
+  async readPageNow(id, thread, older) {
     thread.loading = !older;
     const before = older ? Math.min(...thread.messages.keys()) : undefined;
     const generation = thread.generation;
@@ -163,8 +169,13 @@ export class ChatStore {
   }
 
   /** Loads the history around `seq` (about 25 messages each side) in place of what was loaded. */
-  async loadAround(id, seq) {
+  loadAround(id, seq) {
     const thread = this.thread(id);
+    thread.reading = this.loadAroundNow(thread, id, seq);
+    return thread.reading;
+  }
+
+  async loadAroundNow(thread, id, seq) {
     const after = Math.max(0, seq - 26);
     thread.loading = true;
     this.changed();
@@ -208,10 +219,14 @@ export class ChatStore {
     return thread.newerPage;
   }
 
-  /** Back to the live end: a detached thread is replaced by the newest page. */
+  /**
+   * Back to the live end: a detached thread is replaced by the newest page. A read already on its
+   * way (a newest page, or history around a message) is waited for first, then the thread looked at again.
+   */
   loadLatest(id) {
     const thread = this.thread(id);
     if (!thread.hasNewer) return Promise.resolve(0);
+    if (thread.loading) return thread.reading.then(() => this.loadLatest(id));
     return this.readPage(id, thread, false);
   }
 
@@ -227,7 +242,7 @@ export class ChatStore {
   thread(id) {
     if (!this.threads.has(id)) {
       this.threads.set(id, { messages: new Map(), hasOlder: true, loaded: false, loading: false, loadingOlder: false,
-                             hasNewer: false, loadedTo: null, loadingNewer: false, generation: 0 });
+                             hasNewer: false, loadedTo: null, loadingNewer: false, generation: 0, reading: null });
     }
     return this.threads.get(id);
   }

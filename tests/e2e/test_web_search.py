@@ -22,7 +22,16 @@ SPY = """
     window.__alerts = [];
     window.alert = (text) => window.__alerts.push(String(text));
     const realFetch = window.fetch.bind(window);
-    window.fetch = (url, options) => { if (String(url).startsWith('/v1/search')) window.__searches.push(String(url)); return realFetch(url, options); };
+    // A gate on newest-page reads (`/messages?limit=50`, no before/after): while `__holdNewest` is set
+    // they wait, counted in `__heldNewest`, until `__releaseNewest()`.
+    window.__holdNewest = false; window.__heldNewest = 0;
+    let release = null, released = new Promise((resolve) => release = resolve);
+    window.__releaseNewest = () => { window.__holdNewest = false; release(); };
+    window.fetch = async (url, options) => {
+      if (String(url).startsWith('/v1/search')) window.__searches.push(String(url));
+      if (window.__holdNewest && /[/]messages[?]limit=50$/.test(String(url))) { window.__heldNewest++; await released; }
+      return realFetch(url, options);
+    };
     // The rows that were highlighted (the highlight fades after a moment: a slow poll must not miss it).
     window.__flashed = [];
     new MutationObserver((mutations) => { for (const m of mutations) if (m.target.classList?.contains('flash')) window.__flashed.push(m.target.dataset.seq); })
@@ -376,3 +385,28 @@ def test_jump_to_latest_and_sending_from_the_history_go_back_to_the_newest(serve
     wait(b, lambda d: bubbles(d)[-2:] == ["message 120", "sent from the past"])
     assert_consecutive(bubbles(b)[:-1])
     wait(b, lambda d: d.execute_script("return document.querySelector('#message-list li.message:last-child')?.dataset.seq") == "121")
+
+
+def test_sending_while_the_newest_page_is_on_its_way_waits_for_it(server, browsers):
+    # "Jump to latest" starts a read of the newest page; a send from the same detached window while that
+    # read is held must wait for it (once it spun on the read in flight and froze the page).
+    alice, bob = server.register("alice", "Alice Liddell"), server.register("bob", "Bob Builder")
+    seed(server, alice, bob, 120, {10: "walnut"})
+    b = open_with_spy(browsers, server, bob, height=700)
+    press_ctrl_k(b)
+    search(b, "walnut")
+    by_id(b, "message-search-input").send_keys(Keys.ARROW_DOWN, Keys.ENTER)
+    wait(b, lambda d: by_id(d, "new-messages-pill").text == "Jump to latest ↓")
+    b.execute_script("window.__holdNewest = true")
+    by_id(b, "new-messages-pill").click()
+    wait(b, lambda d: d.execute_script("return window.__heldNewest") == 1)
+    box = by_id(b, "composer-input")
+    box.send_keys("sent while the page is on its way")
+    box.send_keys(Keys.ENTER)
+    # The page still answers (a script runs) and shows no newer message before the page is in.
+    assert b.execute_script("return window.__heldNewest") == 1
+    assert "message 120" not in bubbles(b)
+    b.execute_script("window.__releaseNewest()")
+    wait(b, lambda d: bubbles(d)[-2:] == ["message 120", "sent while the page is on its way"])
+    assert_consecutive(bubbles(b)[:-1])
+    wait(b, lambda d: not by_id(d, "new-messages-pill").is_displayed())
