@@ -68,10 +68,24 @@ let package = Package(
             exclude: ["README.md"],
             swiftSettings: swiftSettings
         ),
+        // File bytes: blob stores (a local directory, S3-compatible services) and what a file really is
+        // (type sniffing, image dimensions). Knows nothing of messages or databases.
+        .target(
+            name: "ParleyFiles",
+            dependencies: [
+                "ParleyCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "ParleyServer",
             dependencies: [
-                "ParleyCore", "ParleyStore",
+                "ParleyCore", "ParleyStore", "ParleyFiles",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -139,6 +153,11 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ], path: "Tests/ParleyTestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "ParleyCoreTests", dependencies: ["ParleyCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ParleyFilesTests",
+            dependencies: ["ParleyFiles", "ParleyCore", "ParleyTestSupport", .product(name: "NIOCore", package: "swift-nio"), .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "ParleySDKTests",
             dependencies: [

@@ -1,0 +1,184 @@
+import Crypto
+import NIOCore
+import NIOPosix
+import ParleyCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Blobs in a local directory (the default): `blobs/ab/<sha256>` and `staging/<upload id>`, files
+/// 0600 in directories 0700. A blob is written under its staging name, synced, then renamed into
+/// place (and the directory synced), so a crash leaves either no blob or the whole one. Blocking
+/// file calls run on NIO's thread pool, a request body's chunks gathered into writes of up to 1 MiB.
+public struct LocalBlobStore: BlobStore {
+    public let root: String
+    let pool: NIOThreadPool
+
+    /// Creates the directories when missing. - Throws: ``BlobStoreError/storage(_:)``.
+    public init(directory: String, pool: NIOThreadPool = .singleton) throws {
+        self.root = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
+        self.pool = pool
+        for path in [root, "\(root)/blobs", "\(root)/staging"] {
+            guard mkdir(path, 0o700) == 0 || errno == EEXIST else { throw BlobStoreError.storage("cannot create \(path): errno \(errno)") }
+        }
+    }
+
+    func stagingPath(_ upload: String) -> String { "\(root)/staging/\(upload)" }
+    func blobPath(_ key: BlobKey) -> String { "\(root)/blobs/\(key.sha256.prefix(2))/\(key.sha256)" }
+
+    func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await pool.runIfActive(work)
+    }
+
+    public func stagedSize(_ upload: String) async throws -> Int64 {
+        try BlobStoreError.check(upload)
+        let path = stagingPath(upload)
+        return try await run { try POSIXFile.size(path) ?? 0 }
+    }
+
+    public func appendStaged<Body: AsyncSequence>(_ upload: String, at offset: Int64, limit: Int64, body: Body) async throws -> Int64
+    where Body.Element == ByteBuffer {
+        try BlobStoreError.check(upload)
+        let path = stagingPath(upload)
+        let file = try await run { try POSIXFile.openForAppend(path) }
+        var staged = try await run { try file.size() }
+        guard staged == offset else { throw BlobStoreError.offsetMismatch(staged: staged) }
+        var pending = ByteBuffer()
+        let flushAt = 1 << 20
+        func flush() async throws {
+            guard pending.readableBytes > 0 else { return }
+            let bytes = pending
+            pending = ByteBuffer()
+            try await run { try file.write(bytes) }
+        }
+        do {
+            for try await chunk in body {
+                guard staged + Int64(chunk.readableBytes) <= limit else {
+                    try await flush()
+                    throw BlobStoreError.tooLarge(limit: limit)
+                }
+                staged += Int64(chunk.readableBytes)
+                pending.writeImmutableBuffer(chunk)
+                if pending.readableBytes >= flushAt { try await flush() }
+            }
+            try await flush()
+        } catch {
+            // What arrived before the body failed stays staged (a resumed upload goes on from there).
+            try? await flush()
+            try? await run { try file.sync() }
+            throw error
+        }
+        try await run { try file.sync() }
+        return staged
+    }
+
+    public func commitStaged(_ upload: String) async throws -> StoredBlob {
+        try BlobStoreError.check(upload)
+        let staging = stagingPath(upload)
+        let root = self.root
+        return try await run {
+            guard let file = try? POSIXFile.openForReading(staging) else { throw BlobStoreError.nothingStaged }
+            var hash = SHA256()
+            var size: Int64 = 0
+            try file.readChunks(from: 0, count: nil) { chunk in
+                hash.update(data: chunk)
+                size += Int64(chunk.count)
+            }
+            let hex = LowercaseHex.string(Array(hash.finalize()))
+            let key = BlobKey(sha256: hex)!
+            let directory = "\(root)/blobs/\(hex.prefix(2))"
+            guard mkdir(directory, 0o700) == 0 || errno == EEXIST else { throw BlobStoreError.storage("mkdir: errno \(errno)") }
+            let target = "\(directory)/\(hex)"
+            if access(target, F_OK) == 0 {
+                // The same bytes again: one blob, whose time says it was stored again (the collector's grace).
+                unlink(staging)
+                utimes(target, nil)
+            } else {
+                guard rename(staging, target) == 0 else { throw BlobStoreError.storage("rename: errno \(errno)") }
+                try POSIXFile.syncDirectory(directory)
+            }
+            return StoredBlob(key: key, size: size)
+        }
+    }
+
+    public func deleteStaged(_ upload: String) async throws {
+        try BlobStoreError.check(upload)
+        let path = stagingPath(upload)
+        try await run { guard unlink(path) == 0 || errno == ENOENT else { throw BlobStoreError.storage("unlink: errno \(errno)") } }
+    }
+
+    public func size(of key: BlobKey) async throws -> Int64? {
+        let path = blobPath(key)
+        return try await run { try POSIXFile.size(path) }
+    }
+
+    public func read(_ key: BlobKey, range: Range<Int64>?) async throws -> BlobBody {
+        let path = blobPath(key)
+        let file = try await run { () throws -> POSIXFile in
+            do { return try POSIXFile.openForReading(path) } catch { throw BlobStoreError.notFound }
+        }
+        let total = try await run { try file.size() }
+        let range = range ?? 0..<total
+        guard range.lowerBound >= 0, range.upperBound <= total else { throw BlobStoreError.notFound }
+        let pool = self.pool
+        let cursor = ReadCursor(file: file, next: range.lowerBound, end: range.upperBound)
+        let chunks = AsyncThrowingStream<ByteBuffer, any Error> {
+            try await pool.runIfActive { try cursor.nextChunk() }
+        }
+        return BlobBody(size: Int64(range.count), chunks: chunks)
+    }
+
+    public func delete(_ key: BlobKey) async throws {
+        let path = blobPath(key)
+        try await run { guard unlink(path) == 0 || errno == ENOENT else { throw BlobStoreError.storage("unlink: errno \(errno)") } }
+    }
+
+    public func blobs(olderThan date: Double) async throws -> [BlobKey] {
+        let root = self.root
+        return try await run {
+            var keys: [BlobKey] = []
+            for directory in try POSIXFile.names(in: "\(root)/blobs") where directory.utf8.count == 2 {
+                for name in try POSIXFile.names(in: "\(root)/blobs/\(directory)") {
+                    guard let key = BlobKey(sha256: name), let modified = POSIXFile.modified("\(root)/blobs/\(directory)/\(name)"),
+                        modified < date
+                    else { continue }
+                    keys.append(key)
+                }
+            }
+            return keys
+        }
+    }
+
+    public func staged(olderThan date: Double) async throws -> [String] {
+        let root = self.root
+        return try await run {
+            try POSIXFile.names(in: "\(root)/staging").filter { name in
+                (try? BlobStoreError.check(name)) != nil && (POSIXFile.modified("\(root)/staging/\(name)") ?? date) < date
+            }
+        }
+    }
+}
+
+/// Reads a range of an open file in chunks of 256 KiB, one chunk per call.
+final class ReadCursor: @unchecked Sendable {
+    let file: POSIXFile
+    var next: Int64
+    let end: Int64
+
+    init(file: POSIXFile, next: Int64, end: Int64) {
+        self.file = file
+        self.next = next
+        self.end = end
+    }
+
+    func nextChunk() throws -> ByteBuffer? {
+        guard next < end else { return nil }
+        let count = Int(min(end - next, 256 << 10))
+        let buffer = try file.read(at: next, count: count)
+        next += Int64(buffer.readableBytes)
+        return buffer
+    }
+}
