@@ -30,12 +30,16 @@ public struct SendRequest: Codable, Equatable, Sendable {
     public var text: String
     /// The seq of the message this one answers, in the same conversation and visible to the sender.
     public var replyToSeq: Int64?
+    /// Complete uploads of the sender's to carry (at most ``Attachments/maxPerMessage``); with
+    /// them the text may be empty (a caption).
+    public var attachments: [AttachmentRequest]?
 
     /// Creates a send request; give exactly one of `conversationId` and `recipientId`.
     public init(
         ref: String? = nil, clientId: ClientMessageID, conversationId: ConversationID? = nil, recipientId: UserID? = nil, text: String,
-        replyToSeq: Int64? = nil
+        replyToSeq: Int64? = nil, attachments: [AttachmentRequest]? = nil
     ) {
+        self.attachments = attachments
         self.replyToSeq = replyToSeq
         self.ref = ref
         self.clientId = clientId
@@ -48,6 +52,7 @@ public struct SendRequest: Codable, Equatable, Sendable {
 extension ClientFrame: Codable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case type, ref, token, after, clientId, conversationId, recipientId, text, deliveredSeq, readSeq, isTyping, replyToSeq, seq, kind, emoji
+        case attachments
     }
 
     public init(from decoder: any Decoder) throws {

@@ -42,8 +42,9 @@ extension API.ChangePasswordRequest: DeclaredFields { public static let declared
 extension API.CreateConversationRequest: DeclaredFields { public static let declaredFields: Set<String> = ["userId"] }
 extension API.ReceiptRequest: DeclaredFields { public static let declaredFields: Set<String> = ["deliveredSeq", "readSeq"] }
 extension SendRequest: DeclaredFields {
-    public static let declaredFields: Set<String> = ["ref", "clientId", "conversationId", "recipientId", "text", "replyToSeq"]
+    public static let declaredFields: Set<String> = ["ref", "clientId", "conversationId", "recipientId", "text", "replyToSeq", "attachments"]
 }
+extension API.FileLinksRequest: DeclaredFields { public static let declaredFields: Set<String> = ["ids"] }
 extension API.WebPushSubscriptionBody: DeclaredFields { public static let declaredFields: Set<String> = ["endpoint", "keys"] }
 extension API.WebPushUnsubscribeBody: DeclaredFields { public static let declaredFields: Set<String> = ["endpoint"] }
 extension API.APNsTokenBody: DeclaredFields { public static let declaredFields: Set<String> = ["environment"] }

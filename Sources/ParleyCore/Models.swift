@@ -46,13 +46,17 @@ public struct Message: Hashable, Codable, Sendable {
     public var deletedAt: Timestamp?
     /// Reactions, by emoji (absent when there are none).
     public var reactions: [Reaction]?
+    /// Photos and files (absent when there are none; gone once the message is deleted).
+    public var attachments: [Attachment]?
 
     /// Creates a value.
     public init(
         id: MessageID, conversationId: ConversationID, seq: Int64, senderId: UserID,
         clientId: ClientMessageID, text: String, createdAt: Timestamp, entry: GroupEntry? = nil, mentions: [UserID]? = nil,
-        replyTo: ReplyQuote? = nil, editedAt: Timestamp? = nil, deletedAt: Timestamp? = nil, reactions: [Reaction]? = nil
+        replyTo: ReplyQuote? = nil, editedAt: Timestamp? = nil, deletedAt: Timestamp? = nil, reactions: [Reaction]? = nil,
+        attachments: [Attachment]? = nil
     ) {
+        self.attachments = attachments
         self.replyTo = replyTo
         self.editedAt = editedAt
         self.deletedAt = deletedAt

@@ -19,15 +19,20 @@ public protocol BlobStore: Sendable {
     /// Appends `body` to the staging of `upload`, which must hold exactly `offset` bytes, never
     /// letting it grow past `limit`; returns the staged size afterwards.
     /// - Throws: ``BlobStoreError/offsetMismatch(staged:)``, ``BlobStoreError/tooLarge(limit:)``
-    ///   (what fit is kept), or the body's own error (what arrived before it is kept).
+    ///   (what fit is kept), ``BlobStoreError/busy`` (another append to it is under way), or the
+    ///   body's own error (what arrived before it is kept).
     func appendStaged<Body: AsyncSequence>(_ upload: String, at offset: Int64, limit: Int64, body: Body) async throws -> Int64
     where Body.Element == ByteBuffer
+    /// Cuts the staging of `upload` back to `size` bytes (a chunk whose checksum failed is dropped).
+    func truncateStaged(_ upload: String, to size: Int64) async throws
     /// Moves the staged bytes of `upload` into a blob under their sha256.
     func commitStaged(_ upload: String) async throws -> StoredBlob
     /// Forgets the staged bytes of `upload` (nothing when there are none).
     func deleteStaged(_ upload: String) async throws
     /// The blob's size, or nil when there is no such blob.
     func size(of key: BlobKey) async throws -> Int64?
+    /// When the blob was last stored (seconds since 1970), or nil when there is no such blob.
+    func modified(_ key: BlobKey) async throws -> Double?
     /// The bytes of `range` (the whole blob when nil), in chunks. - Throws: ``BlobStoreError/notFound``.
     func read(_ key: BlobKey, range: Range<Int64>?) async throws -> BlobBody
     /// Removes the blob (nothing when there is none).
@@ -79,6 +84,8 @@ public enum BlobStoreError: Error, Equatable, Sendable {
     /// The staging would grow past the limit.
     case tooLarge(limit: Int64)
     case notFound
+    /// Another append to the same staging is under way.
+    case busy
     /// Nothing is staged under that upload id.
     case nothingStaged
     /// The upload id is not a plain identifier (letters, digits, `-`, `_`; 1–64 characters).

@@ -43,7 +43,12 @@ public struct LocalBlobStore: BlobStore {
     where Body.Element == ByteBuffer {
         try BlobStoreError.check(upload)
         let path = stagingPath(upload)
-        let file = try await run { try POSIXFile.openForAppend(path) }
+        let file = try await run { () throws -> POSIXFile in
+            let file = try POSIXFile.openForAppend(path)
+            // One append at a time, across processes too (two nodes sharing the directory).
+            guard flock(file.descriptor, LOCK_EX | LOCK_NB) == 0 else { throw BlobStoreError.busy }
+            return file
+        }
         var staged = try await run { try file.size() }
         guard staged == offset else { throw BlobStoreError.offsetMismatch(staged: staged) }
         var pending = ByteBuffer()
@@ -73,6 +78,14 @@ public struct LocalBlobStore: BlobStore {
         }
         try await run { try file.sync() }
         return staged
+    }
+
+    public func truncateStaged(_ upload: String, to size: Int64) async throws {
+        try BlobStoreError.check(upload)
+        let path = stagingPath(upload)
+        try await run {
+            guard truncate(path, off_t(size)) == 0 || errno == ENOENT else { throw BlobStoreError.storage("truncate: errno \(errno)") }
+        }
     }
 
     public func commitStaged(_ upload: String) async throws -> StoredBlob {
@@ -113,6 +126,11 @@ public struct LocalBlobStore: BlobStore {
     public func size(of key: BlobKey) async throws -> Int64? {
         let path = blobPath(key)
         return try await run { try POSIXFile.size(path) }
+    }
+
+    public func modified(_ key: BlobKey) async throws -> Double? {
+        let path = blobPath(key)
+        return try await run { POSIXFile.modified(path) }
     }
 
     public func read(_ key: BlobKey, range: Range<Int64>?) async throws -> BlobBody {

@@ -250,6 +250,34 @@ enum PostgresSchema {
                 "CREATE TABLE shared_secrets (name TEXT PRIMARY KEY, secret TEXT NOT NULL)",
             ]
         ),
+        (
+            "v11-uploads",
+            [
+                """
+                CREATE TABLE uploads (
+                    id TEXT PRIMARY KEY,
+                    owner_id TEXT NOT NULL REFERENCES users(id),
+                    name TEXT NOT NULL,
+                    length BIGINT NOT NULL,
+                    sha256 TEXT,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    blob TEXT,
+                    mime_type TEXT,
+                    kind TEXT,
+                    width INTEGER,
+                    height INTEGER,
+                    conversation_id TEXT,
+                    seq BIGINT)
+                """,
+                "CREATE INDEX uploads_by_owner ON uploads (owner_id)",
+                "CREATE INDEX uploads_by_message ON uploads (conversation_id, seq) WHERE conversation_id IS NOT NULL",
+                "CREATE INDEX uploads_by_blob ON uploads (blob) WHERE blob IS NOT NULL",
+                "CREATE INDEX uploads_unclaimed ON uploads (expires_at) WHERE conversation_id IS NULL",
+                "CREATE TABLE blob_candidates (blob TEXT PRIMARY KEY, since BIGINT NOT NULL)",
+                "ALTER TABLE messages ADD COLUMN attachments TEXT",
+            ]
+        ),
     ]
 
     static func migrate(_ client: PostgresClient, logger: Logger) async throws {

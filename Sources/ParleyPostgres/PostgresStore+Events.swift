@@ -65,13 +65,13 @@ extension PostgresStore: EventLog {
                 guard let id = c.8, let messageConversation = c.9, let seq = c.10, let sender = c.11, let clientID = c.12,
                     let text = c.13, let created = c.14
                 else { continue }
-                let message = Message((id, messageConversation, seq, sender, clientID, text, created, c.15, c.16, c.18, c.19, c.20, c.21 ?? 0))
+                let message = Message((id, messageConversation, seq, sender, clientID, text, created, c.15, c.16, c.18, c.19, c.20, c.21 ?? 0, c.23))
                 payload = .message(try await completed(message, for: user))
             case .messageUpdated:
                 guard let id = c.8, let messageConversation = c.9, let seq = c.10, let sender = c.11, let clientID = c.12,
                     let text = c.13, let created = c.14
                 else { continue }
-                let message = Message((id, messageConversation, seq, sender, clientID, text, created, c.15, c.16, c.18, c.19, c.20, c.21 ?? 0))
+                let message = Message((id, messageConversation, seq, sender, clientID, text, created, c.15, c.16, c.18, c.19, c.20, c.21 ?? 0, c.23))
                 payload = .messageUpdated(try await completed(message, for: user))
             case .messageHidden:
                 guard let seq = c.22 else { continue }

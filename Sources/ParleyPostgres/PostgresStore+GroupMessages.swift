@@ -20,8 +20,13 @@ extension PostgresStore {
             }
             let heldBack = try await self.holdsBack(new.sender, in: conversation, db)
             let mentions = try await self.resolveMentions(new.mentionNames, of: new.sender, in: conversation, db)
-            let message = try await writer.insert(
+            let attachments = try await self.claimable(new, db)
+            var message = try await writer.insert(
                 text: new.text, by: new.sender, new.clientId, entry: nil, mentions: mentions, replyTo: new.replyToSeq)
+            if !attachments.isEmpty {
+                try await self.claim(attachments, conversation: conversation, seq: message.seq, db)
+                message.attachments = attachments
+            }
             try await writer.deliver(message)
             if heldBack { try await writer.refreshAggregate() }
             try await self.notify(writer.deliveries, db)

@@ -117,9 +117,16 @@ extension PostgresStore: MessageActionStore {
         case .delete:
             try await db.query(
                 """
-                UPDATE messages SET text = '', mentions = NULL, deleted_at = \(now.milliseconds), reaction_count = 0
+                UPDATE messages SET text = '', mentions = NULL, attachments = NULL, deleted_at = \(now.milliseconds), reaction_count = 0
                 WHERE conversation_id = \(id) AND seq = \(seq)
                 """, logger: logger)
+            // Its files go too: their blobs become candidates for the collector (``UploadStore``).
+            try await db.query(
+                """
+                INSERT INTO blob_candidates (blob, since) SELECT blob, \(now.milliseconds) FROM uploads
+                WHERE conversation_id = \(id) AND seq = \(seq) AND blob IS NOT NULL ON CONFLICT DO NOTHING
+                """, logger: logger)
+            try await db.query("DELETE FROM uploads WHERE conversation_id = \(id) AND seq = \(seq)", logger: logger)
             try await db.query("DELETE FROM message_versions WHERE conversation_id = \(id) AND seq = \(seq)", logger: logger)
             try await db.query("DELETE FROM reactions WHERE conversation_id = \(id) AND seq = \(seq)", logger: logger)
             try await db.query("DELETE FROM mentions WHERE conversation_id = \(id) AND seq = \(seq)", logger: logger)

@@ -12,6 +12,8 @@ extension PostgresStore: MessageStore {
     /// 4. The sender's cursors move to the new seq; 5. every member gets a `message` event, taking
     ///    the members' user rows in id order (no deadlock between two conversations).
     /// 6. The sender's first message where every member has written forms contacts.
+    /// 10. Attachments are complete uploads of the sender's that no message carries, claimed
+    ///    (``claimable(_:_:)``, rows locked `FOR UPDATE`) in the send's transaction.
     ///
     /// The transaction is the `parley_send` function (``PostgresSendFunction``) between `BEGIN` and
     /// `COMMIT`: the answer means committed.
@@ -26,19 +28,26 @@ extension PostgresStore: MessageStore {
             sender: new.sender.rawValue, clientId: new.clientId.rawValue, conversation: conversation.rawValue,
             recipient: recipient?.rawValue, text: new.text, now: now.milliseconds, messageId: MessageID.random().rawValue, node: nodeID)
         // In a transaction of its own: the answer waits for the COMMIT (``PostgresStore``).
-        let (row, quote): (Prepared.Send.Row?, ReplyQuote?) = try await transaction { connection in
+        let (row, quote, attachments): (Prepared.Send.Row?, ReplyQuote?, [Attachment]) = try await transaction { connection in
             // A retry is answered by the send function whatever it carries (rule 1); a new reply is checked first.
             if let reply = new.replyToSeq, try await self.earlierAction(by: new.sender, new.clientId, connection) == nil {
                 try await self.checkReply(to: reply, in: conversation, from: new.sender, recipient: recipient, connection)
             }
             let row: Prepared.Send.Row? = try await connection.execute(statement, logger: self.logger).reduce(into: []) { $0.append($1) }.first
-            guard let row else { return (nil, nil) }
-            return (row, try await self.keepReply(new.replyToSeq, of: row, connection))
+            guard let row else { return (nil, nil, []) }
+            let quote = try await self.keepReply(new.replyToSeq, of: row, connection)
+            // Rule 10 after the send's own checks (as SQLite's order of refusals); a refusal rolls it all back.
+            guard !row.duplicate, !new.attachments.isEmpty else { return (row, quote, []) }
+            let attachments = try await self.claimable(new, connection)
+            try await self.claim(
+                attachments, conversation: ConversationID(rawValue: row.conversation), seq: row.seq, connection)
+            return (row, quote, attachments)
         }
         guard let row else { throw StoreError.conversationNotFound }
         let message = Message(
             id: MessageID(rawValue: row.messageId), conversationId: ConversationID(rawValue: row.conversation), seq: row.seq,
-            senderId: new.sender, clientId: new.clientId, text: row.text, createdAt: Timestamp(milliseconds: row.createdAt), replyTo: quote)
+            senderId: new.sender, clientId: new.clientId, text: row.text, createdAt: Timestamp(milliseconds: row.createdAt), replyTo: quote,
+            attachments: attachments.isEmpty ? nil : attachments)
         if row.duplicate {
             // As it is now (edited, deleted, reacted to), as SQLite answers a retry.
             let current = try await read { db in try await self.currentMessage(row.seq, in: message.conversationId, for: new.sender, db) }

@@ -80,14 +80,14 @@ enum Prepared {
         static let sql = """
             SELECT u.stream_head, u.stream_floor, ev.pos, ev.kind, ev.conversation_id, ev.subject_id, ev.delivered_seq, ev.read_seq,
                    ev.m_id, ev.m_conversation, ev.m_seq, ev.m_sender, ev.m_client, ev.m_text, ev.m_created, ev.m_entry, ev.m_mentions,
-                   ev.created_at, ev.m_reply, ev.m_edited, ev.m_deleted, ev.m_reactions, ev.seq
+                   ev.created_at, ev.m_reply, ev.m_edited, ev.m_deleted, ev.m_reactions, ev.seq, ev.m_attachments
             FROM users u
             LEFT JOIN LATERAL (
                 SELECT e.pos, e.kind, e.conversation_id, e.subject_id, e.delivered_seq, e.read_seq,
                        m.id AS m_id, m.conversation_id AS m_conversation, m.seq AS m_seq, m.sender_id AS m_sender,
                        m.client_id AS m_client, m.text AS m_text, m.created_at AS m_created, m.entry AS m_entry, m.mentions AS m_mentions,
                        e.created_at, m.reply_to_seq AS m_reply, m.edited_at AS m_edited, m.deleted_at AS m_deleted,
-                       m.reaction_count AS m_reactions, e.seq
+                       m.reaction_count AS m_reactions, e.seq, m.attachments AS m_attachments
                 FROM events e
                 LEFT JOIN messages m ON e.kind IN (1, 6) AND m.conversation_id = e.conversation_id AND m.seq = e.seq
                 WHERE e.user_id = u.id AND e.pos > $2 ORDER BY e.pos LIMIT $3
@@ -98,7 +98,7 @@ enum Prepared {
         typealias Row = (
             Int64, Int64, Int64?, Int16?, String?, String?, Int64?, Int64?,
             String?, String?, Int64?, String?, String?, String?, Int64?, String?, String?, Int64?,
-            Int64?, Int64?, Int64?, Int32?, Int64?
+            Int64?, Int64?, Int64?, Int32?, Int64?, String?
         )
 
         var user: String, after: Int64, limit: Int64

@@ -7,11 +7,11 @@ enum Columns {
     static let user = "u.id, u.username, u.display_name, u.created_at"
     /// A message's row; ``PostgresMessageRendering`` completes its reply quote and reactions.
     static let message =
-        "m.id, m.conversation_id, m.seq, m.sender_id, m.client_id, m.text, m.created_at, m.entry, m.mentions, m.reply_to_seq, m.edited_at, m.deleted_at, m.reaction_count"
+        "m.id, m.conversation_id, m.seq, m.sender_id, m.client_id, m.text, m.created_at, m.entry, m.mentions, m.reply_to_seq, m.edited_at, m.deleted_at, m.reaction_count, m.attachments"
 }
 
 typealias UserRow = (String, String, String, Int64)
-typealias MessageRow = (String, String, Int64, String, String, String, Int64, String?, String?, Int64?, Int64?, Int64?, Int32)
+typealias MessageRow = (String, String, Int64, String, String, String, Int64, String?, String?, Int64?, Int64?, Int64?, Int32, String?)
 
 extension User {
     init(_ row: UserRow) {
@@ -26,7 +26,8 @@ extension Message {
             senderId: UserID(rawValue: row.3), clientId: ClientMessageID(rawValue: row.4), text: row.5,
             createdAt: Timestamp(milliseconds: row.6), entry: StoredJSON.entry(row.7), mentions: StoredJSON.userIDs(row.8),
             replyTo: row.9.map(ReplyQuote.pending), editedAt: row.10.map(Timestamp.init(milliseconds:)),
-            deletedAt: row.11.map(Timestamp.init(milliseconds:)), reactions: row.12 > 0 ? [] : nil)
+            deletedAt: row.11.map(Timestamp.init(milliseconds:)), reactions: row.12 > 0 ? [] : nil,
+            attachments: StoredJSON.attachments(row.13))
     }
 }
 

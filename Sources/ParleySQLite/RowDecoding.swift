@@ -7,7 +7,9 @@ enum Columns {
     static let user = "u.id, u.username, u.display_name, u.created_at"
     /// A message's row; ``MessageRendering`` completes its reply quote and reactions.
     static let message =
-        "m.id, m.conversation_id, m.seq, m.sender_id, m.client_id, m.text, m.created_at, m.entry, m.mentions, m.reply_to_seq, m.edited_at, m.deleted_at, m.reaction_count"
+        "m.id, m.conversation_id, m.seq, m.sender_id, m.client_id, m.text, m.created_at, m.entry, m.mentions, m.reply_to_seq, m.edited_at, m.deleted_at, m.reaction_count, m.attachments"
+    /// How many columns ``message`` has.
+    static let messageCount = 14
 }
 
 extension User {
@@ -29,7 +31,8 @@ extension Message {
             createdAt: Timestamp(milliseconds: row[offset + 6]),
             entry: StoredJSON.entry(row[offset + 7]), mentions: StoredJSON.userIDs(row[offset + 8]),
             replyTo: (row[offset + 9] as Int64?).map(ReplyQuote.pending), editedAt: (row[offset + 10] as Int64?).map(Timestamp.init(milliseconds:)),
-            deletedAt: (row[offset + 11] as Int64?).map(Timestamp.init(milliseconds:)), reactions: (row[offset + 12] as Int64? ?? 0) > 0 ? [] : nil)
+            deletedAt: (row[offset + 11] as Int64?).map(Timestamp.init(milliseconds:)), reactions: (row[offset + 12] as Int64? ?? 0) > 0 ? [] : nil,
+            attachments: StoredJSON.attachments(row[offset + 13]))
     }
 }
 
@@ -43,6 +46,7 @@ extension Message {
             entry: row.isNull(7) ? nil : StoredJSON.entry(row.text(7)), mentions: row.isNull(8) ? nil : StoredJSON.userIDs(row.text(8)),
             replyTo: row.isNull(9) ? nil : ReplyQuote.pending(row.int64(9)),
             editedAt: row.isNull(10) ? nil : Timestamp(milliseconds: row.int64(10)),
-            deletedAt: row.isNull(11) ? nil : Timestamp(milliseconds: row.int64(11)), reactions: row.int64(12) > 0 ? [] : nil)
+            deletedAt: row.isNull(11) ? nil : Timestamp(milliseconds: row.int64(11)), reactions: row.int64(12) > 0 ? [] : nil,
+            attachments: row.isNull(13) ? nil : StoredJSON.attachments(row.text(13)))
     }
 }

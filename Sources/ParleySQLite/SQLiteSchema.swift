@@ -294,6 +294,36 @@ enum SQLiteSchema {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v10-uploads") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE uploads (
+                        id TEXT PRIMARY KEY,
+                        owner_id TEXT NOT NULL REFERENCES users(id),
+                        name TEXT NOT NULL,
+                        length INTEGER NOT NULL,
+                        sha256 TEXT,
+                        created_at INTEGER NOT NULL,
+                        expires_at INTEGER NOT NULL,
+                        blob TEXT,
+                        mime_type TEXT,
+                        kind TEXT,
+                        width INTEGER,
+                        height INTEGER,
+                        conversation_id TEXT,
+                        seq INTEGER
+                    );
+                    CREATE INDEX uploads_by_owner ON uploads(owner_id);
+                    CREATE INDEX uploads_by_message ON uploads(conversation_id, seq) WHERE conversation_id IS NOT NULL;
+                    CREATE INDEX uploads_by_blob ON uploads(blob) WHERE blob IS NOT NULL;
+                    CREATE INDEX uploads_unclaimed ON uploads(expires_at) WHERE conversation_id IS NULL;
+                    CREATE TABLE blob_candidates (
+                        blob TEXT PRIMARY KEY,
+                        since INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    ALTER TABLE messages ADD COLUMN attachments TEXT;
+                    """)
+        }
         return migrator
     }
 }

@@ -74,7 +74,7 @@ extension SQLiteStore: EventLog {
                 case .messageUpdated:
                     payload = .messageUpdated(try MessageRendering.complete(Message(row: row, at: 7), for: user, db))
                 case .messageHidden:
-                    payload = .messageHidden(MessageRef(conversationId: conversation, seq: row[20]))
+                    payload = .messageHidden(MessageRef(conversationId: conversation, seq: row[7 + Columns.messageCount]))
                 case .receipt:
                     payload = .receipt(
                         ReceiptUpdate(

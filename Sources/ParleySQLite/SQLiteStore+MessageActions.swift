@@ -133,9 +133,15 @@ extension SQLiteStore: MessageActionStore {
         case .delete:
             // Gone, not hidden: the text, its versions, reactions and mentions (secure_delete zeroes the bytes).
             try db.cachedStatement(
-                sql: "UPDATE messages SET text = '', mentions = NULL, deleted_at = ?, reaction_count = 0 WHERE conversation_id = ? AND seq = ?"
+                sql:
+                    "UPDATE messages SET text = '', mentions = NULL, attachments = NULL, deleted_at = ?, reaction_count = 0 WHERE conversation_id = ? AND seq = ?"
             ).execute(arguments: [now.milliseconds] + key)
-            for table in ["message_versions", "reactions", "mentions"] {
+            // Its files go too: their blobs become candidates for the collector (``UploadStore``).
+            try db.cachedStatement(
+                sql:
+                    "INSERT OR IGNORE INTO blob_candidates (blob, since) SELECT blob, ? FROM uploads WHERE conversation_id = ? AND seq = ? AND blob IS NOT NULL"
+            ).execute(arguments: [now.milliseconds] + key)
+            for table in ["message_versions", "reactions", "mentions", "uploads"] {
                 try db.cachedStatement(sql: "DELETE FROM \(table) WHERE conversation_id = ? AND seq = ?").execute(arguments: key)
             }
         case .hide:

@@ -44,6 +44,8 @@ extension SQLiteStore: MessageStore {
     /// 7. Everything that can refuse a message is read before anything is written (``check(_:_:)``).
     /// 9. A reply names a message of the same conversation that the sender can see and that is not
     ///    an entry (``check(_:_:_:)``); the stored message carries the original's current quote.
+    /// 10. Attachments are complete uploads of the sender's that no message carries yet
+    ///    (``claimable(_:_:)``), claimed for this message in its transaction.
     /// 8. In a group, `@username`s of current members other than the sender become the message's
     ///    `mentions` (and rows of `mentions`, for the mention count); a sender whose cursors were the
     ///    group's lowest moves the receipt aggregate (``GroupReceiptAggregate``).
@@ -56,7 +58,7 @@ extension SQLiteStore: MessageStore {
         /// Sent before (rule 1): this is the outcome, and nothing is to be written.
         case stored(SendOutcome)
         /// To be written to this conversation; `members` is nil when the direct conversation is new.
-        case accepted(ConversationID, members: [UserID]?)
+        case accepted(ConversationID, members: [UserID]?, attachments: [Attachment])
     }
 
     /// Rules 1, 2 and 9, by reading only (rule 7).
@@ -79,7 +81,7 @@ extension SQLiteStore: MessageStore {
         if members.isEmpty, case .user = new.target {
             // Nothing to answer in a conversation that does not exist yet.
             guard new.replyToSeq == nil else { throw StoreError.messageNotFound }
-            return .accepted(targetID, members: nil)
+            return .accepted(targetID, members: nil, attachments: try claimable(new, db))
         }
         guard members.contains(new.sender) else { throw StoreError.conversationNotFound }
         if let reply = new.replyToSeq {
@@ -88,17 +90,28 @@ extension SQLiteStore: MessageStore {
                     db.cachedStatement(sql: "SELECT entry FROM messages WHERE conversation_id = ? AND seq = ?"), arguments: [targetID.rawValue, reply]) == nil
             else { throw StoreError.messageNotFound }
         }
-        return .accepted(targetID, members: members)
+        return .accepted(targetID, members: members, attachments: try claimable(new, db))
+    }
+
+    /// Rule 10: the attachments, each a complete upload of the sender's that no message carries.
+    static func claimable(_ new: NewMessage, _ db: Database) throws -> [Attachment] {
+        guard !new.attachments.isEmpty else { return [] }
+        return try new.attachments.map { request in
+            guard let upload = try upload(request.uploadId, db), upload.owner == new.sender, upload.conversationId == nil,
+                let attachment = upload.attachment(request)
+            else { throw StoreError.invalidAttachment }
+            return attachment
+        }
     }
 
     /// Rules 2 to 6, once ``check(_:_:)`` accepted the message (a stored one is returned as it is).
     static func write(
         _ new: NewMessage, _ checked: Checked, now: Timestamp, _ statements: WriterStatements, _ db: Database
     ) throws -> SendOutcome {
-        let (targetID, known): (ConversationID, [UserID]?)
+        let (targetID, known, attachments): (ConversationID, [UserID]?, [Attachment])
         switch checked {
         case .stored(let outcome): return outcome
-        case .accepted(let id, let members): (targetID, known) = (id, members)
+        case .accepted(let id, let members, let claimed): (targetID, known, attachments) = (id, members, claimed)
         }
         var deliveries: [Delivery] = []
         var members = known ?? []
@@ -115,12 +128,14 @@ extension SQLiteStore: MessageStore {
         let message = Message(
             id: .random(), conversationId: targetID, seq: seq, senderId: new.sender, clientId: new.clientId,
             text: new.text, createdAt: now, mentions: mentions,
-            replyTo: try new.replyToSeq.flatMap { try MessageRendering.quote(of: $0, in: targetID, db) })
+            replyTo: try new.replyToSeq.flatMap { try MessageRendering.quote(of: $0, in: targetID, db) },
+            attachments: attachments.isEmpty ? nil : attachments)
         try statements.insertMessage.execute(
             .text(message.id.rawValue), .text(targetID.rawValue), .int(seq), .text(new.sender.rawValue),
             .text(new.clientId.rawValue), .text(message.text), .int(now.milliseconds), .null,
             StoredJSON.text(mentions).map(RawValue.text) ?? .null, new.replyToSeq.map(RawValue.int) ?? .null)
         statements.searchIndex.add(rowid: statements.lastInsertedRowID, text: message.text)
+        if !attachments.isEmpty { try claim(attachments, by: message, db) }
         for user in mentions ?? [] {
             try db.cachedStatement(sql: "INSERT INTO mentions (user_id, conversation_id, seq) VALUES (?, ?, ?)")
                 .execute(arguments: [user.rawValue, targetID.rawValue, seq])

@@ -22,8 +22,9 @@ public func buildApplication(
     let server = ServerContext(configuration: configuration, store: store, bus: bus, logger: logger)
     let logger = server.logger
     let vapid = try await VAPIDKey.load(configuration.push, store: store)
+    let files = try await FileStorageSetup.make(configuration.files, store: store, clustered: bus != nil, logger: logger)
     var app = Application(
-        router: makeRouter(server, vapid: vapid),
+        router: makeRouter(server, vapid: vapid, files: files),
         server: .parley(
             // Small header limits: Parley's requests carry a token and a few standard headers.
             http1: .init(httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 100)),
@@ -54,6 +55,7 @@ public func buildApplication(
                 webPush: WebPushSender(client: WebPushSender.makeClient(), vapid: vapid, subject: configuration.push.vapidSubject),
                 apns: try configuration.push.apns.map(APNsSender.init)),
             configuration: configuration.push, node: PushDispatcher.nodeID(port: configuration.port), metrics: PushMetrics(), logger: logger),
+        FileCollector(store: store, blobs: files.blobs, configuration: configuration.files, logger: logger),
         server.hub)
     return app
 }
@@ -127,7 +129,7 @@ struct ServerContext: Sendable {
 }
 
 /// The HTTP router: middleware (outermost first) and every REST route.
-func makeRouter(_ server: ServerContext, vapid: VAPIDKey) -> Router<ParleyRequestContext> {
+func makeRouter(_ server: ServerContext, vapid: VAPIDKey, files: FileService) -> Router<ParleyRequestContext> {
     let router = Router(context: ParleyRequestContext.self)
     router.add(middleware: SecurityHeadersMiddleware())
     router.add(middleware: MetricsMiddleware())
@@ -146,6 +148,8 @@ func makeRouter(_ server: ServerContext, vapid: VAPIDKey) -> Router<ParleyReques
     ConversationRoutes(store: server.store, hub: server.hub, messenger: server.messenger).add(to: router)
     MessageActionRoutes(store: server.store, messenger: server.messenger).add(to: router)
     SearchRoutes(store: server.store, limiter: server.messageSearchLimiter).add(to: router)
+    UploadRoutes(files: files).add(to: router)
+    FileRoutes(files: files).add(to: router)
     PushRoutes(store: server.store, vapid: vapid, configuration: server.configuration.push).add(to: router)
     GroupRoutes(
         groups: GroupService(

@@ -90,11 +90,15 @@ struct Messenger: Sendable {
         default:
             throw ParleyError(.invalidJSON, "Give exactly one of conversationId and recipientId.")
         }
-        let text = try Validation.messageText(request.text).get()
+        let attachments = try AttachmentCheck.validated(request.attachments ?? [])
+        // With attachments the text is a caption, which may be empty.
+        let text = !attachments.isEmpty && request.text.allSatisfy(\.isWhitespace) ? "" : try Validation.messageText(request.text).get()
         var mentionNames: [String] = []
         if case .conversation(let id) = target, id.isGroup { mentionNames = Validation.mentionedUsernames(in: text) }
         if let reply = request.replyToSeq, reply < 1 { throw StoreError.messageNotFound }
-        return NewMessage(sender: sender, clientId: clientId, target: target, text: text, mentionNames: mentionNames, replyToSeq: request.replyToSeq)
+        return NewMessage(
+            sender: sender, clientId: clientId, target: target, text: text, mentionNames: mentionNames, replyToSeq: request.replyToSeq,
+            attachments: attachments)
     }
 
     /// Fans a stored message out to live connections (nothing for a duplicate: it went out before).

@@ -16,6 +16,8 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
     public var allow: [HTTPRequest.Method]?
     /// Adds `Upgrade: websocket` (426s).
     public var upgrade = false
+    /// Further headers the answer carries (tus: `Tus-Resumable`, `Upload-Offset` with a 409, `Tus-Version` with a 412).
+    public var headers: HTTPFields = [:]
 
     public init(_ code: ErrorCode, _ message: String, retryAfter: Int? = nil) {
         self.code = code
@@ -25,7 +27,8 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        var headers = self.headers
+        headers[.contentType] = "application/json; charset=utf-8"
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         if let allow { headers[.allow] = allow.map(\.rawValue).joined(separator: ", ") }
         if upgrade {
@@ -39,8 +42,14 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
     static func status(for code: ErrorCode) -> HTTPResponse.Status {
         switch code {
         case .unauthorized, .notAuthenticated, .invalidCredentials: .unauthorized
-        case .notFound, .conversationNotFound, .userNotFound, .memberNotFound, .messageNotFound, .invitationNotFound: .notFound
-        case .usernameTaken, .clientIdConflict, .cursorBeyondEnd, .groupFull, .messageDeleted: .conflict
+        case .notFound, .conversationNotFound, .userNotFound, .memberNotFound, .messageNotFound, .invitationNotFound, .uploadNotFound, .fileNotFound:
+            .notFound
+        case .usernameTaken, .clientIdConflict, .cursorBeyondEnd, .groupFull, .messageDeleted, .offsetMismatch, .uploadAttached: .conflict
+        case .uploadTooLarge, .quotaExceeded: .contentTooLarge
+        case .checksumMismatch: HTTPResponse.Status(code: 460, reasonPhrase: "Checksum Mismatch")
+        case .uploadBusy: HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
+        case .unsupportedTusVersion: .preconditionFailed
+        case .rangeNotSatisfiable: .rangeNotSatisfiable
         case .invalidRecipient, .forbidden, .editWindowClosed, .deleteWindowClosed: .forbidden
         case .payloadTooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
@@ -52,7 +61,7 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
         case .invalidJSON, .invalidUTF8, .invalidFrame, .unknownFrameType, .invalidQuery, .alreadyAuthenticated,
             .invalidUsername, .invalidDisplayName, .invalidPassword, .invalidClientId,
             .textEmpty, .textTooLong, .textInvalidCharacters, .invalidCursor, .invalidTitle, .invalidMembers, .invalidRole, .invalidEmoji,
-            .invalidAction, .invalidPushSubscription, .invalidNotificationSetting:
+            .invalidAction, .invalidPushSubscription, .invalidNotificationSetting, .invalidUpload, .invalidAttachment:
             .badRequest
         }
     }
@@ -81,6 +90,10 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
         case .invalidAction: self.init(.invalidAction, "That action does not apply to this message.")
         case .editWindowClosed: self.init(.editWindowClosed, "This message can no longer be edited.")
         case .deleteWindowClosed: self.init(.deleteWindowClosed, "This message can no longer be deleted for everyone.")
+        case .invalidAttachment: self.init(.invalidAttachment, "An attachment is not a complete upload of yours that no message carries yet.")
+        case .uploadNotFound: self.init(.uploadNotFound, "No such upload.")
+        case .uploadAttached: self.init(.uploadAttached, "That upload is part of a message; it goes when the message is deleted.")
+        case .quotaExceeded(let limit): self.init(.quotaExceeded, "Your uploads would take more than your \(ByteCountText.text(limit)) of storage.")
         case .storageUnavailable:
             self.init(.storageUnavailable, "The server cannot store anything right now; nothing was lost, try again shortly.", retryAfter: 5)
         }

@@ -2,10 +2,11 @@ import HTTPTypes
 import Hummingbird
 
 /// Security headers on every response. The Content-Security-Policy allows only this origin's own
-/// scripts, styles and sockets: no inline script, no plugins, no framing.
+/// scripts, styles and sockets: no inline script, no plugins, no framing. Images and media may also
+/// come from `blob:` URLs (the previews of files being attached).
 enum SecurityHeaders {
     static var contentSecurityPolicy: String {
-        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; font-src 'self'; "
             + "connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
     }
 
@@ -28,8 +29,9 @@ struct SecurityHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as any HTTPResponseError {
             response = try error.response(from: request, context: context)
         }
-        for field in SecurityHeaders.headers { response.headers[field.name] = field.value }
-        if request.uri.path.hasPrefix("/v1/") { response.headers[.cacheControl] = "no-store" }
+        // A route that set its own policy or caching keeps it (files: `sandbox`, cached while their link lasts).
+        for field in SecurityHeaders.headers where response.headers[field.name] == nil { response.headers[field.name] = field.value }
+        if request.uri.path.hasPrefix("/v1/"), response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
         return response
     }
 }

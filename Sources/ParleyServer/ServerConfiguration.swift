@@ -41,6 +41,8 @@ public struct ServerConfiguration: Sendable {
     public var deleteWindow: Duration = .seconds(48 * 3600)
     /// Notifications while the apps are closed (docs/protocol.md "Notifications").
     public var push = PushConfiguration()
+    /// Photos and files (docs/protocol.md "Files").
+    public var files = FileConfiguration()
     /// Typing frames per user a second (burst 5); the rest are ignored.
     public var typingPerSecond: Double = 2
 

@@ -35,6 +35,14 @@ public enum StoreError: Error, Equatable, Sendable {
     case editWindowClosed
     /// The sender's delete window for the message has passed.
     case deleteWindowClosed
+    /// An attachment is not a complete upload of the sender's that no message carries yet.
+    case invalidAttachment
+    /// No upload with that id belongs to the caller (or it expired).
+    case uploadNotFound
+    /// The upload is carried by a message: it goes with the message, not by itself.
+    case uploadAttached
+    /// The user's stored uploads would pass their quota.
+    case quotaExceeded(limit: Int64)
     /// The database cannot write (disk full, I/O error). Nothing of the failed write was kept;
     /// retrying later is safe, and the store recovers by itself when the cause goes away.
     case storageUnavailable

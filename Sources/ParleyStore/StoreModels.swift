@@ -49,9 +49,14 @@ public struct NewMessage: Sendable {
     public var mentionNames: [String]
     /// The seq of the message this one answers (same conversation, visible to the sender).
     public var replyToSeq: Int64?
+    /// Uploads to carry, checked by the server already (thumbnails as `data:` URLs); the store
+    /// claims them in the send's transaction (``UploadStore``).
+    public var attachments: [AttachmentRequest]
     public init(
-        sender: UserID, clientId: ClientMessageID, target: SendTarget, text: String, mentionNames: [String] = [], replyToSeq: Int64? = nil
+        sender: UserID, clientId: ClientMessageID, target: SendTarget, text: String, mentionNames: [String] = [], replyToSeq: Int64? = nil,
+        attachments: [AttachmentRequest] = []
     ) {
+        self.attachments = attachments
         self.replyToSeq = replyToSeq
         self.sender = sender
         self.clientId = clientId

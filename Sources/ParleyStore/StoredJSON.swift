@@ -19,6 +19,17 @@ public enum StoredJSON {
         String(decoding: (try? WireFormat.encoder().encode(users)) ?? Data("[]".utf8), as: UTF8.self)
     }
 
+    /// A message's attachments as stored (nil for none).
+    public static func text(_ attachments: [Attachment]) -> String? {
+        guard !attachments.isEmpty else { return nil }
+        return String(decoding: (try? WireFormat.encoder().encode(attachments)) ?? Data("[]".utf8), as: UTF8.self)
+    }
+
+    public static func attachments(_ text: String?) -> [Attachment]? {
+        guard let text else { return nil }
+        return try? JSONDecoder().decode([Attachment].self, from: Data(text.utf8))
+    }
+
     public static func entry(_ text: String?) -> GroupEntry? {
         guard let text else { return nil }
         return try? JSONDecoder().decode(GroupEntry.self, from: Data(text.utf8))

@@ -59,6 +59,8 @@ struct Serve: AsyncParsableCommand {
     var signInTimeout: String?
     @OptionGroup(title: "Notifications")
     var pushOptions: PushOptions
+    @OptionGroup(title: "Files")
+    var fileOptions: FileOptions
 
     func run() async throws {
         let settings = Settings(environment: ProcessInfo.processInfo.environment)
@@ -126,6 +128,7 @@ struct Serve: AsyncParsableCommand {
         let postgresURL = DatabaseURL.isPostgres(databaseSetting) ? try Self.postgresURL(databaseSetting) : nil
         let databasePath = try Self.sqlitePath(databaseSetting)
         configuration.push = try pushOptions.configuration(settings, sqlitePath: postgresURL == nil ? databasePath : nil)
+        configuration.files = try fileOptions.configuration(settings, sqlitePath: postgresURL == nil ? databasePath : nil)
 
         LoggingSystem.bootstrap { label in
             format == "json" ? JSONLogHandler(label: label) as any LogHandler : StreamLogHandler.standardError(label: label)

@@ -111,3 +111,19 @@ import Testing
         #expect(BlobKey(sha256: String(repeating: "A", count: 64)) == nil)
     }
 }
+
+@Suite struct BlobStoreTruncateAndLockTests {
+    @Test(arguments: BlobStoreBackend.all)
+    func aStagingCutBackGoesOnFromTheCut(backend: BlobStoreBackend) async throws {
+        let store = try await backend.make()
+        let data = BlobStoreConformanceTests.bytes(50_000)
+        _ = try await store.appendStaged("t", at: 0, limit: 1 << 20, body: BlobStoreConformanceTests.chunks(Array(data[..<20_000]), size: 20_000))
+        _ = try await store.appendStaged(
+            "t", at: 20_000, limit: 1 << 20, body: BlobStoreConformanceTests.chunks([UInt8](repeating: 9, count: 5000), size: 5000))
+        try await store.truncateStaged("t", to: 20_000)
+        #expect(try await store.stagedSize("t") == 20_000)
+        _ = try await store.appendStaged("t", at: 20_000, limit: 1 << 20, body: BlobStoreConformanceTests.chunks(Array(data[20_000...]), size: 7000))
+        let blob = try await store.commitStaged("t")
+        #expect(try await BlobStoreConformanceTests.readAll(store, blob.key) == data)
+    }
+}

@@ -9,7 +9,7 @@ import Testing
 /// openapi.yaml and the server agree. Every REST response in every test is also checked against the
 /// spec (see ``TestAPI``); this suite checks the route set and the checker itself.
 @Suite struct OpenAPIConformanceTests {
-    @Test func theSpecDocumentsExactlyTheServersRoutes() throws {
+    @Test func theSpecDocumentsExactlyTheServersRoutes() async throws {
         let store = try SQLiteStore(path: TestServer.temporaryDatabase())
         let server = ServerContext(configuration: TestServer.configuration(), store: store, bus: nil, logger: nil)
         func operation(_ route: Router<ParleyRequestContext>.RouteDescription) -> String {
@@ -18,7 +18,8 @@ import Testing
         }
         // The HTTP router answers plain requests on every path, /v1/ws included (426); the
         // WebSocket endpoint answers the upgrades of GET /v1/ws.
-        let routes = makeRouter(server, vapid: VAPIDKey()).routes.map(operation)
+        let files = try await FileStorageSetup.make(server.configuration.files, store: store, clustered: false, logger: server.logger)
+        let routes = makeRouter(server, vapid: VAPIDKey(), files: files).routes.map(operation)
         #expect(Set(routes) == OpenAPISpec.shared.operations)
         #expect(routes.count == Set(routes).count)
     }

@@ -36,7 +36,7 @@ class Server:
         self.process = subprocess.Popen(
             [BINARY, "serve", "--port", str(self.port), "--database", self.database, "--public-dir", str(ROOT / "Public"),
              "--bcrypt-cost", "4", "--sends-per-second", "1000", "--logins-per-minute", "100000", "--log-level", "warning",
-             "--push-allow-loopback"],
+             "--push-allow-loopback", "--uploads-per-minute", "100000", "--upload-quota-bytes", str(1 << 40)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.wait_until_up()
 

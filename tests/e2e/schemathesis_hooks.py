@@ -1,6 +1,8 @@
 """What openapi.yaml's custom formats mean, for schemathesis (loaded through SCHEMATHESIS_HOOKS by
 test_api_fuzzing.py): JSON Schema cannot say "one grapheme cluster that is an emoji", so the spec
 names the format and this says which strings have it."""
+import base64
+
 import schemathesis
 from hypothesis import strategies as st
 
@@ -24,3 +26,16 @@ AUTH_SECRETS = ["aUQgscTOrLuKMO6NhWWK1g", "Q8cJ3HghtpgcEkQUILnq9g"]
 schemathesis.openapi.format("webpush-endpoint", ENDPOINTS)
 schemathesis.openapi.format("p256-public-key", st.sampled_from(P256_KEYS))
 schemathesis.openapi.format("webpush-auth", st.sampled_from(AUTH_SECRETS))
+
+# tus `Upload-Metadata` as tus clients write it: `key base64` pairs, the file name UTF-8 (any script),
+# the type a hint; a `sha256` promise is left out (a random one would rightly fail the upload).
+NAMES = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=40)
+TYPES = st.sampled_from(["image/png", "image/jpeg", "application/pdf", "text/plain", "application/octet-stream"])
+schemathesis.openapi.format("tus-metadata", st.builds(
+    lambda name, kind: f"filename {base64.b64encode(name.encode()).decode()},filetype {base64.b64encode(kind.encode()).decode()}",
+    NAMES, TYPES))
+
+# A client's thumbnail: base64 of a small PNG or JPEG (these are real ones, 1x1).
+THUMBNAILS = ["iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==",
+              "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAgGBgcGBQgHBwcJCQgKDBQNDAsLDBkSEw8UHRofHh0aHBwgJC4nICIsIxwcKDcpLDAxNDQ0Hyc5PTgyPC4zNDL/wAALCAABAAEBAREA/8QAFAABAAAAAAAAAAAAAAAAAAAACf/EABQQAQAAAAAAAAAAAAAAAAAAAAD/2gAIAQEAAD8AKp//2Q=="]
+schemathesis.openapi.format("thumbnail", st.sampled_from(THUMBNAILS))

@@ -96,6 +96,6 @@ private struct JSONBytes {
 extension Message {
     /// Whether it has any field the fast path does not write.
     fileprivate var needsFullEncoder: Bool {
-        entry != nil || mentions != nil || replyTo != nil || editedAt != nil || deletedAt != nil || reactions != nil
+        entry != nil || mentions != nil || replyTo != nil || editedAt != nil || deletedAt != nil || reactions != nil || attachments != nil
     }
 }

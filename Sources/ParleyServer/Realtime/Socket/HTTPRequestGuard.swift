@@ -21,7 +21,9 @@ public struct HTTPTimeouts: Sendable {
 ///    Transfer-Encoding, oversized or too many headers, TLS on the plain port) is answered
 ///    `400 Bad Request` with `Connection: close`, and the connection is closed.
 /// 2. A head not complete within ``HTTPTimeouts/header`` (first request) or ``HTTPTimeouts/idle``
-///    (later requests), or a body not complete within ``HTTPTimeouts/body``, ends the connection:
+///    (later requests), or a body not complete within ``HTTPTimeouts/body``, ends the connection
+///    (an upload's body, to `/v1/uploads`, may take as long as it needs while no gap between its
+///    parts is that long: a large file on a slow link still arrives; a stalled one is let go):
 ///    with `408 Request Timeout` if the client had started a request and no response has, silently
 ///    if it sent nothing (an idle keep-alive connection or a browser's preconnect).
 /// 3. Once the connection is upgraded to a WebSocket it steps aside (the WebSocket has its own
@@ -40,6 +42,8 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var deadline: Scheduled<Void>?
     private var responseOpen = false
     private var closing = false
+    /// When the current upload's body last made progress (nil: not an upload, whose body has one deadline).
+    private var uploadProgress: NIODeadline?
 
     init(timeouts: HTTPTimeouts, state: ConnectionGuardState) {
         self.timeouts = timeouts
@@ -62,9 +66,13 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if !state.upgraded, let part = unwrapInboundIn(data) as? HTTPServerRequestPart {
             switch part {
-            case .head: arm(timeouts.body, context: context)
-            case .body: break
-            case .end: disarm()
+            case .head(let head):
+                uploadProgress = head.uri.hasPrefix("/v1/uploads") ? .now() : nil
+                arm(timeouts.body, context: context)
+            case .body: if uploadProgress != nil { uploadProgress = .now() }
+            case .end:
+                uploadProgress = nil
+                disarm()
             }
         }
         context.fireChannelRead(data)
@@ -101,6 +109,10 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         deadline = context.eventLoop.scheduleTask(in: timeout) {
             let (handler, context) = loopBound.value
+            if let progress = handler.uploadProgress, NIODeadline.now() - progress < handler.timeouts.body {
+                handler.arm(handler.timeouts.body - (NIODeadline.now() - progress), context: context)
+                return
+            }
             if handler.state.requestStarted {
                 handler.refuse(.requestTimeout, context: context)
             } else {

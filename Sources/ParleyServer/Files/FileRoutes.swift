@@ -1,0 +1,50 @@
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import ParleyCore
+import ParleyFiles
+import ParleyStore
+
+/// Reading files (docs/protocol.md "Files"): signed links, and the bytes to whoever can see the
+/// message carrying them, checked at every request.
+struct FileRoutes {
+    let files: FileService
+
+    func add(to router: Router<ParleyRequestContext>) {
+        router.post("/v1/files/links") { request, context in
+            let me = try context.requireUser()
+            let body = try await JSONBody.decode(API.FileLinksRequest.self, from: request, context: context)
+            guard body.ids.count <= API.maxFileLinks else { throw ParleyError(.invalidJSON, "Ask for at most \(API.maxFileLinks) links at once.") }
+            let now = Timestamp.now()
+            var links: [API.FileLink] = []
+            var seen: Set<UploadID> = []
+            for raw in body.ids where seen.insert(raw).inserted {
+                guard let id = UploadID(validating: raw.rawValue), try await files.store.fileAccess(id, for: me) != nil else { continue }
+                let link = files.links.link(id, for: me, now: now)
+                links.append(API.FileLink(id: id, url: link.path, expiresAt: link.expiresAt))
+            }
+            return try JSONBody.response(API.FileLinks(links: links))
+        }
+        router.get("/v1/files/:id/content") { request, context in
+            guard let raw = context.parameters.get("id"), let id = UploadID(validating: raw) else { throw Self.notFound }
+            let query = request.uri.queryParameters
+            let user: UserID
+            if query["sig"] != nil {
+                guard
+                    let signed = files.links.verify(
+                        id, user: query["user"].map(String.init), expires: query["expires"].map(String.init),
+                        signature: query["sig"].map(String.init), now: .now())
+                else { throw Self.notFound }
+                user = signed
+            } else {
+                user = try context.requireUser()
+            }
+            guard let access = try await files.store.fileAccess(id, for: user), let key = BlobKey(sha256: access.blob) else { throw Self.notFound }
+            return try await FileResponse.make(
+                access, key: key, blobs: files.blobs, request: request, download: query["download"] == "1",
+                maxAge: query["sig"] != nil ? Int(files.configuration.linkLifetimeSeconds) : 0)
+        }
+    }
+
+    static let notFound = ParleyError(.fileNotFound, "No such file.")
+}

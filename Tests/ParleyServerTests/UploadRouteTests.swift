@@ -1,0 +1,148 @@
+import Foundation
+import HTTPTypes
+import NIOCore
+import ParleyCore
+import ParleyServer
+import Testing
+
+/// tus uploads over HTTP (docs/protocol.md "Files", ``FileService``'s rules); every answer is held to openapi.yaml.
+@Suite struct UploadRouteTests {
+    @Test func aResumableUploadGoesOnFromTheServersOffsetAndEndsWithTheServersReading() async throws {
+        try await TestServer.run { api in
+            let ada = try await api.register("ada"), grace = try await api.register("grace")
+            let options = try await api.request(.options, "/v1/uploads")
+            #expect(options.status == .noContent && options.headers[HTTPField.Name("Tus-Version")!] == "1.0.0")
+            #expect(options.headers[HTTPField.Name("Tus-Extension")!]?.contains("checksum") == true)
+            let png = TestFiles.png(width: 300, height: 200)
+            let unversioned = try await api.createUpload(ada, length: png.count, extra: [TestAPI.tusResumable: "0.2.2"])
+            #expect(unversioned.status == .preconditionFailed && unversioned.headers[HTTPField.Name("Tus-Version")!] == "1.0.0")
+            let created = try await api.createUpload(ada, length: png.count, name: "../../etc/beach\u{202E}gnp.exe", promise: TestAPI.sha256(png))
+            #expect(created.status == .created && created.headers[TestAPI.uploadOffset] == "0" && created.headers[TestAPI.tusResumable] == "1.0.0")
+            let location = try #require(created.headers[.location])
+            #expect(try created.decode(API.Upload.self).name == "beachgnp.exe", "no path, no direction override")
+            let half = png.count / 2
+            #expect(try await api.patchUpload(ada, location, offset: 0, Array(png[..<half])).headers[TestAPI.uploadOffset] == String(half))
+            let wrongOffset = try await api.patchUpload(ada, location, offset: 0, Array(png[half...]))
+            #expect(wrongOffset.status == .conflict && wrongOffset.headers[TestAPI.uploadOffset] == String(half))
+            // A chunk whose checksum does not match is dropped whole.
+            let corrupt = try await api.patchUpload(ada, location, offset: half, [UInt8](repeating: 0, count: 10), checksum: TestAPI.sha256([1]))
+            #expect(corrupt.status.code == 460 && corrupt.errorCode == .checksumMismatch)
+            #expect(try await api.headUpload(ada, location).headers[TestAPI.uploadOffset] == String(half))
+            #expect(try await api.headUpload(grace, location).status == .notFound, "someone else's upload")
+            let notBytes = try await api.request(
+                .patch, location, token: ada.token, json: "{}", headers: [TestAPI.tusResumable: "1.0.0", TestAPI.uploadOffset: String(half)])
+            #expect(notBytes.status == .unsupportedMediaType)
+            let pastTheEnd = try await api.patchUpload(ada, location, offset: half, Array(png[half...]) + [1, 2, 3])
+            #expect(pastTheEnd.status == .contentTooLarge && pastTheEnd.errorCode == .uploadTooLarge)
+            #expect(try await api.headUpload(ada, location).headers[TestAPI.uploadOffset] == String(half))
+            let rest = try await api.patchUpload(ada, location, offset: half, Array(png[half...]), checksum: TestAPI.sha256(Array(png[half...])))
+            #expect(rest.status == .noContent && rest.headers[TestAPI.uploadOffset] == String(png.count))
+            let upload = try await api.request(.get, location, token: ada.token).decode(API.Upload.self)
+            #expect(upload.complete && upload.kind == .image && upload.mimeType == "image/png" && upload.width == 300 && upload.height == 200)
+        }
+    }
+
+    @Test func limitsAreClearErrorsAndALiedChecksumRemovesTheUpload() async throws {
+        try await TestServer.run(configure: {
+            $0.files.maxUploadBytes = 1000
+            $0.files.quotaBytes = 1500
+            $0.files.uploadsPerMinute = 6
+        }) { api in
+            let ada = try await api.register("ada")
+            let tooLarge = try await api.createUpload(ada, length: 1001)
+            #expect(tooLarge.status == .contentTooLarge && tooLarge.errorCode == .uploadTooLarge)
+            #expect(try await api.createUpload(ada, length: 1000).status == .created)
+            let overQuota = try await api.createUpload(ada, length: 600)
+            #expect(overQuota.status == .contentTooLarge && overQuota.errorCode == .quotaExceeded)
+            let bytes = [UInt8](repeating: 7, count: 100)
+            let lie = try await api.createUpload(ada, length: 100, promise: TestAPI.sha256([1, 2, 3]), body: bytes)
+            #expect(lie.status.code == 460 && lie.errorCode == .checksumMismatch)
+            let malformed = try await api.request(
+                .post, "/v1/uploads", token: ada.token, body: nil,
+                headers: [TestAPI.tusResumable: "1.0.0", TestAPI.uploadLength: "10", TestAPI.uploadMetadata: "filename not*base64"])
+            #expect(malformed.status == .badRequest && malformed.errorCode == .invalidUpload)
+            var limited: APIResponse?
+            for _ in 0..<5 {
+                let response = try await api.createUpload(ada, length: 1)
+                if response.status == .tooManyRequests { limited = response }
+            }
+            #expect(limited?.errorCode == .rateLimited && limited?.headers[.retryAfter] != nil)
+        }
+    }
+
+    @Test func filesGoToWhoeverSeesTheirMessageOverSignedLinksWithSafeHeaders() async throws {
+        try await TestServer.run { api in
+            let (ada, grace, alan) = try await api.threeFriends()
+            let eve = try await api.register("eve")
+            let group = try await api.request(
+                .post, "/v1/groups", token: ada.token, encoding: API.CreateGroupRequest(clientId: .random(), title: "Trip", memberIds: [grace.id, alan.id])
+            ).decode(API.GroupActionResponse.self).conversation!.id
+            let png = TestFiles.png(width: 64, height: 48)
+            let photo = try await api.upload(png, by: ada, name: "beach.png")
+            let page = try await api.upload(Array("%PDF-1.7\n<html><script>alert(1)</script>".utf8), by: ada, name: "notes.html")
+            #expect(page.kind == .file && page.mimeType == "application/pdf", "the bytes say PDF, whatever the name says")
+            let sent = try await api.send("", attaching: [photo.id, page.id], from: ada, in: group)
+            #expect(sent.status == .created)
+            let message = try sent.decode(API.SendResponse.self).message
+            #expect(message.text.isEmpty && message.attachments?.map(\.id) == [photo.id, page.id])
+            #expect(message.attachments?.first?.width == 64 && message.attachments?.first?.height == 48)
+            func links(_ account: Account) async throws -> [API.FileLink] {
+                try await api.request(.post, "/v1/files/links", token: account.token, encoding: API.FileLinksRequest(ids: [photo.id, page.id]))
+                    .decode(API.FileLinks.self).links
+            }
+            #expect(try await links(eve).isEmpty, "a stranger gets no link")
+            let graceLinks = try await links(grace)
+            #expect(graceLinks.map(\.id) == [photo.id, page.id])
+            let image = try await api.request(.get, graceLinks[0].url)
+            #expect(image.status == .ok && Array(image.body.readableBytesView) == png)
+            #expect(image.headers[.contentType] == "image/png" && image.headers[.contentDisposition]?.hasPrefix("inline") == true)
+            #expect(image.headers[.xContentTypeOptions] == "nosniff" && image.headers[.contentSecurityPolicy]?.hasPrefix("sandbox") == true)
+            let document = try await api.request(.get, graceLinks[1].url)
+            #expect(document.headers[.contentDisposition]?.hasPrefix("attachment") == true, "only the image allowlist shows inline")
+            let part = try await api.request(.get, graceLinks[0].url, headers: [.range: "bytes=8-23"])
+            #expect(part.status == .partialContent && Array(part.body.readableBytesView) == Array(png[8...23]))
+            #expect(part.headers[.contentRange] == "bytes 8-23/\(png.count)")
+            let outside = try await api.request(.get, graceLinks[0].url, headers: [.range: "bytes=999999-"])
+            #expect(outside.status == .rangeNotSatisfiable)
+            let tampered = graceLinks[0].url.replacingOccurrences(of: grace.id.rawValue, with: eve.id.rawValue)
+            #expect(try await api.request(.get, tampered).status == .notFound)
+            #expect(try await api.request(.get, "/v1/files/\(photo.id.rawValue)/content", token: alan.token).status == .ok, "the bearer token works too")
+            // Removed: the link made before stops working, and no new one is made.
+            _ = try await api.request(
+                .post, "/v1/conversations/\(group.rawValue)/members/\(alan.id.rawValue)/remove", token: ada.token,
+                encoding: API.GroupActionRequest(clientId: .random()))
+            #expect(try await api.request(.get, "/v1/files/\(photo.id.rawValue)/content", token: alan.token).status == .notFound)
+            #expect(try await links(alan).isEmpty)
+            // Deleted for everyone: the files go with it.
+            let deleted = try await api.request(
+                .post, "/v1/conversations/\(group.rawValue)/messages/\(message.seq)/actions", token: ada.token,
+                encoding: API.MessageActionBody(clientId: .random(), kind: .delete))
+            #expect(deleted.status == .ok)
+            #expect(try await api.request(.get, graceLinks[0].url).status == .notFound)
+            #expect(try await links(ada).isEmpty)
+        }
+    }
+
+    @Test func aSendRefusesAttachmentsThatAreNotCompleteUploadsOfTheSender() async throws {
+        try await TestServer.run { api in
+            let ada = try await api.register("ada"), grace = try await api.register("grace")
+            let chat = try await api.send("hi", from: ada, to: grace).conversationId
+            let mine = try await api.upload(TestFiles.png(width: 2, height: 2), by: ada)
+            let unfinished = try await api.createUpload(ada, length: 10).decode(API.Upload.self)
+            for (uploads, sender) in [([unfinished.id], ada), ([mine.id], grace), ([UploadID.random()], ada), ([mine.id, mine.id], ada)] {
+                let response = try await api.send("look", attaching: uploads, from: sender, in: chat)
+                #expect(response.status == .badRequest && response.errorCode == .invalidAttachment)
+            }
+            let badThumbnail = try await api.request(
+                .post, "/v1/messages", token: ada.token,
+                encoding: SendRequest(
+                    clientId: .random(), conversationId: chat, text: "",
+                    attachments: [AttachmentRequest(uploadId: mine.id, thumbnail: Data("<svg onload=alert(1)>".utf8).base64EncodedString())]))
+            #expect(badThumbnail.errorCode == .invalidAttachment)
+            let empty = try await api.request(
+                .post, "/v1/messages", token: ada.token, encoding: SendRequest(clientId: .random(), conversationId: chat, text: " "))
+            #expect(empty.errorCode == .textEmpty, "no caption and no attachment")
+            #expect(try await api.send(" ", attaching: [mine.id], from: ada, in: chat).status == .created)
+        }
+    }
+}
