@@ -114,6 +114,8 @@ let package = Package(
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket", condition: .when(platforms: [.linux])),
                 .product(name: "NIOWebSocket", package: "swift-nio", condition: .when(platforms: [.linux])),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SHA-256 of files being uploaded (CryptoKit on Apple platforms).
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -176,7 +178,7 @@ let package = Package(
         .testTarget(
             name: "ParleyServerTests",
             dependencies: [
-                "ParleyServer", "ParleySQLite", "ParleyPostgres", "ParleyTestSupport", "ParleyBench",
+                "ParleyServer", "ParleySQLite", "ParleyPostgres", "ParleyTestSupport", "ParleyBench", "ParleyFiles",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),

@@ -4,10 +4,12 @@ import { BackgroundAlerts } from "./background-alerts.js";
 import { ChatView } from "./chat-view.js";
 import { $, toast } from "./dom.js";
 import { entryLines } from "./entries.js";
+import { messagePreview } from "./format.js";
 import { GroupPanel } from "./group-panel.js";
 import { ListView } from "./list-view.js";
 import { NewGroupDialog } from "./new-group.js";
 import { ConversationNotifications, NotificationSettingsDialog } from "./notification-dialogs.js";
+import { ProfilePhoto } from "./profile-photo.js";
 import { PushControl, dismissNotifications } from "./push.js";
 import { SearchDialog, stopSearch } from "./search.js";
 import { LiveSocket } from "./socket.js";
@@ -25,6 +27,16 @@ const api = new Api(() => session?.token);
 // Made once (their elements are the page's); each sign-in attaches its account.
 const notificationSettings = new NotificationSettingsDialog();
 const chatNotifications = new ConversationNotifications();
+const profilePhoto = new ProfilePhoto({ api, getSession: () => session, onChange: (user) => setMe(user) });
+
+/** Me as the server says now (a new profile photo): kept in the session, shown wherever I am. */
+function setMe(user) {
+  if (!session || !user?.id || user.id !== session.user.id) return;
+  session.user = user;
+  localStorage.setItem(SESSION_KEY, JSON.stringify(session));
+  $("remove-photo").hidden = !user.photo;
+  app?.store.changed();
+}
 
 // MARK: auth
 
@@ -69,6 +81,7 @@ function showAuth() {
 
 async function logout({ remote = true, everywhere = false } = {}) {
   app?.alerts.stop();  // what this page showed of the account closes
+  app?.store.uploads.stop();  // the files stay in the outbox, for the next sign-in of this account
   // Nothing of this account is pushed here any more (while the token still works to say so).
   await app?.push.forget().catch(() => {});
   notificationSettings.detach();
@@ -132,11 +145,11 @@ function start() {
       // In a group, who wrote it matters as much as where.
       const title = `“${store.titleOf(summary)}”`;
       if (message.entry) announce(`${title}: ${entryLines(message, (id) => store.nameOf(id, summary), store.me).join(". ")}`);
-      else announce(`New message from ${store.nameOf(message.senderId, summary) ?? "someone"} in ${title}: ${message.text.slice(0, 140)}`);
+      else announce(`New message from ${store.nameOf(message.senderId, summary) ?? "someone"} in ${title}: ${messagePreview(message).slice(0, 140)}`);
       return;
     }
     const name = summary ? store.other(summary)?.displayName : "someone";
-    announce(`New message from ${name}: ${message.text.slice(0, 140)}`);
+    announce(`New message from ${name}: ${messagePreview(message).slice(0, 140)}`);
   };
   store.onInvitation = (invitation) => announce(`${invitation.inviter?.displayName ?? "Someone"} invited you to “${invitation.title}”`);
   notificationSettings.attach(store, push);
@@ -152,6 +165,8 @@ function start() {
     showConnection(store.connection);
   });
   app = { store, chat, list, socket, push, alerts };
+  $("remove-photo").hidden = !session.user.photo;
+  store.uploads.resume();  // messages whose files were uploading when the page went away go on
   socket.start();
   push.start().catch(() => push.refresh().catch(() => {}));
   route();
@@ -207,7 +222,7 @@ async function route() {
     if (store.conversations.has(conversationId)) { location.replace(`#/c/${conversationId}`); return; }
     try {
       const user = await api.user(id);
-      await chat.open(conversationId, { userId: user.id, displayName: user.displayName });
+      await chat.open(conversationId, { userId: user.id, displayName: user.displayName, photo: user.photo });
     } catch (error) {
       if (error instanceof ApiError && error.status === 401) logout({ remote: false });
     }
@@ -238,6 +253,8 @@ $("notification-settings").addEventListener("click", () => {
   $("menu-button").focus();  // where focus goes back when the dialog closes (the menu item is hidden by then)
   notificationSettings.open();
 });
+$("set-photo").addEventListener("click", () => { setMenu(false); $("menu-button").focus(); profilePhoto.choose(); });
+$("remove-photo").addEventListener("click", () => { setMenu(false); $("menu-button").focus(); profilePhoto.remove(); });
 $("logout").addEventListener("click", () => logout());
 $("logout-all").addEventListener("click", () => logout({ everywhere: true }));
 
@@ -254,7 +271,7 @@ $("back").addEventListener("click", () => { location.hash = ""; });
 
 if (session?.token) {
   // Check the stored session is still valid before showing the app.
-  api.request("GET", "/v1/me").then(start, (error) => {
+  api.request("GET", "/v1/me").then((user) => { if (user?.id === session.user.id) setMe(user); start(); }, (error) => {
     if (error instanceof ApiError && error.status === 401) logout({ remote: false });
     else start();  // offline: show what we have; the socket keeps trying
   });

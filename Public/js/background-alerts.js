@@ -15,7 +15,7 @@
 // 3. An edit of the message shown replaces it silently; a delete for everyone closes it; reading the
 //    conversation up to it (here, on another device, or writing in it) closes it.
 // 4. The page in front again (visible, or its window focused): it closes what it showed.
-import { cutText } from "./format.js";
+import { cutText, messagePreview } from "./format.js";
 import { pushSupport } from "./push.js";
 
 export const MAX_TEXT_CHARACTERS = 180;  // as the server cuts a push's text
@@ -121,7 +121,7 @@ export class BackgroundAlerts {
     const sender = await this.nameOf(message.senderId, summary);
     const group = this.store.isGroup(summary ?? message.conversationId) ? (summary?.title ?? "Group") : null;
     if (preview === "sender") return group ? { title: group, body: `New message from ${sender}` } : { title: sender, body: "New message" };
-    const text = cutText(message.text ?? "", MAX_TEXT_CHARACTERS);
+    const text = cutText(messagePreview(message), MAX_TEXT_CHARACTERS);  // a photo: "📷 Photo" or its caption
     return group ? { title: group, body: `${sender}: ${text}` } : { title: sender, body: text };
   }
 

@@ -28,9 +28,10 @@ export function renderHeader(view, summary) {
   } else {
     $("chat-name").textContent = name;
   }
-  const avatarKey = `${avatarId}|${name}`;
-  if ($("chat-avatar").dataset.key !== avatarKey) {  // rebuilt only when the person or title changes, not every render
-    const fresh = Object.assign(avatar(name, avatarId, false), { id: "chat-avatar" });
+  const photo = group ? null : store.photoOf(other);
+  const avatarKey = `${avatarId}|${name}|${photo ?? ""}`;
+  if ($("chat-avatar").dataset.key !== avatarKey) {  // rebuilt only when the person, title or photo changes, not every render
+    const fresh = Object.assign(avatar(name, avatarId, false, photo), { id: "chat-avatar" });
     fresh.dataset.key = avatarKey;
     $("chat-avatar").replaceWith(fresh);
   }

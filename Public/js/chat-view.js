@@ -2,18 +2,24 @@
 // read marking and the composer. In a group: sender names, membership entries as lines of their
 // own, mentions, "Message info", and a notice instead of the composer once I am out. Message
 // actions: a menu per message (message-menu.js), reply quotes, reactions, "edited", tombstones
-// (message-row.js), and the composer answering or editing (composer-mode.js).
+// (message-row.js), and the composer answering or editing (composer-mode.js). Files: the tray of
+// files for the next message (tray.js), a message's photos and files (attachments-view.js), and the
+// full-size viewer (viewer.js).
+import { AttachmentsView } from "./attachments-view.js";
 import { renderComposer, renderHeader } from "./chat-header.js";
 import { ComposerMode } from "./composer-mode.js";
 import { $, el, reconcile, toast } from "./dom.js";
 import { EmojiPicker } from "./emoji-picker.js";
 import { entryLines } from "./entries.js";
-import { COUNTER_THRESHOLD, MAX_CHARACTERS, canSend, characterCount, clockTime, dayKey, dayLabel, isEmojiOnly, normalizedText,
-  senderColour } from "./format.js";
+import { FileLinks } from "./file-links.js";
+import { COUNTER_THRESHOLD, MAX_CHARACTERS, attachmentWords, canSend, characterCount, clockTime, dayKey, dayLabel, isEmojiOnly,
+  messagePreview, normalizedText, senderColour } from "./format.js";
 import { MentionPicker, appendWithMentions } from "./mentions.js";
 import { DELETED_TEXT, QUICK_REACTIONS, pendingMessage, quoteOf } from "./message-actions.js";
 import { MessageMenu, askDelete, copyText } from "./message-menu.js";
 import { renderEdited, renderQuote, renderReactions } from "./message-row.js";
+import { trayFor } from "./tray.js";
+import { viewerFor } from "./viewer.js";
 
 // Sending is a small clock drawn in CSS (monochrome, not an emoji); failed is a red "!".
 const STATUS_MARKS = { sending: "", sent: "✓", delivered: "✓✓", read: "✓✓", failed: "!" };
@@ -72,6 +78,15 @@ export class ChatView {
     this.moreButton.setAttribute("aria-label", "Message actions");
     this.moreButton.setAttribute("aria-haspopup", "menu");
     this.listenToRows();
+    this.tray = trayFor({ onChange: () => this.onInput(), isOpen: () => Boolean(this.id) && !$("composer").hidden });
+    this.links = new FileLinks(store.api);
+    this.viewer = viewerFor(this.links);
+    store.uploads.onFailure = (text) => this.tray.say(text);  // a file that failed is announced, as the tray's additions are
+    this.attachments = new AttachmentsView({
+      list: $("message-list"), scroller: $("messages"), links: this.links, uploads: store.uploads,
+      messageOf: (li) => this.window?.all.find((item) => item.key === li?.dataset.key)?.message,
+      onOpen: (message, index) => this.viewer.open(message, index),
+    });
     input.addEventListener("blur", () => this.stopTyping());
     $("composer").addEventListener("submit", (event) => { event.preventDefault(); this.submit(); });
     // The group header opens the member panel: its name is a button, and the status line clicks too.
@@ -111,6 +126,8 @@ export class ChatView {
       this.menu.close(false);
       this.mode.done();
       $("composer-input").value = "";
+      this.tray.clear();  // files chosen in one chat are not sent to another
+      this.viewer.close();
       this.mentions.enable(this.store.isGroup(id));
       this.onInput();
     }
@@ -209,6 +226,10 @@ export class ChatView {
       const original = thread.messages.get(message.replyToSeq);
       const current = original && this.store.actions.current(original);
       quote = current ? quoteOf(current) : null;
+    }
+    if (quote && !quote.deleted && !quote.preview) {  // a photo without a caption: "📷 Photo"
+      const original = thread.messages.get(quote.seq);
+      if (original?.attachments?.length) quote = { ...quote, preview: messagePreview(original) };
     }
     return quote ? { ...quote, name: this.displayName(quote.senderId) ?? "…" } : null;
   }
@@ -313,6 +334,7 @@ export class ChatView {
 
   /** A row left the window: it is no longer seen, so it no longer counts for read marking. */
   rowRemoved(li) {
+    this.attachments.forget(li);
     if (!li.dataset.seq) return;
     this.observer.unobserve(li);
     this.visibleSeqs.delete(Number(li.dataset.seq));
@@ -336,7 +358,9 @@ export class ChatView {
     const status = mine ? `, ${STATUS_LABELS[item.status].toLowerCase()}` : "";
     const edited = message.editedAt && !message.deletedAt ? ", edited" : "";
     const reply = item.quote && !message.deletedAt ? `, replying to ${item.quote.name}` : "";
-    const label = `${item.senderName}, ${clockTime(message.createdAt)}${status}${edited}${reply}: ${message.deletedAt ? DELETED_TEXT : message.text}`;
+    const files = message.deletedAt ? "" : attachmentWords(message.attachments);
+    const content = message.deletedAt ? DELETED_TEXT : [files, message.text].filter(Boolean).join(". ");
+    const label = `${item.senderName}, ${clockTime(message.createdAt)}${status}${edited}${reply}: ${content}`;
     if (li.getAttribute("aria-label") !== label) li.setAttribute("aria-label", label);
   }
 
@@ -369,6 +393,7 @@ export class ChatView {
       }
     }
     renderQuote(li, bubble, deleted ? null : item.quote);
+    this.attachments.render(li, bubble, message);
     // The text, again only when it changed (an edit, a delete, mentions resolved).
     const mentionKey = item.mentions ? [...item.mentions.keys()].sort().join(" ") : "";
     const textKey = `${deleted ? "deleted" : "text"}|${mentionKey}|${message.text}`;
@@ -377,7 +402,7 @@ export class ChatView {
       const text = li.querySelector(".text");
       if (deleted) text.textContent = DELETED_TEXT;
       else appendWithMentions(text, message.text, item.mentions, this.store.me);
-      bubble.classList.toggle("emoji-only", !deleted && !item.quote && isEmojiOnly(message.text));
+      bubble.classList.toggle("emoji-only", !deleted && !item.quote && !message.attachments?.length && isEmojiOnly(message.text));
     }
     renderEdited(li.querySelector(".meta"), Boolean(message.editedAt) && !deleted);
     renderReactions(li, deleted ? [] : (message.reactions ?? []), (ids) => this.reactorNames(ids));
@@ -509,7 +534,7 @@ export class ChatView {
     counter.hidden = count <= COUNTER_THRESHOLD;
     counter.textContent = `${count.toLocaleString()} / ${MAX_CHARACTERS.toLocaleString()}`;
     counter.classList.toggle("over", count > MAX_CHARACTERS);
-    $("send").disabled = !canSend(input.value);
+    $("send").disabled = !this.canSubmit();
     if (!this.id) return;
     if (this.mode?.editing) { this.stopTyping(); return; }  // fixing a sent message is not typing a new one
     if (input.value.trim() && Date.now() - this.lastTypingSent > 3000) {
@@ -525,9 +550,16 @@ export class ChatView {
     this.lastTypingSent = 0;
   }
 
+  /** Text to send, or files (the text their caption, possibly empty) — not while editing a message. */
+  canSubmit() {
+    const value = $("composer-input").value;
+    if (canSend(value)) return true;
+    return this.tray.count > 0 && !this.mode?.editing && characterCount(normalizedText(value)) <= MAX_CHARACTERS;
+  }
+
   submit() {
     const input = $("composer-input");
-    if (!this.id || !canSend(input.value)) return;
+    if (!this.id || !this.canSubmit()) return;
     const text = normalizedText(input.value);
     if (this.mode.editing) {
       // Saving an edit: the message keeps its place; the draft from before comes back.
@@ -542,7 +574,13 @@ export class ChatView {
     this.windowEndKey = null;  // what I send shows at the bottom, wherever I was reading
     this.stickToBottom = true;
     if (this.store.thread(this.id).hasNewer) this.jumpToLatest();
-    this.store.send(this.id, this.other?.userId, text, this.mode.replying?.seq ?? null);
+    const replyToSeq = this.mode.replying?.seq ?? null;
+    if (this.tray.count) {
+      const target = { conversationId: this.id, recipientId: this.other?.userId, text, replyToSeq };
+      this.tray.take().then((items) => this.store.uploads.send({ ...target, items }));
+    } else {
+      this.store.send(this.id, this.other?.userId, text, replyToSeq);
+    }
     this.mode.done();
     input.value = "";
     this.stopTyping();
@@ -685,7 +723,7 @@ export class ChatView {
     }));
     items.push({ id: "more", quick: true, text: "+", label: "More reactions…", disabled: !canReact });
     items.push({ id: "reply", text: "Reply", disabled: !canReact });
-    items.push({ id: "copy", text: "Copy" });
+    if (message.text) items.push({ id: "copy", text: "Copy" });  // a photo without a caption has nothing to copy
     if (actions.canEdit(message)) items.push({ id: "edit", text: "Edit" });
     items.push({ id: "delete", text: "Delete…", danger: true });
     return items;
@@ -720,7 +758,8 @@ export class ChatView {
         if (now && actions.canReact(now)) actions.toggleReaction(now, emoji);
       }, opener);
     } else if (item.id === "reply") {
-      this.mode.reply(quoteOf(message));
+      const quote = quoteOf(message);
+      this.mode.reply(quote.preview || !message.attachments?.length ? quote : { ...quote, preview: messagePreview(message) });
     } else if (item.id === "copy") {
       toast(await copyText(message.text) ? "Copied" : "Could not copy the text.");
     } else if (item.id === "edit") {

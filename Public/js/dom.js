@@ -10,13 +10,21 @@ export function el(tag, className, text) {
   return node;
 }
 
-/** An initials avatar with an optional online dot. */
-export function avatar(name, id, online) {
+/** An avatar: the person's `photo` (a path) over their initials (shown if it does not load), with an optional online dot. */
+export function avatar(name, id, online, photo) {
   const node = el("span", "avatar");
   node.setAttribute("aria-hidden", "true");
   node.append(document.createTextNode(initialsOf(name)));
   // Dark enough for white initials at any hue (contrast ≥ 4.5:1).
   node.style.background = `hsl(${hueOf(id)} 55% 30%)`;
+  if (photo) {
+    const img = el("img", "avatar-photo");
+    img.alt = "";
+    img.decoding = "async";
+    img.addEventListener("error", () => img.remove());
+    img.src = photo;
+    node.append(img);
+  }
   if (online) node.append(el("span", "dot"));
   return node;
 }

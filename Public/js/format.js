@@ -126,3 +126,32 @@ export const SENDER_COLOURS = 8;
 export function senderColour(id) {
   return avatarHue(id ?? "") % SENDER_COLOURS;
 }
+
+/** "1.2 MB", "340 KB", "12 bytes" (decimal units, as file managers show them). */
+export function sizeText(bytes) {
+  if (bytes < 1000) return `${bytes} ${bytes === 1 ? "byte" : "bytes"}`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let value = bytes / 1000, unit = 0;
+  while (value >= 1000 && unit < units.length - 1) { value /= 1000; unit++; }
+  return `${value >= 100 ? Math.round(value) : Number(value.toFixed(1))} ${units[unit]}`;
+}
+
+const KIND_WORDS = { image: ["Photo", "photos", "📷"], video: ["Video", "videos", "🎥"], audio: ["Audio", "audio files", "🎵"] };
+
+/** What a message's files are, in words: "Photo", "3 photos", "Video", "report.pdf", "2 files" (empty: none). */
+export function attachmentWords(attachments) {
+  if (!attachments?.length) return "";
+  const kinds = new Set(attachments.map((a) => a.kind));
+  const words = kinds.size === 1 ? KIND_WORDS[attachments[0].kind] : null;
+  if (attachments.length === 1) return words ? words[0] : attachments[0].name;
+  return `${attachments.length} ${words ? words[1] : "files"}`;
+}
+
+/** A message as a list preview or notification shows it: "📷 Photo", "📎 report.pdf", "🎥 the caption". */
+export function messagePreview(message) {
+  const attachments = message.deletedAt ? null : message.attachments;
+  if (!attachments?.length) return message.text ?? "";
+  const kinds = new Set(attachments.map((a) => a.kind));
+  const icon = kinds.size === 1 ? (KIND_WORDS[attachments[0].kind]?.[2] ?? "📎") : "📎";
+  return `${icon} ${message.text || attachmentWords(attachments)}`;
+}

@@ -95,7 +95,8 @@ export class GroupPanel {
 
   updateMemberRow(li, { member, role: myRole }) {
     const me = member.userId === this.store.me;
-    const signature = [member.displayName, member.role, myRole].join("|");
+    const photo = this.store.photoOf(member);
+    const signature = [member.displayName, member.role, myRole, photo].join("|");
     if (li.dataset.signature === signature) return;
     li.dataset.signature = signature;
     const main = el("span", "row-main");
@@ -103,7 +104,7 @@ export class GroupPanel {
     sub.append(el("span", "row-preview", `@${member.username}`));
     if (ROLE_LABELS[member.role]) sub.append(el("span", `role role-${member.role}`, ROLE_LABELS[member.role]));
     main.append(el("span", "row-name", me ? `${member.displayName} (You)` : member.displayName), sub);
-    const parts = [avatar(member.displayName, member.userId, false), main];
+    const parts = [avatar(member.displayName, member.userId, false, photo), main];
     const actions = el("span", "member-actions");
     const name = member.displayName;
     if (!me && member.role !== "owner") {

@@ -181,7 +181,9 @@ export class GroupState {
       if (known.title) summary.title = known.title;
       if (known.leftSeq && !summary.leftSeq) summary.leftSeq = known.leftSeq;
     }
-    for (const member of summary.members) this.users.set(member.userId, { id: member.userId, username: member.username, displayName: member.displayName });
+    for (const member of summary.members) {
+      this.users.set(member.userId, { id: member.userId, username: member.username, displayName: member.displayName, photo: member.photo });
+    }
     if (!summary.leftSeq) this.invitations.delete(summary.id);
   }
 

@@ -1,7 +1,7 @@
 // The conversation list (people and groups), pending group invitations on top, and the "new chat" search.
 import { $, avatar, el, errorText, reconcile } from "./dom.js";
 import { entryLines } from "./entries.js";
-import { smartTime } from "./format.js";
+import { messagePreview, smartTime } from "./format.js";
 import { DELETED_TEXT } from "./message-actions.js";
 import { quietIcon } from "./notifications.js";
 
@@ -42,7 +42,7 @@ export class ListView {
       results.replaceChildren(...users.map((user) => {
         const button = el("button", null);
         button.type = "button";
-        button.append(avatar(user.displayName, user.id, false));
+        button.append(avatar(user.displayName, user.id, false, user.photo));
         const main = el("span", "row-main");
         main.append(el("span", "row-name", user.displayName), el("span", "row-preview", ` @${user.username}`));
         button.append(main);
@@ -64,7 +64,7 @@ export class ListView {
     const filter = $("filter-input").value.trim().toLocaleLowerCase();
     const conversations = filter ? all.filter((summary) => {
       const other = store.isGroup(summary) ? null : store.other(summary);
-      return [summary.title, other?.displayName, other?.username, summary.lastMessage?.text]
+      return [summary.title, other?.displayName, other?.username, summary.lastMessage && messagePreview(summary.lastMessage)]
         .some((text) => text?.toLocaleLowerCase().includes(filter));
     }) : all;
     this.renderInvitations();
@@ -136,7 +136,7 @@ export class ListView {
     const last = summary.lastMessage;
     if (!last) return "No messages yet";
     if (last.entry) return entryLines(last, (id) => store.nameOf(id, summary), store.me)[0];
-    const text = last.deletedAt ? DELETED_TEXT : last.text;
+    const text = last.deletedAt ? DELETED_TEXT : messagePreview(last);
     if (last.senderId === store.me) return `You: ${text}`;
     if (store.isGroup(summary)) return `${store.nameOf(last.senderId, summary) ?? "…"}: ${text}`;
     return text;
@@ -150,7 +150,8 @@ export class ListView {
     const unread = store.unread(summary);
     const preview = this.preview(summary);
     const quiet = store.notifications.quiet(summary.id);
-    const signature = [other.displayName, online, unread, preview, summary.lastActivityAt, this.openId === summary.id, quiet].join("|");
+    const photo = store.photoOf(other);
+    const signature = [other.displayName, online, unread, preview, summary.lastActivityAt, this.openId === summary.id, quiet, photo].join("|");
     if (li.dataset.signature === signature) return;
     li.dataset.signature = signature;
     const button = li.firstElementChild;
@@ -163,7 +164,7 @@ export class ListView {
     if (unread > 0) bottom.append(el("span", "badge", String(unread)));
     const main = el("span", "row-main");
     main.append(top, bottom);
-    button.replaceChildren(avatar(other.displayName, other.userId, online), main);
+    button.replaceChildren(avatar(other.displayName, other.userId, online, photo), main);
   }
 
   /** A group: its title and an avatar of it, no online dot; unread count and "@" when I am mentioned. */

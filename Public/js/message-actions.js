@@ -263,7 +263,7 @@ function targets(entry, message, me) {
 function applyLocally(message, entry, me) {
   switch (entry.action) {
     case "hide": return null;
-    case "delete": return { ...message, text: "", deletedAt: message.deletedAt ?? entry.createdAt, reactions: undefined };
+    case "delete": return { ...message, text: "", deletedAt: message.deletedAt ?? entry.createdAt, reactions: undefined, attachments: undefined };
     case "edit": return message.deletedAt ? message : { ...message, text: entry.text, editedAt: entry.createdAt };
     case "react": {
       if (message.deletedAt) return message;
@@ -289,6 +289,7 @@ export function pendingMessage(pending, me) {
   return {
     id: pending.clientId, clientId: pending.clientId, conversationId: pending.conversationId, senderId: me, text: pending.text,
     createdAt: pending.createdAt, status: pending.status, error: pending.error, replyToSeq: pending.replyToSeq,
+    attachments: pending.attachments, uploading: pending.uploading,
   };
 }
 

@@ -20,7 +20,7 @@ export function renderQuote(li, bubble, quote) {
   const text = el("span", "quote-text", quote.deleted ? "Deleted message" : quote.preview);
   text.dir = "auto";
   button.append(el("span", "visually-hidden", "In reply to "), el("span", "quote-name", quote.name), el("span", "visually-hidden", ": "), text);
-  bubble.insertBefore(button, bubble.querySelector(".text"));
+  bubble.insertBefore(button, bubble.querySelector(":scope > .attachments, :scope > .text"));  // above a message's files
 }
 
 /** "edited" before the time, while the message has been edited (and is not deleted). */

@@ -56,7 +56,7 @@ export class PeoplePicker {
     button.type = "button";
     button.setAttribute("aria-pressed", String(picked));
     button.dataset.userId = user.id;
-    button.append(avatar(user.displayName, user.id, false));
+    button.append(avatar(user.displayName, user.id, false, user.photo));
     const main = el("span", "row-main");
     main.append(el("span", "row-name", user.displayName), el("span", "row-preview", `@${user.username}`));
     button.append(main, el("span", "check", picked ? "✓" : ""));

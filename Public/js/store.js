@@ -20,6 +20,9 @@
 // Message actions (react, edit, delete, hide) share the outbox with the sends, in order: see
 // message-actions.js for their rules. A send may carry `replyToSeq`.
 //
+// A send with files waits in the outbox (`uploading`) until uploads.js has uploaded them all, then
+// goes with its `attachments`; sends after it do not wait for it.
+//
 // Stream events of a type this client does not know still count as processed (their `pos` is kept),
 // so a newer server never stalls the resume position of an older page.
 
@@ -27,6 +30,7 @@ import { directConversationId } from "./format.js";
 import { GroupState } from "./group-state.js";
 import { MessageActions } from "./message-actions.js";
 import { NotificationSettings } from "./notifications.js";
+import { Uploads } from "./uploads.js";
 
 const TRANSIENT = new Set(["rate_limited", "unavailable", "storage_unavailable", "internal_error"]);
 
@@ -53,6 +57,7 @@ export class ChatStore {
     this.earlyReceipts = new Map();   // conversationId → userId → cursors received before its summary
     this.groups = new GroupState(this);
     this.actions = new MessageActions(this);
+    this.uploads = new Uploads(this);
     this.notifications = new NotificationSettings(this);
     this.onInvitation = () => {};
     this.onUpdated = () => {};        // (message) a messageUpdated event: an edit, a reaction, a delete for everyone
@@ -80,7 +85,10 @@ export class ChatStore {
     try { return JSON.parse(localStorage.getItem(this.outboxKey) ?? "[]"); } catch { return []; }
   }
 
-  saveOutbox() { localStorage.setItem(this.outboxKey, JSON.stringify(this.outbox)); }
+  saveOutbox() {
+    localStorage.setItem(this.outboxKey, JSON.stringify(this.outbox));
+    this.uploads?.outboxChanged();  // files of a message that left the outbox stop uploading
+  }
 
   // MARK: snapshot
 
@@ -267,6 +275,14 @@ export class ChatStore {
 
   me_(summary) { return summary.members.find((m) => m.userId === this.me); }
 
+  /** A member's or user's profile photo (a path), or null: mine as I set it here, anyone's as the server sent it. */
+  photoOf(person) {
+    const userId = person?.userId ?? person?.id;
+    if (!userId) return null;
+    if (userId === this.me) return this.session.user.photo ?? null;
+    return person.photo ?? this.groups.users.get(userId)?.photo ?? null;
+  }
+
   sortedConversations() {
     return [...this.conversations.values()].sort((a, b) => b.lastActivityAt - a.lastActivityAt || (a.id < b.id ? 1 : -1));
   }
@@ -304,17 +320,20 @@ export class ChatStore {
 
   // MARK: sending
 
-  send(conversationId, recipientId, text, replyToSeq = null) {
+  /** Queues a send; with `files` (uploads.js), its clientId and attachments, held until they are uploaded. */
+  send(conversationId, recipientId, text, replyToSeq = null, files = null) {
     const entry = {
-      clientId: crypto.randomUUID(), conversationId,
+      clientId: files?.clientId ?? crypto.randomUUID(), conversationId,
       recipientId: this.conversations.has(conversationId) || this.isGroup(conversationId) ? null : recipientId,
       text, createdAt: Date.now(), status: "sending", error: null,
     };
     if (replyToSeq) entry.replyToSeq = replyToSeq;
+    if (files) Object.assign(entry, { attachments: files.attachments, uploading: true });
     this.outbox.push(entry);
     this.saveOutbox();
     this.changed();
     this.flush();
+    return entry;
   }
 
   retry(clientId) {
@@ -343,8 +362,9 @@ export class ChatStore {
         frame = this.actions.frameOf(entry);
         if (!frame) continue;  // waits for its message's seq
       } else {
-        if (entry.status !== "sending") continue;
+        if (entry.status !== "sending" || entry.uploading) continue;  // files still uploading: uploads.js says when
         frame = { type: "send", clientId: entry.clientId, text: entry.text };
+        if (entry.attachments) frame.attachments = entry.attachments.map(attachmentRequest);
         if (!entry.recipientId || this.conversations.has(entry.conversationId)) frame.conversationId = entry.conversationId;
         else frame.recipientId = entry.recipientId;
         if (entry.replyToSeq) frame.replyToSeq = entry.replyToSeq;
@@ -501,7 +521,7 @@ export class ChatStore {
     if (this.conversations.has(info.id)) return;
     const summary = {
       id: info.id, kind: info.kind, createdAt: info.createdAt, lastSeq: 0, lastActivityAt: info.createdAt, unreadCount: 0,
-      members: (info.members ?? []).map((u) => ({ userId: u.id, username: u.username, displayName: u.displayName, deliveredSeq: 0, readSeq: 0 })),
+      members: (info.members ?? []).map((u) => ({ userId: u.id, username: u.username, displayName: u.displayName, photo: u.photo, deliveredSeq: 0, readSeq: 0 })),
     };
     if (group) Object.assign(summary, { title: info.title, mentionCount: 0 });
     this.addSummary(summary);
@@ -589,6 +609,16 @@ export class ChatStore {
 
   /** The id a chat with `userId` has, whether or not it exists yet. */
   conversationWith(userId) { return directConversationId(this.me, userId); }
+}
+
+/** What a send says of one uploaded file (docs/protocol.md "Files"): the thumbnail as plain base64. */
+function attachmentRequest(attachment) {
+  const request = { uploadId: attachment.uploadId };
+  const thumbnail = attachment.thumbnail?.slice(attachment.thumbnail.indexOf(",") + 1);
+  if (thumbnail) request.thumbnail = thumbnail;
+  if (attachment.placeholder) request.placeholder = attachment.placeholder;
+  for (const field of ["width", "height", "durationMs"]) if (Number.isInteger(attachment[field])) request[field] = attachment[field];
+  return request;
 }
 
 /** Moves a member's cursors in `summary` forward to `receipt`'s (`{userId, deliveredSeq?, readSeq?}`). */

@@ -45,6 +45,7 @@ extension SendRequest: DeclaredFields {
     public static let declaredFields: Set<String> = ["ref", "clientId", "conversationId", "recipientId", "text", "replyToSeq", "attachments"]
 }
 extension API.FileLinksRequest: DeclaredFields { public static let declaredFields: Set<String> = ["ids"] }
+extension API.PhotoRequest: DeclaredFields { public static let declaredFields: Set<String> = ["uploadId"] }
 extension API.WebPushSubscriptionBody: DeclaredFields { public static let declaredFields: Set<String> = ["endpoint", "keys"] }
 extension API.WebPushUnsubscribeBody: DeclaredFields { public static let declaredFields: Set<String> = ["endpoint"] }
 extension API.APNsTokenBody: DeclaredFields { public static let declaredFields: Set<String> = ["environment"] }

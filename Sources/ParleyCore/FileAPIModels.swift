@@ -61,3 +61,15 @@ extension API {
     /// The most ids one links request may name.
     public static let maxFileLinks = 100
 }
+
+extension API {
+    /// `PUT /v1/me/photo`: a complete image upload of mine becomes my profile photo.
+    public struct PhotoRequest: Codable, Sendable, Equatable {
+        public var uploadId: UploadID
+        public init(uploadId: UploadID) { self.uploadId = uploadId }
+    }
+
+    /// Where a profile photo loads from (``User/photo``): the upload's id, so the path changes with
+    /// the photo and a browser may cache each one for good.
+    public static func photoPath(_ upload: UploadID) -> String { "/v1/photos/\(upload.rawValue)" }
+}

@@ -8,13 +8,17 @@ public struct User: Hashable, Codable, Sendable {
     public var displayName: String
     /// When it was created.
     public var createdAt: Timestamp
+    /// Their profile photo: a path (`/v1/photos/{id}`, ``API/photoPath(_:)``) that loads without a
+    /// token and changes whenever the photo does; absent when they have none.
+    public var photo: String?
 
     /// Creates a user value.
-    public init(id: UserID, username: String, displayName: String, createdAt: Timestamp) {
+    public init(id: UserID, username: String, displayName: String, createdAt: Timestamp, photo: String? = nil) {
         self.id = id
         self.username = username
         self.displayName = displayName
         self.createdAt = createdAt
+        self.photo = photo
     }
 }
 
@@ -97,13 +101,16 @@ public struct ConversationMember: Hashable, Codable, Sendable {
     public var lastSeenAt: Timestamp?
     /// The member's role in a group (absent in a direct conversation).
     public var role: MemberRole?
+    /// Their profile photo's path, as ``User/photo``.
+    public var photo: String?
 
     /// Creates a value.
     public init(
         userId: UserID, username: String, displayName: String, deliveredSeq: Int64, readSeq: Int64,
-        online: Bool? = nil, lastSeenAt: Timestamp? = nil, role: MemberRole? = nil
+        online: Bool? = nil, lastSeenAt: Timestamp? = nil, role: MemberRole? = nil, photo: String? = nil
     ) {
         self.role = role
+        self.photo = photo
         self.userId = userId
         self.username = username
         self.displayName = displayName

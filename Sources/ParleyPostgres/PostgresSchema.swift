@@ -278,6 +278,15 @@ enum PostgresSchema {
                 "ALTER TABLE messages ADD COLUMN attachments TEXT",
             ]
         ),
+        (
+            // The user's current photo (an upload id), read with every user; the upload names its
+            // user back, which claims it (no expiry, no message, no tus termination).
+            "v12-profile-photos",
+            [
+                "ALTER TABLE users ADD COLUMN photo_upload TEXT",
+                "ALTER TABLE uploads ADD COLUMN photo_of TEXT",
+            ]
+        ),
     ]
 
     static func migrate(_ client: PostgresClient, logger: Logger) async throws {

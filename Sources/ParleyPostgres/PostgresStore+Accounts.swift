@@ -29,7 +29,7 @@ extension PostgresStore: AccountStore {
 
     static func users(_ ids: [UserID], _ db: PostgresConnection, _ logger: Logger) async throws -> [User] {
         try await db.rows(
-            "SELECT u.id, u.username, u.display_name, u.created_at FROM users u WHERE u.id = ANY(\(ids.map(\.rawValue))) ORDER BY u.username COLLATE \"C\"",
+            "SELECT \(unescaped: Columns.user) FROM users u WHERE u.id = ANY(\(ids.map(\.rawValue))) ORDER BY u.username COLLATE \"C\"",
             logger
         ).map { User(try $0.decode(UserRow.self)) }
     }
@@ -37,11 +37,11 @@ extension PostgresStore: AccountStore {
     public func credentials(username: String) async throws -> Credentials? {
         try await read { db in
             try await db.rows(
-                "SELECT u.id, u.username, u.display_name, u.created_at, u.password_hash FROM users u WHERE u.username = \(username)",
+                "SELECT \(unescaped: Columns.user), u.password_hash FROM users u WHERE u.username = \(username)",
                 self.logger
             ).first.map { row in
-                let (id, name, display, created, hash) = try row.decode((String, String, String, Int64, String).self)
-                return Credentials(user: User((id, name, display, created)), passwordHash: hash)
+                let (id, name, display, created, photo, hash) = try row.decode((String, String, String, Int64, String?, String).self)
+                return Credentials(user: User((id, name, display, created, photo)), passwordHash: hash)
             }
         }
     }
@@ -52,7 +52,7 @@ extension PostgresStore: AccountStore {
         return try await read { db in
             try await db.rows(
                 """
-                SELECT u.id, u.username, u.display_name, u.created_at FROM users u
+                SELECT \(unescaped: Columns.user) FROM users u
                 WHERE u.id <> \(excluding.rawValue) AND (u.username LIKE \(pattern) OR u.display_name_key LIKE \(pattern)
                     OR u.display_name_key LIKE \(wordPattern))
                 ORDER BY u.username COLLATE "C" LIMIT \(limit)

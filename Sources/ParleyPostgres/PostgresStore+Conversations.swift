@@ -210,18 +210,19 @@ extension PostgresStore: ConversationStore {
     private func members(of id: ConversationID, as user: UserID, _ db: PostgresConnection) async throws -> ([ConversationMember], Bool?) {
         let memberRows = try await db.rows(
             """
-            SELECT m.user_id, u.username, u.display_name, m.delivered_seq, m.read_seq, u.last_seen_at, m.first_sent_seq IS NOT NULL, m.role
+            SELECT m.user_id, u.username, u.display_name, m.delivered_seq, m.read_seq, u.last_seen_at, m.first_sent_seq IS NOT NULL, m.role,
+                u.photo_upload
             FROM conversation_members m JOIN users u ON u.id = m.user_id
             WHERE m.conversation_id = \(id.rawValue) ORDER BY m.user_id COLLATE "C"
             """, logger
-        ).map { try $0.decode((String, String, String, Int64, Int64, Int64?, Bool, String?).self) }
+        ).map { try $0.decode((String, String, String, Int64, Int64, Int64?, Bool, String?, String?).self) }
         let presenceShared: Bool? = id.isGroup ? nil : memberRows.allSatisfy(\.6)
         let members = memberRows.map { member in
             let userId = UserID(rawValue: member.0)
             return ConversationMember(
                 userId: userId, username: member.1, displayName: member.2, deliveredSeq: member.3, readSeq: member.4,
                 lastSeenAt: presenceShared == true || userId == user ? member.5.map(Timestamp.init(milliseconds:)) : nil,
-                role: member.7.flatMap(MemberRole.init(rawValue:)))
+                role: member.7.flatMap(MemberRole.init(rawValue:)), photo: member.8.map { API.photoPath(UploadID(rawValue: $0)) })
         }
         return (members, presenceShared)
     }

@@ -104,9 +104,9 @@ extension PostgresStore: GroupStore {
                 WHERE i.user_id = \(user.rawValue) ORDER BY i.created_at DESC, i.conversation_id COLLATE "C" LIMIT \(Invitation.listLimit)
                 """, self.logger
             ).map { row in
-                let c = try row.decode((String, String, Int64, Int64, String, String, String, Int64).self)
+                let c = try row.decode((String, String, Int64, Int64, String, String, String, Int64, String?).self)
                 return Invitation(
-                    conversationId: ConversationID(rawValue: c.0), title: c.1, inviter: User((c.4, c.5, c.6, c.7)), memberCount: Int(c.3),
+                    conversationId: ConversationID(rawValue: c.0), title: c.1, inviter: User((c.4, c.5, c.6, c.7, c.8)), memberCount: Int(c.3),
                     createdAt: Timestamp(milliseconds: c.2))
             }
         }

@@ -3,8 +3,9 @@ import ParleyStore
 import PostgresNIO
 
 extension PostgresStore: UploadStore {
-    static let uploadColumns = "id, owner_id, name, length, sha256, created_at, expires_at, blob, mime_type, kind, width, height, conversation_id, seq"
-    typealias UploadRow = (String, String, String, Int64, String?, Int64, Int64, String?, String?, String?, Int32?, Int32?, String?, Int64?)
+    static let uploadColumns =
+        "id, owner_id, name, length, sha256, created_at, expires_at, blob, mime_type, kind, width, height, conversation_id, seq, photo_of"
+    typealias UploadRow = (String, String, String, Int64, String?, Int64, Int64, String?, String?, String?, Int32?, Int32?, String?, Int64?, String?)
 
     public func createUpload(_ upload: NewUpload, quota: Int64, now: Timestamp) async throws {
         try await transaction { db in
@@ -46,7 +47,7 @@ extension PostgresStore: UploadStore {
     public func deleteUpload(_ id: UploadID, owner: UserID) async throws {
         try await transaction { db in
             guard let upload = try await self.upload(id, db, lock: true), upload.owner == owner else { throw StoreError.uploadNotFound }
-            guard upload.conversationId == nil else { throw StoreError.uploadAttached }
+            guard !upload.isClaimed else { throw StoreError.uploadAttached }
             try await self.forget([upload], now: .now(), db)
         }
     }
@@ -69,7 +70,10 @@ extension PostgresStore: UploadStore {
     public func expiredUploads(now: Timestamp, limit: Int) async throws -> [UploadID] {
         try await read { db in
             try await db.values(
-                "SELECT id FROM uploads WHERE conversation_id IS NULL AND expires_at < \(now.milliseconds) ORDER BY expires_at LIMIT \(limit)",
+                """
+                SELECT id FROM uploads WHERE conversation_id IS NULL AND photo_of IS NULL AND expires_at < \(now.milliseconds)
+                ORDER BY expires_at LIMIT \(limit)
+                """,
                 as: String.self, self.logger
             ).map(UploadID.init(rawValue:))
         }
@@ -79,7 +83,7 @@ extension PostgresStore: UploadStore {
         try await transaction { db in
             var expired: [StoredUpload] = []
             for id in ids {
-                if let upload = try await self.upload(id, db, lock: true), upload.conversationId == nil, upload.expiresAt < now { expired.append(upload) }
+                if let upload = try await self.upload(id, db, lock: true), !upload.isClaimed, upload.expiresAt < now { expired.append(upload) }
             }
             try await self.forget(expired, now: now, db)
             return expired.map(\.id)
@@ -119,12 +123,12 @@ extension PostgresStore: UploadStore {
         ).first.map { StoredUpload(try $0.decode(UploadRow.self)) }
     }
 
-    /// Rule 10 of a send: each attachment a complete upload of the sender's that no message carries,
+    /// Rule 10 of a send: each attachment a complete upload of the sender's that no message carries (nor a profile photo),
     /// its row locked until the send commits (a second send of it waits, then finds it claimed).
     func claimable(_ new: NewMessage, _ db: PostgresConnection) async throws -> [Attachment] {
         var attachments: [Attachment] = []
         for request in new.attachments {
-            guard let upload = try await upload(request.uploadId, db, lock: true), upload.owner == new.sender, upload.conversationId == nil,
+            guard let upload = try await upload(request.uploadId, db, lock: true), upload.owner == new.sender, !upload.isClaimed,
                 let attachment = upload.attachment(request)
             else { throw StoreError.invalidAttachment }
             attachments.append(attachment)
@@ -153,6 +157,6 @@ extension StoredUpload {
         self.init(
             id: UploadID(rawValue: row.0), owner: UserID(rawValue: row.1), name: row.2, length: row.3, sha256: row.4,
             createdAt: Timestamp(milliseconds: row.5), expiresAt: Timestamp(milliseconds: row.6), reading: reading,
-            conversationId: row.12.map(ConversationID.init(rawValue:)), seq: row.13)
+            conversationId: row.12.map(ConversationID.init(rawValue:)), seq: row.13, photoOf: row.14.map(UserID.init(rawValue:)))
     }
 }

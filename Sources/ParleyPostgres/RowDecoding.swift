@@ -4,18 +4,21 @@ import PostgresNIO
 
 /// Column lists shared by the queries, so every query decodes a model the same way.
 enum Columns {
-    static let user = "u.id, u.username, u.display_name, u.created_at"
+    /// A user's row (``UserRow``). Queries read columns after it by position: it grows at the end only.
+    static let user = "u.id, u.username, u.display_name, u.created_at, u.photo_upload"
     /// A message's row; ``PostgresMessageRendering`` completes its reply quote and reactions.
     static let message =
         "m.id, m.conversation_id, m.seq, m.sender_id, m.client_id, m.text, m.created_at, m.entry, m.mentions, m.reply_to_seq, m.edited_at, m.deleted_at, m.reaction_count, m.attachments"
 }
 
-typealias UserRow = (String, String, String, Int64)
+typealias UserRow = (String, String, String, Int64, String?)
 typealias MessageRow = (String, String, Int64, String, String, String, Int64, String?, String?, Int64?, Int64?, Int64?, Int32, String?)
 
 extension User {
     init(_ row: UserRow) {
-        self.init(id: UserID(rawValue: row.0), username: row.1, displayName: row.2, createdAt: Timestamp(milliseconds: row.3))
+        self.init(
+            id: UserID(rawValue: row.0), username: row.1, displayName: row.2, createdAt: Timestamp(milliseconds: row.3),
+            photo: row.4.map { API.photoPath(UploadID(rawValue: $0)) })
     }
 }
 

@@ -9,7 +9,7 @@ import ParleyCore
 public struct HTTPParleyAPI: ParleyAPI {
     /// The server, e.g. `https://chat.example.com`.
     public let baseURL: URL
-    private let requester: any HTTPRequester
+    let requester: any HTTPRequester
 
     /// A client of the server at `baseURL`, sending through `requester`.
     public init(baseURL: URL, requester: any HTTPRequester) {

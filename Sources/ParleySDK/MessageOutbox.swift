@@ -35,6 +35,12 @@ import ParleyCore
 ///    While that message is `failed`, they wait with it without holding back the rest.
 /// 12. A refused action (any refusal but the transient ones of rule 4) is dropped from the outbox and
 ///    returned by ``refuse(_:code:message:now:)`` to be reported: it is never retried forever.
+///
+/// Files (docs/protocol.md "Files"):
+/// 13. A message with files is not sent before each file is uploaded, and holds back its
+///    conversation meanwhile (order is kept). Upload progress is persisted with the entry (the
+///    upload's id as soon as the server made it), so after a restart the upload goes on from the
+///    server's offset and the message is then sent once, with its client id.
 public struct MessageOutbox: Sendable, Equatable {
     /// Every unconfirmed message and action, in the order written.
     public internal(set) var entries: [OutboxEntry]
@@ -48,10 +54,12 @@ public struct MessageOutbox: Sendable, Equatable {
     /// Rule 1: a new `sending` entry at the end.
     @discardableResult
     public mutating func enqueue(
-        text: String, conversation: ConversationID, recipient: UserID?, replyTo: MessageTarget? = nil, now: Timestamp
+        text: String, conversation: ConversationID, recipient: UserID?, replyTo: MessageTarget? = nil, attachments: [PendingAttachment]? = nil,
+        now: Timestamp
     ) -> OutboxEntry {
         var entry = OutboxEntry(clientId: .random(), conversationId: conversation, recipient: recipient, text: text, createdAt: now)
         entry.replyTo = replyTo
+        entry.attachments = attachments
         entries.append(entry)
         return entry
     }
@@ -64,12 +72,30 @@ public struct MessageOutbox: Sendable, Equatable {
         for index in entries.indices where entries[index].state == .sending && !blocked.contains(entries[index].conversationId) {
             if entries[index].waitsForPendingMessage { continue }
             blocked.insert(entries[index].conversationId)
+            if !entries[index].isUploaded { continue }
             if let retryAt = entries[index].retryAt, retryAt > now { continue }
             inFlight.insert(entries[index].clientId)
             entries[index].wasSent = true
             ready.append(entries[index])
         }
         return ready
+    }
+
+    /// Rule 13: the next file to upload — of the first entry still `sending` whose files are not all
+    /// on the server — or nil.
+    public func nextUpload() -> (clientId: ClientMessageID, index: Int, attachment: PendingAttachment)? {
+        for entry in entries where entry.state == .sending {
+            guard let attachments = entry.attachments, let index = attachments.firstIndex(where: { !$0.uploaded }) else { continue }
+            return (entry.clientId, index, attachments[index])
+        }
+        return nil
+    }
+
+    /// Rule 13: records an upload's progress (its id once made, or done).
+    public mutating func updateAttachment(_ clientId: ClientMessageID, at index: Int, _ change: (inout PendingAttachment) -> Void) {
+        guard let entry = entries.firstIndex(where: { $0.clientId == clientId }), let count = entries[entry].attachments?.count, index < count
+        else { return }
+        change(&entries[entry].attachments![index])
     }
 
     /// When the earliest held-back entry may go (to schedule the next attempt).

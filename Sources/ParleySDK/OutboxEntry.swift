@@ -33,6 +33,8 @@ public struct OutboxEntry: Codable, Hashable, Sendable, Identifiable {
     /// Whether it was put on the wire at least once: then the server may hold it even without an
     /// answer, so it can no longer be rewritten or cancelled in place (``MessageOutbox`` rules 9–10).
     public var wasSent = false
+    /// For a send: the files it carries, each uploaded before the message goes (``MessageOutbox`` rule 13).
+    public var attachments: [PendingAttachment]? = nil
 
     /// The client id (stable for SwiftUI lists).
     public var id: ClientMessageID { clientId }
@@ -86,5 +88,55 @@ extension OutboxEntry {
         replyTo = try c.decodeIfPresent(MessageTarget.self, forKey: .replyTo)
         action = try c.decodeIfPresent(PendingAction.self, forKey: .action)
         wasSent = try c.decodeIfPresent(Bool.self, forKey: .wasSent) ?? true
+        attachments = try c.decodeIfPresent([PendingAttachment].self, forKey: .attachments)
+    }
+
+    /// Whether every file it carries is on the server (then the message itself may go).
+    public var isUploaded: Bool { (attachments ?? []).allSatisfy { $0.uploaded } }
+}
+
+/// A file a pending message carries: where it is on this device, and how far its upload got. The
+/// upload's id is kept as soon as the server made it, so a client killed mid-upload asks the server
+/// where it stands and goes on from there (docs/protocol.md "Files").
+public struct PendingAttachment: Codable, Hashable, Sendable {
+    /// The file on this device (read when uploading: it must stay until the message is sent).
+    public var path: String
+    /// The name the others see.
+    public var name: String
+    public var size: Int64
+    /// Lowercase hex SHA-256 of the file, promised to the server (which checks it).
+    public var sha256: String
+    /// The server's upload, once created.
+    public var uploadId: UploadID?
+    /// Every byte arrived and the server read the file.
+    public var uploaded: Bool
+    /// What the app made to show before the file loads (thumbnail base64, BlurHash), and a video's size and length.
+    public var thumbnail: String?
+    public var placeholder: String?
+    public var width: Int?
+    public var height: Int?
+    public var durationMs: Int64?
+
+    /// Creates a value (not uploaded yet).
+    public init(
+        path: String, name: String, size: Int64, sha256: String, thumbnail: String? = nil, placeholder: String? = nil, width: Int? = nil,
+        height: Int? = nil, durationMs: Int64? = nil
+    ) {
+        self.path = path
+        self.name = name
+        self.size = size
+        self.sha256 = sha256
+        self.uploadId = nil
+        self.uploaded = false
+        self.thumbnail = thumbnail
+        self.placeholder = placeholder
+        self.width = width
+        self.height = height
+        self.durationMs = durationMs
+    }
+
+    /// What the send says of it.
+    var request: AttachmentRequest? {
+        uploadId.map { AttachmentRequest(uploadId: $0, thumbnail: thumbnail, placeholder: placeholder, width: width, height: height, durationMs: durationMs) }
     }
 }

@@ -63,6 +63,29 @@ public protocol ParleyAPI: Sendable {
     func registerAPNsToken(_ deviceToken: String, environment: API.APNsTokenBody.Environment, token: String) async throws
     /// `DELETE /v1/push/apns-tokens/{token}`.
     func unregisterAPNsToken(_ deviceToken: String, token: String) async throws
+
+    // Files (docs/protocol.md "Files").
+    /// `POST /v1/uploads` (tus creation): an upload of `length` bytes, `sha256` (hex) promised.
+    func createUpload(length: Int64, name: String, sha256: String?, token: String) async throws -> API.Upload
+    /// `GET /v1/uploads/{id}`: where the upload stands.
+    func upload(_ id: UploadID, token: String) async throws -> API.Upload
+    /// `PATCH /v1/uploads/{id}` (tus): `bytes` at `offset`, checksummed.
+    func appendUpload(_ id: UploadID, offset: Int64, bytes: Data, token: String) async throws
+    /// `POST /v1/files/links`: signed links to the attachments I can see.
+    func fileLinks(_ ids: [UploadID], token: String) async throws -> [API.FileLink]
+    /// `GET /v1/files/{id}/content` with `Range`: part of a file.
+    func fileBytes(_ id: UploadID, offset: Int64, length: Int64, token: String) async throws -> Data
+}
+
+extension ParleyAPI {
+    /// An API without files (test stand-ins) refuses them.
+    public func createUpload(length: Int64, name: String, sha256: String?, token: String) async throws -> API.Upload { throw Self.noFiles }
+    public func upload(_ id: UploadID, token: String) async throws -> API.Upload { throw Self.noFiles }
+    public func appendUpload(_ id: UploadID, offset: Int64, bytes: Data, token: String) async throws { throw Self.noFiles }
+    public func fileLinks(_ ids: [UploadID], token: String) async throws -> [API.FileLink] { throw Self.noFiles }
+    public func fileBytes(_ id: UploadID, offset: Int64, length: Int64, token: String) async throws -> Data { throw Self.noFiles }
+
+    static var noFiles: ParleyClientError { ParleyClientError(status: 404, code: .notFound, message: "This server does not take files.") }
 }
 
 /// A failed request: the server's error code and message, or a transport failure (`code == nil`).

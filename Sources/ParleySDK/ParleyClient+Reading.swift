@@ -41,10 +41,12 @@ extension ParleyClient {
         }
         let confirmedIds = Set(confirmed.map(\.id))
         let pending = outbox.pending(in: id).filter { !confirmedIds.contains($0.clientId) }.compactMap { entry in
-            TimelineItem(
+            var item = TimelineItem(
                 id: entry.clientId, conversationId: id, seq: nil, senderId: me.id, text: entry.text, createdAt: entry.createdAt,
                 status: { if case .failed(let reason) = entry.state { .failed(reason: reason) } else { .sending } }()
             ).applying(actions, on: .pending(entry.clientId), me: me.id)
+            item?.pendingFiles = entry.attachments ?? []
+            return item
         }
         let bySeq = Dictionary(confirmed.compactMap { item in item.seq.map { ($0, item) } }, uniquingKeysWith: { first, _ in first })
         let byClientId = Dictionary(pending.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })

@@ -43,6 +43,7 @@ extension ParleyClient {
     /// frames, actions as `action` frames whose `ref` is the action's client id (the `acted` answer
     /// echoes it). The outbox is saved first, so an entry on the wire is known to have gone out.
     func flushOutbox() {
+        pumpUploads()
         guard connectionState == .online, connection != nil else { return }
         let ready = outbox.takeSendable(now: .now())
         guard !ready.isEmpty else { return }
@@ -62,7 +63,8 @@ extension ParleyClient {
                 .send(
                     SendRequest(
                         clientId: entry.clientId, conversationId: useRecipient ? nil : entry.conversationId,
-                        recipientId: useRecipient ? entry.recipientId : nil, text: entry.text, replyToSeq: entry.replyTo?.seq)))
+                        recipientId: useRecipient ? entry.recipientId : nil, text: entry.text, replyToSeq: entry.replyTo?.seq,
+                        attachments: entry.attachments?.compactMap(\.request))))
         }
     }
 

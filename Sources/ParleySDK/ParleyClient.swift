@@ -100,6 +100,10 @@ public final class ParleyClient {
     @ObservationIgnored var connection: (any RealtimeConnection)?
     @ObservationIgnored var loop: Task<Void, Never>?
     @ObservationIgnored var retryTimer: Task<Void, Never>?
+    /// The outbox's file uploads, one at a time (``ParleyClient/pumpUploads()``).
+    @ObservationIgnored var uploadTask: Task<Void, Never>?
+    /// Bytes of the file being uploaded that the server has, by message (progress).
+    var uploadOffsets: [ClientMessageID: Int64] = [:]
     @ObservationIgnored var deliveredTimer: Task<Void, Never>?
     @ObservationIgnored var deliveredPending: [ConversationID: Int64] = [:]
     @ObservationIgnored var readPending: [ConversationID: Int64] = [:]

@@ -41,6 +41,10 @@ public struct TimelineItem: Hashable, Sendable, Identifiable {
     public var deletedAt: Timestamp?
     /// Its reactions, by emoji in order of each one's first reaction.
     public var reactions: [Reaction]
+    /// Its photos and files (``ParleyClient/save(_:into:)`` downloads one).
+    public var attachments: [Attachment] = []
+    /// While it is pending: the files it carries, as they are uploaded (``ParleyClient/uploadProgress(of:)``).
+    public var pendingFiles: [PendingAttachment] = []
 
     /// Whether it was deleted for everyone.
     public var isDeleted: Bool { deletedAt != nil }
@@ -56,6 +60,7 @@ public struct TimelineItem: Hashable, Sendable, Identifiable {
         editedAt = message.editedAt
         deletedAt = message.deletedAt
         reactions = message.reactions ?? []
+        attachments = message.attachments ?? []
     }
 
     init(

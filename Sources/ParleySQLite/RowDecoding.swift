@@ -4,7 +4,11 @@ import ParleyStore
 
 /// Column lists and row readers shared by the queries, so every query decodes a model the same way.
 enum Columns {
-    static let user = "u.id, u.username, u.display_name, u.created_at"
+    /// A user's row. Queries read columns after it by position: it grows at the end only, and
+    /// ``userCount`` with it.
+    static let user = "u.id, u.username, u.display_name, u.created_at, u.photo_upload"
+    /// How many columns ``user`` has.
+    static let userCount = 5
     /// A message's row; ``MessageRendering`` completes its reply quote and reactions.
     static let message =
         "m.id, m.conversation_id, m.seq, m.sender_id, m.client_id, m.text, m.created_at, m.entry, m.mentions, m.reply_to_seq, m.edited_at, m.deleted_at, m.reaction_count, m.attachments"
@@ -17,7 +21,7 @@ extension User {
     init(row: Row, at offset: Int = 0) {
         self.init(
             id: UserID(rawValue: row[offset]), username: row[offset + 1], displayName: row[offset + 2],
-            createdAt: Timestamp(milliseconds: row[offset + 3]))
+            createdAt: Timestamp(milliseconds: row[offset + 3]), photo: (row[offset + 4] as String?).map { API.photoPath(UploadID(rawValue: $0)) })
     }
 }
 

@@ -324,6 +324,15 @@ enum SQLiteSchema {
                     ALTER TABLE messages ADD COLUMN attachments TEXT;
                     """)
         }
+        migrator.registerMigration("v11-profile-photos") { db in
+            // The user's current photo (an upload id), read with every user; the upload names its
+            // user back, which claims it (no expiry, no message, no tus termination).
+            try db.execute(
+                sql: """
+                    ALTER TABLE users ADD COLUMN photo_upload TEXT;
+                    ALTER TABLE uploads ADD COLUMN photo_of TEXT;
+                    """)
+        }
         return migrator
     }
 }

@@ -45,7 +45,7 @@ extension SQLiteStore: AccountStore {
             try Row.fetchOne(
                 db, sql: "SELECT \(Columns.user), u.password_hash FROM users u WHERE u.username = ?",
                 arguments: [username]
-            ).map { Credentials(user: User(row: $0), passwordHash: $0[4]) }
+            ).map { Credentials(user: User(row: $0), passwordHash: $0[Columns.userCount]) }
         }
     }
 

@@ -217,7 +217,7 @@ extension SQLiteStore: ConversationStore {
             db.cachedStatement(
                 sql: """
                     SELECT m.user_id, u.username, u.display_name, m.delivered_seq, m.read_seq, u.last_seen_at,
-                        m.first_sent_seq IS NOT NULL, m.role
+                        m.first_sent_seq IS NOT NULL, m.role, u.photo_upload
                     FROM conversation_members m JOIN users u ON u.id = m.user_id
                     WHERE m.conversation_id = ? ORDER BY m.user_id
                     """),
@@ -230,7 +230,8 @@ extension SQLiteStore: ConversationStore {
                 userId: userId, username: member[1], displayName: member[2],
                 deliveredSeq: member[3], readSeq: member[4],
                 lastSeenAt: presenceShared == true || userId == user ? (member[5] as Int64?).map(Timestamp.init(milliseconds:)) : nil,
-                role: (member[7] as String?).flatMap(MemberRole.init(rawValue:)))
+                role: (member[7] as String?).flatMap(MemberRole.init(rawValue:)),
+                photo: (member[8] as String?).map { API.photoPath(UploadID(rawValue: $0)) })
         }
         return (list, presenceShared)
     }

@@ -93,11 +93,11 @@ extension SQLiteStore: MessageStore {
         return .accepted(targetID, members: members, attachments: try claimable(new, db))
     }
 
-    /// Rule 10: the attachments, each a complete upload of the sender's that no message carries.
+    /// Rule 10: the attachments, each a complete upload of the sender's that no message carries (nor a profile photo).
     static func claimable(_ new: NewMessage, _ db: Database) throws -> [Attachment] {
         guard !new.attachments.isEmpty else { return [] }
         return try new.attachments.map { request in
-            guard let upload = try upload(request.uploadId, db), upload.owner == new.sender, upload.conversationId == nil,
+            guard let upload = try upload(request.uploadId, db), upload.owner == new.sender, !upload.isClaimed,
                 let attachment = upload.attachment(request)
             else { throw StoreError.invalidAttachment }
             return attachment

@@ -3,7 +3,8 @@ import ParleyCore
 import ParleyStore
 
 extension SQLiteStore: UploadStore {
-    static let uploadColumns = "id, owner_id, name, length, sha256, created_at, expires_at, blob, mime_type, kind, width, height, conversation_id, seq"
+    static let uploadColumns =
+        "id, owner_id, name, length, sha256, created_at, expires_at, blob, mime_type, kind, width, height, conversation_id, seq, photo_of"
 
     public func createUpload(_ upload: NewUpload, quota: Int64, now: Timestamp) async throws {
         try await write { db in
@@ -37,7 +38,7 @@ extension SQLiteStore: UploadStore {
     public func deleteUpload(_ id: UploadID, owner: UserID) async throws {
         try await write { db in
             guard let upload = try Self.upload(id, db), upload.owner == owner else { throw StoreError.uploadNotFound }
-            guard upload.conversationId == nil else { throw StoreError.uploadAttached }
+            guard !upload.isClaimed else { throw StoreError.uploadAttached }
             try Self.forget([upload], now: Timestamp.now(), db)
         }
     }
@@ -61,7 +62,7 @@ extension SQLiteStore: UploadStore {
     public func expiredUploads(now: Timestamp, limit: Int) async throws -> [UploadID] {
         try await lookup { db in
             try String.fetchAll(
-                db, sql: "SELECT id FROM uploads WHERE conversation_id IS NULL AND expires_at < ? ORDER BY expires_at LIMIT ?",
+                db, sql: "SELECT id FROM uploads WHERE conversation_id IS NULL AND photo_of IS NULL AND expires_at < ? ORDER BY expires_at LIMIT ?",
                 arguments: [now.milliseconds, limit]
             ).map(UploadID.init(rawValue:))
         }
@@ -69,7 +70,7 @@ extension SQLiteStore: UploadStore {
 
     public func removeExpiredUploads(_ ids: [UploadID], now: Timestamp) async throws -> [UploadID] {
         try await write { db in
-            let expired = try ids.compactMap { try Self.upload($0, db) }.filter { $0.conversationId == nil && $0.expiresAt < now }
+            let expired = try ids.compactMap { try Self.upload($0, db) }.filter { !$0.isClaimed && $0.expiresAt < now }
             try Self.forget(expired, now: now, db)
             return expired.map(\.id)
         }
@@ -130,6 +131,7 @@ extension StoredUpload {
         self.init(
             id: UploadID(rawValue: row[0]), owner: UserID(rawValue: row[1]), name: row[2], length: row[3], sha256: row[4],
             createdAt: Timestamp(milliseconds: row[5]), expiresAt: Timestamp(milliseconds: row[6]), reading: reading,
-            conversationId: (row[12] as String?).map(ConversationID.init(rawValue:)), seq: row[13])
+            conversationId: (row[12] as String?).map(ConversationID.init(rawValue:)), seq: row[13],
+            photoOf: (row[14] as String?).map(UserID.init(rawValue:)))
     }
 }

@@ -92,7 +92,8 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
         case .deleteWindowClosed: self.init(.deleteWindowClosed, "This message can no longer be deleted for everyone.")
         case .invalidAttachment: self.init(.invalidAttachment, "An attachment is not a complete upload of yours that no message carries yet.")
         case .uploadNotFound: self.init(.uploadNotFound, "No such upload.")
-        case .uploadAttached: self.init(.uploadAttached, "That upload is part of a message; it goes when the message is deleted.")
+        case .uploadAttached:
+            self.init(.uploadAttached, "That upload is part of a message or is a profile photo; it goes when the message is deleted or the photo replaced.")
         case .quotaExceeded(let limit): self.init(.quotaExceeded, "Your uploads would take more than your \(ByteCountText.text(limit)) of storage.")
         case .storageUnavailable:
             self.init(.storageUnavailable, "The server cannot store anything right now; nothing was lost, try again shortly.", retryAfter: 5)

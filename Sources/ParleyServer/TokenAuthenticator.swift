@@ -6,9 +6,10 @@ import ParleyStore
 /// Routes that need a user call ``ParleyRequestContext/requireUser()``.
 ///
 /// A header that does not sign in (malformed, or a logged-out or expired session, or a store that
-/// cannot be asked) fails only the routes that need a user: register, login, health and readiness
-/// ignore it, so a client still sending its old header can sign in again and a probe with one still
-/// sees the server up. The failure is kept in the context and ``requireUser()`` throws it.
+/// cannot be asked) fails only the routes that need a user: register, login, health, readiness and
+/// profile photos (``PhotoRoutes``: an `<img>` sends no token) ignore it, so a client still sending
+/// its old header can sign in again and a probe with one still sees the server up. The failure is
+/// kept in the context and ``requireUser()`` throws it.
 struct TokenAuthenticator: RouterMiddleware {
     let store: any ParleyStore
 

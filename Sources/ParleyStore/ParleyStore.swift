@@ -108,7 +108,7 @@ public protocol EventLog: Sendable {
 
 /// Everything the server needs from a database. Every backend passes the same conformance suite.
 public protocol ParleyStore: AccountStore, ConversationStore, MessageStore, GroupStore, MessageActionStore, MessageSearchStore, PushSubscriptionStore,
-    PushQueueStore, UploadStore, EventLog
+    PushQueueStore, UploadStore, ProfilePhotoStore, EventLog
 {
     /// What a new live connection of `user` needs, read together: the stream head and the contacts
     /// (as ``streamHead(of:)`` and ``contacts(of:)`` would return them). A store that can read both

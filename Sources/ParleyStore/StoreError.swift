@@ -39,7 +39,7 @@ public enum StoreError: Error, Equatable, Sendable {
     case invalidAttachment
     /// No upload with that id belongs to the caller (or it expired).
     case uploadNotFound
-    /// The upload is carried by a message: it goes with the message, not by itself.
+    /// The upload is carried by a message or is a profile photo: it goes with them, not by itself.
     case uploadAttached
     /// The user's stored uploads would pass their quota.
     case quotaExceeded(limit: Int64)

@@ -13,6 +13,7 @@ import ParleyCore
 ///    with its text). Someone removed from a group, or who left, keeps the messages they saw but no
 ///    longer gets the files' bytes.
 /// 5. Unclaimed uploads expire; a blob is referenced while any upload names it.
+/// 6. A profile photo claims its upload too (``ProfilePhotoStore``): no message can carry it.
 public protocol UploadStore: Sendable {
     /// - Throws: ``StoreError/quotaExceeded(limit:)``.
     func createUpload(_ upload: NewUpload, quota: Int64, now: Timestamp) async throws
@@ -20,7 +21,8 @@ public protocol UploadStore: Sendable {
     func upload(_ id: UploadID, owner: UserID) async throws -> StoredUpload?
     /// Records what the complete upload turned out to be. - Throws: ``StoreError/uploadNotFound``.
     func completeUpload(_ id: UploadID, owner: UserID, _ reading: UploadReading, now: Timestamp) async throws -> StoredUpload
-    /// Removes an unclaimed upload. - Throws: ``StoreError/uploadNotFound``, ``StoreError/uploadAttached``.
+    /// Removes an unclaimed upload. - Throws: ``StoreError/uploadNotFound``, ``StoreError/uploadAttached`` (a message's
+    /// or a profile photo's).
     func deleteUpload(_ id: UploadID, owner: UserID) async throws
     /// What `user` may read of the upload (rule 4), or nil.
     func fileAccess(_ id: UploadID, for user: UserID) async throws -> FileAccess?
@@ -91,10 +93,12 @@ public struct StoredUpload: Sendable, Equatable, Hashable {
     /// The message carrying it.
     public var conversationId: ConversationID?
     public var seq: Int64?
+    /// The user whose profile photo it is.
+    public var photoOf: UserID?
 
     public init(
         id: UploadID, owner: UserID, name: String, length: Int64, sha256: String?, createdAt: Timestamp, expiresAt: Timestamp,
-        reading: UploadReading? = nil, conversationId: ConversationID? = nil, seq: Int64? = nil
+        reading: UploadReading? = nil, conversationId: ConversationID? = nil, seq: Int64? = nil, photoOf: UserID? = nil
     ) {
         self.id = id
         self.owner = owner
@@ -106,7 +110,11 @@ public struct StoredUpload: Sendable, Equatable, Hashable {
         self.reading = reading
         self.conversationId = conversationId
         self.seq = seq
+        self.photoOf = photoOf
     }
+
+    /// Whether a message or a profile photo holds it: then it never expires and nothing else may take it.
+    public var isClaimed: Bool { conversationId != nil || photoOf != nil }
 
     /// The attachment a send makes of this complete upload with what the client supplied.
     public func attachment(_ request: AttachmentRequest) -> Attachment? {

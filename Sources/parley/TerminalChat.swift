@@ -69,6 +69,7 @@ final class TerminalChat {
             say("/list · /open N · /new USERNAME · /older · /retry · /quit · anything else is sent to the open chat")
             say(Self.searchHelp)
             say(Self.messageHelp)
+            say(Self.fileHelp)
             say(Self.groupHelp)
             say(Self.notificationHelp)
         case "/list":
@@ -108,6 +109,8 @@ final class TerminalChat {
         case "/more": await showMoreResults()
         case let command? where Self.messageCommands.contains(command):
             await handleMessageCommand(command, parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : "")
+        case let command? where Self.fileCommands.contains(command):
+            await handleFileCommand(command, parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : "")
         case let command? where Self.notificationCommands.contains(command):
             await handleNotificationCommand(command, parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : "")
         case let command? where Self.groupCommands.contains(command):

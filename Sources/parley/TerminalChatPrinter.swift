@@ -31,6 +31,9 @@ struct ChatPrinter {
         let sender = item.senderId == client.me.id ? "You" : name(of: item.senderId, in: conversation)
         var line = (number.map { "[\($0)] " } ?? "") + "\(time) \(sender): "
         line += item.isDeleted ? MessageText.deleted : item.text
+        if !item.isDeleted, !(item.attachments.isEmpty && item.pendingFiles.isEmpty) {
+            line += (item.text.isEmpty ? "" : " ") + Self.fileTags(item)
+        }
         if item.isEdited && !item.isDeleted { line += " (\(MessageText.edited))" }
         if let status = item.status { line += " " + Self.mark(status) }
         if !item.reactions.isEmpty { line += " [" + item.reactions.map { "\($0.emoji) \($0.count)" }.joined(separator: " · ") + "]" }

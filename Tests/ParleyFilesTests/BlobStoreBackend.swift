@@ -12,7 +12,16 @@ struct BlobStoreBackend: CustomTestStringConvertible, Sendable {
         try LocalBlobStore(directory: NSTemporaryDirectory() + "parley-blobs-\(UUID().uuidString)")
     }
 
-    static let all: [BlobStoreBackend] = [local]
+    /// A fresh bucket on moto (``S3TestStore``).
+    static let s3 = BlobStoreBackend(name: "s3") { try await S3TestStore.make() }
+
+    /// The same with a key prefix and listings of 2 keys a page, so every rule also runs through
+    /// prefixed keys and continuation tokens.
+    static let s3Paged = BlobStoreBackend(name: "s3, prefixed, 2 keys a page") {
+        try await S3TestStore.make(prefix: "parley/files", pageSize: 2)
+    }
+
+    static let all: [BlobStoreBackend] = [local, s3, s3Paged]
 }
 
 import Testing

@@ -30,6 +30,19 @@ import Testing
         return planner.plan(events, name: { $0.rawValue.capitalized }, title: { $0.isGroup ? "Trip" : nil }, badge: 3)
     }
 
+    @Test func aMessagesFilesSayWhatTheyAreBeforeItsCaption() {
+        func with(_ kinds: [AttachmentKind], _ text: String) -> Message {
+            var message = message(1, in: direct, from: ada, text)
+            message.attachments = kinds.map { Attachment(id: .random(), name: "notes.pdf", mimeType: "application/pdf", kind: $0, size: 1) }
+            return message
+        }
+        #expect(PushPlanner.shownText(with([.image], "")) == "📷 Photo")
+        #expect(PushPlanner.shownText(with([.image, .image], "the beach")) == "📷 2 photos: the beach")
+        #expect(PushPlanner.shownText(with([.file], "")) == "📎 notes.pdf")
+        #expect(PushPlanner.shownText(with([.video], "")) == "🎥 Video")
+        #expect(PushPlanner.shownText(with([], "plain")) == "plain")
+    }
+
     @Test func rule1OnlyOthersMessagesAlertAndOnlyWhileOfflineAndAllowed() {
         let entry = Message(
             id: .random(), conversationId: group, seq: 2, senderId: ada, clientId: .random(), text: "", createdAt: now,

@@ -2,11 +2,21 @@ import Foundation
 import HTTPTypes
 import NIOCore
 import ParleyCore
-import ParleyServer
+import ParleyFiles
+import ParleyTestSupport
+@testable import ParleyServer
 import Testing
 
 /// tus uploads over HTTP (docs/protocol.md "Files", ``FileService``'s rules); every answer is held to openapi.yaml.
 @Suite struct UploadRouteTests {
+    @Test func aLiteralRouteBesideAParameterOneTakesTheMethodsOfBoth() {
+        let routes = RouteMethods()
+        routes.record([("/v1/files/:id", .get), ("/v1/files/links", .post), ("/v1/files/:id/content", .get)])
+        #expect(routes.methods(for: "/v1/files/links") == [.get, .post])
+        #expect(routes.methods(for: "/v1/files/abc") == [.get])
+        #expect(routes.methods(for: "/v1/nothing") == nil)
+    }
+
     @Test func aResumableUploadGoesOnFromTheServersOffsetAndEndsWithTheServersReading() async throws {
         try await TestServer.run { api in
             let ada = try await api.register("ada"), grace = try await api.register("grace")
@@ -143,6 +153,44 @@ import Testing
                 .post, "/v1/messages", token: ada.token, encoding: SendRequest(clientId: .random(), conversationId: chat, text: " "))
             #expect(empty.errorCode == .textEmpty, "no caption and no attachment")
             #expect(try await api.send(" ", attaching: [mine.id], from: ada, in: chat).status == .created)
+        }
+    }
+}
+
+@Suite struct EmptyUploadTests {
+    @Test func anEmptyFileIsCompleteAtCreation() async throws {
+        try await TestServer.run { api in
+            let ada = try await api.register("ada")
+            let created = try await api.createUpload(ada, length: 0)
+            #expect(created.status == .created)
+            let upload = try created.decode(API.Upload.self)
+            #expect(upload.complete && upload.size == 0 && upload.kind == .file)
+        }
+    }
+}
+
+/// The same upload, message and read through a server whose files are in an S3-compatible service (moto).
+@Suite struct S3FileServerTests {
+    @Test func aFileUploadedToAnS3StoreIsServedToTheOtherMember() async throws {
+        let moto = try await MotoTestServer.shared()
+        let escaped = { (value: String) in value.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }
+        let location =
+            "s3://parley-\(UUID().uuidString.lowercased())?endpoint=\(moto.url)&region=us-east-1&path-style=true"
+            + "&access-key=\(escaped(moto.accessKey))&secret-key=\(escaped(moto.secretKey))"
+        try await S3BlobStore(location: try S3Location(location, environment: [:])).createBucket()
+        try await TestServer.run(configure: { $0.files.blobStore = location }) { api in
+            let ada = try await api.register("ada"), grace = try await api.register("grace")
+            let chat = try await api.send("hi", from: ada, to: grace).conversationId
+            let png = TestFiles.png(width: 40, height: 30)
+            let created = try await api.createUpload(ada, length: png.count, promise: TestAPI.sha256(png))
+            let location = try #require(created.headers[.location])
+            _ = try await api.patchUpload(ada, location, offset: 0, Array(png[..<100]))
+            _ = try await api.patchUpload(ada, location, offset: 100, Array(png[100...]))
+            let upload = try await api.request(.get, location, token: ada.token).decode(API.Upload.self)
+            #expect(upload.complete && upload.width == 40 && upload.height == 30)
+            #expect(try await api.send("", attaching: [upload.id], from: ada, in: chat).status == .created)
+            let content = try await api.request(.get, "/v1/files/\(upload.id.rawValue)/content", token: grace.token)
+            #expect(content.status == .ok && Array(content.body.readableBytesView) == png)
         }
     }
 }

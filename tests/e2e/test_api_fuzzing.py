@@ -16,6 +16,11 @@ import tempfile
 from conftest import ROOT
 
 EXCLUDED = ["/v1/ws", "/v1/auth/logout", "/v1/auth/logout-all", "/v1/auth/password"]
+# Setting a profile photo takes a complete image upload of the caller's, which no schema can make: a
+# generated uuid, or an upload the fuzzer made of random bytes, is rightly 400 `invalid_attachment`,
+# which schemathesis reads as a schema-valid request refused. ProfilePhotoRouteTests covers it (and the
+# fuzzer still covers DELETE /v1/me/photo and GET /v1/photos/{id}).
+EXCLUDED_OPERATIONS = ["PUT /v1/me/photo"]
 
 
 def test_generated_requests_find_no_server_error_and_no_valid_request_rejected(server):
@@ -25,6 +30,8 @@ def test_generated_requests_find_no_server_error_and_no_valid_request_rejected(s
                "--seed", "7", "--workers", "1", "--phases", "examples,coverage,fuzzing"]
     for path in EXCLUDED:
         command += ["--exclude-path", path]
+    for operation in EXCLUDED_OPERATIONS:
+        command += ["--exclude-name", operation]
     with tempfile.TemporaryDirectory() as directory:  # schemathesis keeps its example database in the working folder
         # schemathesis_hooks.py says what the spec's `format: emoji` is.
         env = dict(os.environ, SCHEMATHESIS_HOOKS="schemathesis_hooks",

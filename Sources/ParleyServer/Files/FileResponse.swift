@@ -93,7 +93,3 @@ extension ParleyError {
         return error
     }
 }
-
-extension HTTPField.Name {
-    static let contentDisposition = HTTPField.Name("Content-Disposition")!
-}

@@ -86,6 +86,10 @@ final class FileService: Sendable {
 
     /// Rule 4: the last byte arrived.
     func complete(_ upload: StoredUpload, now: Timestamp) async throws -> StoredUpload {
+        if upload.length == 0 {
+            // An empty file has no bytes to stage: its staging is made empty, then stored like any other.
+            _ = try await blobs.appendStaged(upload.id.rawValue, at: 0, limit: 0, body: AsyncStream<ByteBuffer> { $0.finish() })
+        }
         let blob = try await blobs.commitStaged(upload.id.rawValue)
         if let promised = upload.sha256, promised != blob.key.sha256 {
             try? await store.deleteUpload(upload.id, owner: upload.owner)

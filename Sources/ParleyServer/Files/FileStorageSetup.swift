@@ -25,7 +25,11 @@ enum FileStorageSetup {
             return try LocalBlobStore(directory: directory)
         }
         if location.hasPrefix("s3://") {
-            throw FileStorageError("S3 blob stores are not available in this build.")
+            do {
+                return S3BlobStore(location: try S3Location(location))
+            } catch {
+                throw FileStorageError("--files: \(error)")
+            }
         }
         return try LocalBlobStore(directory: location)
     }

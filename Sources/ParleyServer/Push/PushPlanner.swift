@@ -113,10 +113,26 @@ struct PushPlanner {
         return setting.notifies(mentioning: message.mentions?.contains(user) ?? false, at: now)
     }
 
+    /// The text a notification shows: a message's files say what they are ("📷 Photo", "📎 notes.pdf"),
+    /// before the caption when there is one.
+    static func shownText(_ message: Message) -> String {
+        guard let first = message.attachments?.first else { return message.text }
+        let count = message.attachments?.count ?? 1
+        let label: String =
+            switch first.kind {
+            case .image: count > 1 ? "📷 \(count) photos" : "📷 Photo"
+            case .video: "🎥 Video"
+            case .audio: "🎵 Audio"
+            case .file: count > 1 ? "📎 \(count) files" : "📎 \(first.name)"
+            }
+        return message.text.isEmpty ? label : "\(label): \(message.text)"
+    }
+
     /// Rule 5.
     private func wording(_ message: Message, title groupTitle: String?, name: (UserID) -> String) -> (String, String) {
         let sender = name(message.senderId)
-        let text = message.text.count > Self.maxTextCharacters ? message.text.prefix(Self.maxTextCharacters - 1) + "…" : message.text
+        let body = Self.shownText(message)
+        let text = body.count > Self.maxTextCharacters ? body.prefix(Self.maxTextCharacters - 1) + "…" : body
         switch (preview, groupTitle) {
         case (.none, _): return ("Parley", "New message")
         case (.sender, nil): return (sender, "New message")

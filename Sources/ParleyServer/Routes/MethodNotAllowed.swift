@@ -21,15 +21,18 @@ final class RouteMethods: Sendable {
         }
     }
 
-    /// The methods `path` takes, or `nil` when no route has this path.
+    /// The methods `path` takes, or `nil` when no route has this path: those of every pattern it
+    /// matches (`/v1/files/links` is a literal route and also matches `/v1/files/{id}`).
     func methods(for path: String) -> [HTTPRequest.Method]? {
         let segments = path.split(separator: "/")
-        return routes.withLock { routes in
-            routes.first { route in
+        let matching = routes.withLock { routes in
+            routes.filter { route in
                 route.segments.count == segments.count
                     && zip(route.segments, segments).allSatisfy { pattern, segment in pattern.hasPrefix("{") || pattern.hasPrefix(":") || pattern == segment }
-            }?.methods
+            }
         }
+        guard !matching.isEmpty else { return nil }
+        return Array(Set(matching.flatMap(\.methods))).sorted { $0.rawValue < $1.rawValue }
     }
 }
 

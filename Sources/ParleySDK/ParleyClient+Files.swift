@@ -1,0 +1,166 @@
+import Crypto
+import Foundation
+import ParleyCore
+
+/// Photos and files (docs/protocol.md "Files"; ``MessageOutbox`` rule 13): a message with files is
+/// written to the outbox at once, its files uploaded one after another (1 MiB chunks, each
+/// checksummed, the upload's id persisted as soon as the server made it), then the message is sent.
+/// A client killed mid-upload asks the server where the upload stands when it comes back and goes on
+/// from there; the message then goes once, with its client id.
+extension ParleyClient {
+    /// The bytes of one upload request.
+    nonisolated static let uploadChunk = 1 << 20
+
+    /// Writes a message carrying the files at `paths` (at most 10; `caption` may be empty). The
+    /// files are read when uploaded and must stay where they are until the message is sent.
+    /// - Throws: the validation failure (no such file, too many, a caption too long).
+    @discardableResult
+    public func sendFiles(
+        _ paths: [String], caption: String = "", in conversation: ConversationID, to recipient: UserID? = nil
+    ) throws(Validation.Failure) -> ClientMessageID {
+        guard (1...Attachments.maxPerMessage).contains(paths.count) else {
+            throw Validation.Failure(.invalidAttachment, "A message carries 1 to \(Attachments.maxPerMessage) files.")
+        }
+        let text = caption.allSatisfy(\.isWhitespace) ? "" : try Validation.messageText(caption).get()
+        if conversations[conversation]?.leftSeq != nil { throw Validation.Failure(.forbidden, Self.notAMember) }
+        var attachments: [PendingAttachment] = []
+        for path in paths {
+            guard let (size, digest) = Self.sizeAndDigest(of: path) else {
+                throw Validation.Failure(.invalidAttachment, "Cannot read \(path).")
+            }
+            let name = Attachments.cleanName(URL(fileURLWithPath: path).lastPathComponent)
+            attachments.append(PendingAttachment(path: path, name: name, size: size, sha256: digest))
+        }
+        let entry = outbox.enqueue(
+            text: text, conversation: conversation, recipient: conversations[conversation] == nil ? recipient : nil, attachments: attachments,
+            now: .now())
+        saveOutbox()
+        pumpUploads()
+        return entry.clientId
+    }
+
+    /// How far the uploads of a pending message got, 0…1 (nil when it carries no files or they are all up).
+    public func uploadProgress(of clientId: ClientMessageID) -> Double? {
+        guard let entry = outbox.entries.first(where: { $0.clientId == clientId }), let files = entry.attachments, !entry.isUploaded else { return nil }
+        let total = files.reduce(Int64(0)) { $0 + $1.size }
+        let done = files.reduce(Int64(0)) { $0 + ($1.uploaded ? $1.size : 0) } + (uploadOffsets[clientId] ?? 0)
+        return total == 0 ? 0 : min(1, Double(done) / Double(total))
+    }
+
+    /// Starts uploading what the outbox holds, unless an upload is under way.
+    func pumpUploads() {
+        guard uploadTask == nil, outbox.nextUpload() != nil else { return }
+        uploadTask = Task { [weak self] in
+            await self?.runUploads()
+            self?.uploadTask = nil
+        }
+    }
+
+    private func runUploads() async {
+        var failures = 0
+        while let (clientId, index, file) = outbox.nextUpload(), !Task.isCancelled {
+            do {
+                try await upload(file, of: clientId, at: index)
+                failures = 0
+                flushOutbox()
+            } catch let error as ParleyClientError where !error.isUncertain && error.code != .uploadNotFound {
+                // The server refuses this file for good (too large, quota): the message fails with its reason.
+                outbox.refuse(clientId, code: error.code ?? .invalidAttachment, message: error.message, now: .now())
+                saveOutbox()
+                emit(.sendFailed(clientId, error.message))
+            } catch {
+                // No answer or a server in trouble: try again later from the server's offset.
+                failures += 1
+                try? await Task.sleep(for: .milliseconds(min(30_000, 500 << min(failures, 6))))
+            }
+        }
+    }
+
+    /// Creates the upload if needed, asks where it stands, and sends the rest.
+    private func upload(_ file: PendingAttachment, of clientId: ClientMessageID, at index: Int) async throws {
+        var id = file.uploadId
+        var offset: Int64 = 0
+        if let known = id {
+            do {
+                let status = try await api.upload(known, token: session.token)
+                if status.complete { return markUploaded(clientId, index) }
+                offset = status.offset
+            } catch let error as ParleyClientError where error.code == .uploadNotFound {
+                id = nil  // expired or refused at its end: upload it again
+            }
+        }
+        if id == nil {
+            let created = try await api.createUpload(length: file.size, name: file.name, sha256: file.sha256, token: session.token)
+            id = created.id
+            outbox.updateAttachment(clientId, at: index) { $0.uploadId = created.id }
+            saveOutbox()
+            if created.complete { return markUploaded(clientId, index) }
+        }
+        guard let id, let handle = FileHandle(forReadingAtPath: file.path) else {
+            throw ParleyClientError(status: 400, code: .invalidAttachment, message: "\(file.name) can no longer be read.")
+        }
+        defer { try? handle.close() }
+        while offset < file.size {
+            try handle.seek(toOffset: UInt64(offset))
+            let chunk = handle.readData(ofLength: Int(min(Int64(Self.uploadChunk), file.size - offset)))
+            guard !chunk.isEmpty else { throw ParleyClientError(status: 400, code: .invalidAttachment, message: "\(file.name) got shorter.") }
+            do {
+                try await api.appendUpload(id, offset: offset, bytes: chunk, token: session.token)
+            } catch let error as ParleyClientError where error.code == .offsetMismatch {
+                offset = try await api.upload(id, token: session.token).offset
+                continue
+            }
+            offset += Int64(chunk.count)
+            uploadOffsets[clientId] = offset
+        }
+        markUploaded(clientId, index)
+    }
+
+    private func markUploaded(_ clientId: ClientMessageID, _ index: Int) {
+        outbox.updateAttachment(clientId, at: index) { $0.uploaded = true }
+        uploadOffsets[clientId] = nil
+        saveOutbox()
+    }
+
+    /// Saves an attachment of a message I can see into `directory` (under its name, made unique),
+    /// reading it in parts: memory stays flat whatever its size. Returns the file's path.
+    public func save(_ attachment: Attachment, into directory: String) async throws -> String {
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var path = (directory as NSString).appendingPathComponent(attachment.name)
+        var copy = 1
+        while FileManager.default.fileExists(atPath: path) {
+            let name = attachment.name as NSString
+            path = (directory as NSString).appendingPathComponent(
+                "\(name.deletingPathExtension) (\(copy))" + (name.pathExtension.isEmpty ? "" : ".\(name.pathExtension)"))
+            copy += 1
+        }
+        guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+            throw ParleyClientError(status: 0, code: nil, message: "Cannot write \(path).")
+        }
+        defer { try? handle.close() }
+        var offset: Int64 = 0
+        while offset < attachment.size {
+            let length = min(Int64(4 << 20), attachment.size - offset)
+            let bytes = try await api.fileBytes(attachment.id, offset: offset, length: length, token: session.token)
+            guard !bytes.isEmpty else { break }
+            handle.write(bytes)
+            offset += Int64(bytes.count)
+        }
+        return path
+    }
+
+    /// The size and SHA-256 (hex) of a file, read in 1 MiB parts; nil when it cannot be read.
+    nonisolated static func sizeAndDigest(of path: String) -> (Int64, String)? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        var hash = SHA256()
+        var size: Int64 = 0
+        while true {
+            let chunk = handle.readData(ofLength: uploadChunk)
+            if chunk.isEmpty { break }
+            hash.update(data: chunk)
+            size += Int64(chunk.count)
+        }
+        return (size, LowercaseHex.string(Array(hash.finalize())))
+    }
+}

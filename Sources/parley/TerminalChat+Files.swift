@@ -1,0 +1,106 @@
+import Foundation
+import ParleyCore
+import ParleySDK
+import ParleyViewModels
+
+/// Files in the interactive client (docs/protocol.md "Files"): `/send-file PATH [CAPTION]` uploads
+/// with a progress line and sends once every byte is up (a client killed meanwhile goes on where
+/// the server stopped); a message's files print as `[photo 1.2 MB beach.jpg]`; `/save N [DIR]`
+/// saves the files of message N.
+extension TerminalChat {
+    static let fileCommands: Set<String> = ["/send-file", "/save"]
+    static let fileHelp = "Files: /send-file PATH [CAPTION] · /save N [DIR] (the files of message N, into DIR or the current directory)"
+
+    func handleFileCommand(_ command: String, _ arguments: String) async {
+        guard let chat else { return say("Open a chat first.") }
+        switch command {
+        case "/send-file":
+            let (path, caption) = Self.pathAndRest(arguments)
+            guard !path.isEmpty else { return say("Usage: /send-file PATH [CAPTION]") }
+            do {
+                let id = try client.sendFiles([(path as NSString).expandingTildeInPath], caption: caption, in: chat.conversation)
+                printStatusChanges()
+                await followUpload(id)
+                printStatusChanges()
+            } catch {
+                say("Not sent: \(error.message)")
+            }
+        default:
+            let (numberText, directory) = Self.pathAndRest(arguments)
+            guard let number = Int(numberText), let id = numbers.id(of: number),
+                let item = client.timeline(chat.conversation).first(where: { $0.id == id })
+            else { return say("Usage: /save N [DIR] (N is the number in [ ] before a message)") }
+            guard !item.attachments.isEmpty else { return say("[\(number)] has no files.") }
+            let target = directory.isEmpty ? FileManager.default.currentDirectoryPath : (directory as NSString).expandingTildeInPath
+            for attachment in item.attachments {
+                do {
+                    say("Saved \(try await client.save(attachment, into: target))")
+                } catch {
+                    say("Could not save \(attachment.name): \(error)")
+                }
+            }
+        }
+    }
+
+    /// Prints the upload's progress in steps of a quarter until the message is on its way.
+    private func followUpload(_ id: ClientMessageID) async {
+        var shown = -1
+        while let progress = client.uploadProgress(of: id) {
+            let step = Int(progress * 4)
+            if step != shown {
+                say("Uploading… \(Int(progress * 100))%")
+                shown = step
+            }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        if let entry = client.outbox.entries.first(where: { $0.clientId == id }), case .failed(let reason) = entry.state {
+            say("Not sent: \(reason)")
+        }
+    }
+
+    /// The first word (or a "quoted path") and the rest.
+    static func pathAndRest(_ text: String) -> (String, String) {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed.hasPrefix("\""), let end = trimmed.dropFirst().firstIndex(of: "\"") {
+            return (
+                String(trimmed[trimmed.index(after: trimmed.startIndex)..<end]),
+                String(trimmed[trimmed.index(after: end)...]).trimmingCharacters(in: .whitespaces)
+            )
+        }
+        let parts = trimmed.split(separator: " ", maxSplits: 1).map(String.init)
+        return (parts.first ?? "", parts.count > 1 ? parts[1] : "")
+    }
+}
+
+extension ChatPrinter {
+    /// `[photo 1.2 MB beach.jpg]` for each file of a message (a pending one's as it uploads).
+    static func fileTags(_ item: TimelineItem) -> String {
+        let confirmed = item.attachments.map { "[\(kindWord($0.kind, $0.mimeType)) \(ByteCount.text($0.size)) \($0.name)]" }
+        let pending = item.pendingFiles.map { "[file \(ByteCount.text($0.size)) \($0.name)\($0.uploaded ? "" : ", uploading")]" }
+        return (confirmed + pending).joined(separator: " ")
+    }
+
+    static func kindWord(_ kind: AttachmentKind, _ mimeType: String) -> String {
+        switch kind {
+        case .image: mimeType == "image/gif" ? "GIF" : "photo"
+        case .video: "video"
+        case .audio: "audio"
+        case .file: "file"
+        }
+    }
+}
+
+/// Sizes as people read them: "532 bytes", "12 KB", "1.2 MB" (decimal units, as file managers show).
+enum ByteCount {
+    static func text(_ bytes: Int64) -> String {
+        if bytes < 1000 { return "\(bytes) bytes" }
+        let units = ["KB", "MB", "GB", "TB"]
+        var value = Double(bytes) / 1000
+        var unit = 0
+        while value >= 1000, unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return value < 10 ? String(format: "%.1f %@", value, units[unit]) : "\(Int(value.rounded())) \(units[unit])"
+    }
+}

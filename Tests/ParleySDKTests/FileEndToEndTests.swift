@@ -1,0 +1,118 @@
+import Foundation
+import ParleyCore
+import ParleySDK
+import Synchronization
+import Testing
+
+/// Files through the real SDK against a real server on loopback (docs/protocol.md "Files";
+/// ``MessageOutbox`` rule 13): uploaded in checksummed chunks, sent once every byte is up, saved by
+/// the other side in parts; a client killed mid-upload goes on from the server's offset after a
+/// restart and the message arrives once.
+@MainActor
+@Suite(.serialized) struct FileEndToEndTests {
+    static func file(bytes count: Int, seed: UInt8 = 1) throws -> (path: String, bytes: Data) {
+        let bytes = Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ Int(seed)) })
+        let directory = temporaryDirectory()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("notes v2.bin").path
+        try bytes.write(to: URL(fileURLWithPath: path))
+        return (path, bytes)
+    }
+
+    @Test func aFileKilledMidUploadGoesOnFromTheServersOffsetAndArrivesOnce() async throws {
+        let (server, aliceSession, bobSession) = try await ServerHarness.withAliceAndBob()
+        let direct = ConversationID.direct(aliceSession.user.id, bobSession.user.id)
+        let bob = try server.client(bobSession, directory: temporaryDirectory())
+        bob.start()
+        let aliceHome = temporaryDirectory()
+        // The first run of Alice's app: its second chunk never gets an answer (the app is killed then).
+        let gate = HeldRequests(holdFrom: 2)
+        let url = server.url(of: 0)
+        let first = try ParleyClient(
+            session: aliceSession, api: HTTPParleyAPI(baseURL: url, requester: gate), transport: WebSocketTransport(serverURL: url),
+            store: ClientStorage(directory: aliceHome).store(for: aliceSession.user.id))
+        first.start()
+        _ = try await eventually("online") { first.connectionState == .online && bob.connectionState == .online ? true : nil }
+        let file = try Self.file(bytes: 2_500_000)
+        let clientId = try first.sendFiles([file.path], caption: "the notes", in: direct, to: bobSession.user.id)
+        _ = try await eventually("the second chunk on its way") { gate.held ? true : nil }
+        let uploadId = try #require(first.outbox.entries.first?.attachments?.first?.uploadId, "the upload's id was kept at once")
+        #expect(first.uploadProgress(of: clientId).map { $0 > 0.3 && $0 < 0.5 } == true)
+        first.stop()
+        let api = HTTPParleyAPI(baseURL: url)
+        #expect(try await api.upload(uploadId, token: aliceSession.token).offset == 1 << 20, "one chunk arrived")
+        #expect(bob.timeline(direct).isEmpty, "nothing is sent before every byte is up")
+
+        // The app again, on the same local store: it asks the server where the upload stands and goes on.
+        let second = try server.client(aliceSession, directory: aliceHome)
+        second.start()
+        _ = try await eventually("bob has it", timeout: .seconds(60)) { bob.timeline(direct).first?.attachments.first }
+        let message = try #require(bob.timeline(direct).first)
+        #expect(message.text == "the notes" && message.id == clientId)
+        let attachment = try #require(message.attachments.first)
+        #expect(attachment.id == uploadId && attachment.size == 2_500_000 && attachment.name == "notes v2.bin" && attachment.kind == .file)
+        _ = try await eventually("confirmed") { second.outbox.entries.isEmpty ? true : nil }
+        #expect(bob.timeline(direct).count == 1, "sent once")
+        let saved = try await bob.save(attachment, into: temporaryDirectory().path)
+        #expect(FileManager.default.contents(atPath: saved) == file.bytes)
+        gate.release()
+        for client in [second, bob] { client.stop() }
+        await server.stop()
+    }
+
+    @Test func aFileTheServerRefusesFailsItsMessageWithTheReason() async throws {
+        let (server, aliceSession, bobSession) = try await ServerHarness.withAliceAndBob()
+        let direct = ConversationID.direct(aliceSession.user.id, bobSession.user.id)
+        let alice = try server.client(aliceSession, directory: temporaryDirectory())
+        alice.start()
+        _ = try await eventually("online") { alice.connectionState == .online ? true : nil }
+        #expect(throws: Validation.Failure.self) { try alice.sendFiles(["/no/such/file"], in: direct, to: bobSession.user.id) }
+        let empty = try Self.file(bytes: 0)
+        let id = try alice.sendFiles([empty.path], in: direct, to: bobSession.user.id)
+        _ = try await eventually("an empty file is a file too") { alice.outbox.entries.isEmpty ? true : nil }
+        #expect(alice.timeline(direct).first { $0.id == id }?.attachments.first?.size == 0)
+        alice.stop()
+        await server.stop()
+    }
+}
+
+/// Passes requests through to the server until the `holdFrom`-th PATCH, which (with every later
+/// request) waits until ``release()``, then fails: a client killed while that request was on its way.
+final class HeldRequests: HTTPRequester, Sendable {
+    private let inner = AsyncHTTPClientRequester()
+    private let holdFrom: Int
+    private let state = Mutex<(patches: Int, held: Bool, waiters: [CheckedContinuation<Void, Never>], released: Bool)>((0, false, [], false))
+
+    init(holdFrom: Int) { self.holdFrom = holdFrom }
+
+    var held: Bool { state.withLock { $0.held } }
+
+    func release() {
+        let waiters = state.withLock { state in
+            state.released = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func send(_ method: String, _ url: URL, headers: [String: String], body: Data?) async throws -> (status: Int, body: Data) {
+        let hold = state.withLock { state -> Bool in
+            if method == "PATCH" { state.patches += 1 }
+            if state.patches >= holdFrom { state.held = true }
+            return state.held && !state.released
+        }
+        if hold {
+            await withCheckedContinuation { continuation in
+                let now = state.withLock { state -> Bool in
+                    if state.released { return true }
+                    state.waiters.append(continuation)
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+            throw CancellationError()
+        }
+        return try await inner.send(method, url, headers: headers, body: body)
+    }
+}

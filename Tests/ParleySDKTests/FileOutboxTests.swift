@@ -1,0 +1,55 @@
+import Foundation
+import ParleyCore
+import ParleySDK
+import ParleyViewModels
+import Testing
+
+/// ``MessageOutbox`` rule 13 and the chat's file rows, without a server.
+@MainActor
+@Suite struct FileOutboxTests {
+    @Test func aMessageWithFilesWaitsForItsUploadsAndHoldsBackItsConversation() throws {
+        let conversation = ConversationID.direct(.random(), .random())
+        var outbox = MessageOutbox()
+        let file = PendingAttachment(path: "/tmp/a.jpg", name: "a.jpg", size: 10, sha256: String(repeating: "0", count: 64))
+        let photo = outbox.enqueue(text: "", conversation: conversation, recipient: nil, attachments: [file], now: .now())
+        let after = outbox.enqueue(text: "after the photo", conversation: conversation, recipient: nil, now: .now())
+        #expect(outbox.takeSendable(now: .now()).isEmpty, "the photo is not up yet, and the text after it waits (order)")
+        #expect(outbox.nextUpload()?.clientId == photo.clientId)
+        let id = UploadID.random()
+        outbox.updateAttachment(photo.clientId, at: 0) { $0.uploadId = id }
+        // Kept across a restart: the upload goes on where the server stopped.
+        let path = temporaryDirectory().appendingPathComponent("store.sqlite").path
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try LocalStore(path: path).save(outbox: outbox.entries)
+        var restored = MessageOutbox(entries: try LocalStore(path: path).outbox())
+        #expect(restored.nextUpload()?.attachment.uploadId == id)
+        restored.updateAttachment(photo.clientId, at: 0) { $0.uploaded = true }
+        #expect(restored.nextUpload() == nil)
+        #expect(restored.takeSendable(now: .now()).map(\.clientId) == [photo.clientId])
+        restored.confirm(photo.clientId, seq: 1)
+        #expect(restored.takeSendable(now: .now()).map(\.clientId) == [after.clientId])
+    }
+
+    @Test func aChatShowsAPendingFileAndTheServersRefusalFailsTheMessage() async throws {
+        let f = Fixture()
+        let client = try f.makeClient()
+        let chat = ChatViewModel(client: client, conversation: f.conversation, otherUser: f.grace)
+        let path = temporaryDirectory().path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let file = (path as NSString).appendingPathComponent("report.pdf")
+        try Data(repeating: 7, count: 1_500_000).write(to: URL(fileURLWithPath: file))
+        chat.messageText = "the report"
+        chat.sendFiles([file])
+        #expect(chat.messageText.isEmpty && chat.errorMessage == nil)
+        let item = try #require(client.timeline(f.conversation).last)
+        #expect(item.text == "the report" && chat.files(of: item).map(\.name) == ["report.pdf"])
+        #expect(chat.files(of: item).first?.sizeText.contains("1.5") == true)
+        // The stand-in API takes no files: the message fails with the server's reason, and is kept.
+        let failed = try await eventually("refused") { () -> String? in
+            if case .failed(let reason)? = client.timeline(f.conversation).last?.status { reason } else { nil }
+        }
+        #expect(failed.contains("does not take files"))
+        chat.sendFiles(["/no/such/file"])
+        #expect(chat.errorMessage?.contains("Cannot read") == true)
+    }
+}

@@ -1,0 +1,80 @@
+"""`parley chat`'s files (docs/protocol.md "Files"): /send-file uploads with a progress line and sends,
+a message's files print as `[photo 1.2 KB beach.png]`, /save N [DIR] saves them; through a
+pseudo-terminal, against a real server."""
+import base64
+import hashlib
+import os
+import re
+import tempfile
+import uuid
+
+import pexpect
+import requests
+
+from test_terminal_client import _register_alice
+from test_terminal_message_actions import _terminal
+from test_web_files import png
+
+
+def upload(server, session, name, data):
+    """tus creation-with-upload: the whole file in one request; returns the upload's id."""
+    metadata = f"filename {base64.b64encode(name.encode()).decode()},sha256 {base64.b64encode(hashlib.sha256(data).digest()).decode()}"
+    response = requests.post(server.url + "/v1/uploads", data=data, timeout=30, headers={
+        "Authorization": "Bearer " + session["token"], "Tus-Resumable": "1.0.0", "Upload-Length": str(len(data)),
+        "Upload-Metadata": metadata, "Content-Type": "application/offset+octet-stream"})
+    assert response.status_code == 201, response.text
+    return response.json()["id"]
+
+
+def test_files_print_as_tags_save_to_a_folder_and_send_file_uploads_and_sends(server):
+    with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as folder:
+        bob = server.register("bob", "Bob Builder")
+        alice_id = _register_alice(server, home, bob, "Alice Liddell")
+        picture = png(120, 80)
+        photo = upload(server, bob, "beach.png", picture)
+        response = requests.post(server.url + "/v1/messages", timeout=10, headers={"Authorization": "Bearer " + bob["token"]},
+                                 json={"clientId": str(uuid.uuid4()), "recipientId": alice_id, "text": "the beach",
+                                       "attachments": [{"uploadId": photo}]})
+        assert response.status_code == 201, response.text
+        conversation = response.json()["message"]["conversationId"]
+
+        terminal = _terminal(home)
+        terminal.sendline("/help")
+        terminal.expect(re.escape("Files: /send-file PATH [CAPTION] · /save N [DIR]"))
+        terminal.sendline("/open 1")
+        terminal.expect(r"\[(\d+)\] [^\r\n]*Bob Builder: the beach \[photo [0-9.]+ (?:bytes|KB) beach\.png\]")
+        number = terminal.match.group(1)
+        terminal.sendline(f"/save {number} {folder}")
+        terminal.expect(re.escape("Saved " + os.path.join(folder, "beach.png")))
+        with open(os.path.join(folder, "beach.png"), "rb") as saved:
+            assert saved.read() == picture
+        terminal.sendline("/save 99")
+        terminal.expect(re.escape("Usage: /save N [DIR]"))
+
+        # /send-file: a 2.5 MB file goes up in parts, with progress, then the message with its caption.
+        data = os.urandom(2_500_000)
+        path = os.path.join(folder, "report 2026.bin")
+        with open(path, "wb") as file:
+            file.write(data)
+        terminal.sendline(f'/send-file "{path}" the report')
+        terminal.expect(re.escape("Uploading… 0%"))
+        terminal.expect(re.escape('✓ "the report"'), timeout=30)
+        terminal.sendline("/send-file /no/such/file")
+        terminal.expect(re.escape("Not sent: Cannot read /no/such/file."))
+
+        def bobs_history():
+            return requests.get(f"{server.url}/v1/conversations/{conversation}/messages", timeout=10,
+                                headers={"Authorization": "Bearer " + bob["token"]}).json()["messages"]
+        import time
+        deadline = time.monotonic() + 30
+        while not any(m.get("attachments") and m["senderId"] == alice_id for m in bobs_history()):
+            assert time.monotonic() < deadline, "Alice's file never arrived"
+            time.sleep(0.1)
+        sent = next(m for m in bobs_history() if m["senderId"] == alice_id and m.get("attachments"))
+        assert sent["text"] == "the report" and sent["attachments"][0]["name"] == "report 2026.bin"
+        assert sent["attachments"][0]["size"] == len(data)
+        file_id = sent["attachments"][0]["id"]
+        content = requests.get(f"{server.url}/v1/files/{file_id}/content", headers={"Authorization": "Bearer " + bob["token"]}, timeout=30)
+        assert content.content == data
+        terminal.sendline("/quit")
+        terminal.expect(pexpect.EOF)
