@@ -90,7 +90,10 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
         case .invalidAction: self.init(.invalidAction, "That action does not apply to this message.")
         case .editWindowClosed: self.init(.editWindowClosed, "This message can no longer be edited.")
         case .deleteWindowClosed: self.init(.deleteWindowClosed, "This message can no longer be deleted for everyone.")
-        case .invalidAttachment: self.init(.invalidAttachment, "An attachment is not a complete upload of yours that no message carries yet.")
+        case .invalidAttachment:
+            // The upload's state, not the request's shape, is wrong: a conflict (retrying once it is complete can succeed).
+            self.init(.invalidAttachment, "An attachment is not a complete upload of yours that no message carries yet.")
+            status = .conflict
         case .uploadNotFound: self.init(.uploadNotFound, "No such upload.")
         case .uploadAttached:
             self.init(.uploadAttached, "That upload is part of a message or is a profile photo; it goes when the message is deleted or the photo replaced.")

@@ -39,3 +39,8 @@ schemathesis.openapi.format("tus-metadata", st.builds(
 THUMBNAILS = ["iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==",
               "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAgGBgcGBQgHBwcJCQgKDBQNDAsLDBkSEw8UHRofHh0aHBwgJC4nICIsIxwcKDcpLDAxNDQ0Hyc5PTgyPC4zNDL/wAALCAABAAEBAREA/8QAFAABAAAAAAAAAAAAAAAAAAAACf/EABQQAQAAAAAAAAAAAAAAAAAAAAD/2gAIAQEAAD8AKp//2Q=="]
 schemathesis.openapi.format("thumbnail", st.sampled_from(THUMBNAILS))
+
+# tus PATCH bodies are raw bytes (`application/offset+octet-stream`): a generated binary string as they are.
+@schemathesis.serializer("application/offset+octet-stream")
+def offset_stream(ctx, value):
+    return value if isinstance(value, bytes) else str(value).encode()

@@ -25,7 +25,7 @@ EXCLUDED_OPERATIONS = ["PUT /v1/me/photo"]
 
 def test_generated_requests_find_no_server_error_and_no_valid_request_rejected(server):
     session = server.register("fuzzer", "Fuzzer")
-    command = [sys.executable, "-m", "schemathesis.cli", "run", str(ROOT / "openapi.yaml"), "--url", server.url,
+    command = [sys.executable, "-m", "schemathesis.cli", "--config-file", str(ROOT / "tests" / "e2e" / "schemathesis.toml"), "run", str(ROOT / "openapi.yaml"), "--url", server.url,
                "-H", f"Authorization: Bearer {session['token']}", "--checks", "all", "--max-examples", "40",
                "--seed", "7", "--workers", "1", "--phases", "examples,coverage,fuzzing"]
     for path in EXCLUDED:

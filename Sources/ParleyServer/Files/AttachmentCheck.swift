@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import ParleyCore
 import ParleyFiles
 
@@ -16,7 +17,11 @@ enum AttachmentCheck {
         var seen: Set<UploadID> = []
         return try requests.map { request in
             guard let id = UploadID(validating: request.uploadId.rawValue) else { throw ParleyError(.invalidAttachment, "uploadId must be a UUID.") }
-            guard seen.insert(id).inserted else { throw ParleyError(.invalidAttachment, "An upload is attached once per message.") }
+            guard seen.insert(id).inserted else {
+                var error = ParleyError(.invalidAttachment, "An upload is attached once per message.")
+                error.status = .conflict
+                throw error
+            }
             var checked = request
             checked.uploadId = id
             checked.thumbnail = try request.thumbnail.map(thumbnail)

@@ -23,7 +23,7 @@ struct FileLinks: Sendable {
 
     /// The user a link was made for, if its signature holds and it has not expired.
     func verify(_ id: UploadID, user: String?, expires: String?, signature given: String?, now: Timestamp) -> UserID? {
-        guard let user, let expires, let given, let expiry = Int64(expires), expiry * 1000 > now.milliseconds,
+        guard let user, let expires, let given, let expiry = Int64(expires), expiry > now.milliseconds / 1000,
             let userID = UserID(validating: user)
         else { return nil }
         let expected = signature(id, userID, expiry)

@@ -75,7 +75,7 @@ enum ByteRange: Equatable {
         guard sides.count == 2 else { return .whole }
         switch (Int64(sides[0]), Int64(sides[1])) {
         case (let start?, let end?) where start <= end && start >= 0:
-            return start < size ? .part(start..<min(end + 1, size)) : .unsatisfiable
+            return start < size ? .part(start..<(end >= size ? size : end + 1)) : .unsatisfiable
         case (let start?, nil) where sides[1].isEmpty && start >= 0:
             return start < size ? .part(start..<size) : .unsatisfiable
         case (nil, let suffix?) where sides[0].isEmpty && suffix >= 0:

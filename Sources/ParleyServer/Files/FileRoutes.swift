@@ -15,11 +15,15 @@ struct FileRoutes {
             let me = try context.requireUser()
             let body = try await JSONBody.decode(API.FileLinksRequest.self, from: request, context: context)
             guard body.ids.count <= API.maxFileLinks else { throw ParleyError(.invalidJSON, "Ask for at most \(API.maxFileLinks) links at once.") }
+            guard body.ids.allSatisfy({ UploadID(validating: $0.rawValue) != nil }) else {
+                throw ParleyError(.invalidJSON, "ids are attachment ids (UUIDs).")
+            }
             let now = Timestamp.now()
             var links: [API.FileLink] = []
             var seen: Set<UploadID> = []
-            for raw in body.ids where seen.insert(raw).inserted {
-                guard let id = UploadID(validating: raw.rawValue), try await files.store.fileAccess(id, for: me) != nil else { continue }
+            for raw in body.ids {
+                guard let id = UploadID(validating: raw.rawValue), seen.insert(id).inserted, try await files.store.fileAccess(id, for: me) != nil
+                else { continue }
                 let link = files.links.link(id, for: me, now: now)
                 links.append(API.FileLink(id: id, url: link.path, expiresAt: link.expiresAt))
             }

@@ -28,8 +28,12 @@ enum TusHeaders {
         var sha256: String?
     }
 
-    /// Refuses a request without `Tus-Resumable: 1.0.0` (412, with the versions this server speaks).
+    /// Refuses a request without `Tus-Resumable` (400: it is malformed) or with another version than
+    /// 1.0.0 (412, with the versions this server speaks, as tus says).
     static func requireVersion(_ fields: HTTPFields) throws {
+        guard fields[tusResumable] != nil else {
+            throw ParleyError(.invalidUpload, "Send 'Tus-Resumable: 1.0.0' with every tus request.")
+        }
         guard fields[tusResumable] == version else {
             var error = ParleyError(.unsupportedTusVersion, "Send 'Tus-Resumable: 1.0.0': this server speaks tus 1.0.0.")
             error.headers[tusVersion] = version

@@ -65,8 +65,8 @@ struct UploadRoutes {
             guard let offset = try TusHeaders.integer(request.headers, TusHeaders.uploadOffset) else {
                 throw ParleyError(.invalidUpload, "Say where the bytes go in 'Upload-Offset'.")
             }
-            let checksum = try TusHeaders.checksum(request.headers)
             let (upload, stored) = try await files.find(try Self.id(context), owner: me)
+            let checksum = try TusHeaders.checksum(request.headers)
             guard offset == stored else { throw FileService.mismatch(stored) }
             let (_, reached) = try await files.append(upload, at: offset, checksum: checksum, body: request.body, now: .now())
             var headers = HTTPFields()

@@ -40,7 +40,11 @@ struct SearchRoutes {
             guard let parsed = SearchOrder(rawValue: order) else { throw ParleyError(.invalidQuery, "'order' is newest or relevance.") }
             query.order = parsed
         }
-        if let from = reader.string("from"), !from.isEmpty { query.fromUsername = from.lowercased() }
+        if let from = reader.string("from"), !from.isEmpty {
+            // A username is at most 32 characters; openapi.yaml allows 64 and refuses more.
+            guard from.unicodeScalars.count <= 64 else { throw ParleyError(.invalidQuery, "'from' is a username.") }
+            query.fromUsername = from.lowercased()
+        }
         if let conversation = reader.string("in") {
             // Shaped like an id (openapi's pattern) or refused; one that names no conversation of mine finds
             // nothing, like one I am not in.
