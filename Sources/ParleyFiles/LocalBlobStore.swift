@@ -21,7 +21,13 @@ public struct LocalBlobStore: BlobStore {
     public init(directory: String, pool: NIOThreadPool = .singleton) throws {
         self.root = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
         self.pool = pool
-        for path in [root, "\(root)/blobs", "\(root)/staging"] {
+        // The parents too (`data/files` on a first start), as `mkdir -p` would.
+        var path = root.hasPrefix("/") ? "" : "."
+        for component in root.split(separator: "/") {
+            path += "/" + component
+            guard mkdir(path, 0o700) == 0 || errno == EEXIST else { throw BlobStoreError.storage("cannot create \(path): errno \(errno)") }
+        }
+        for path in ["\(root)/blobs", "\(root)/staging"] {
             guard mkdir(path, 0o700) == 0 || errno == EEXIST else { throw BlobStoreError.storage("cannot create \(path): errno \(errno)") }
         }
     }

@@ -43,25 +43,12 @@ extension HTTPParleyAPI {
         try await tus("GET", "/v1/files/\(id)/content", token: token, headers: ["Range": "bytes=\(offset)-\(offset + length - 1)"], versioned: false)
     }
 
-    /// A tus request: `Tus-Resumable` and the token added; the body of a 2xx answer, a ``ParleyClientError`` otherwise.
+    /// A tus request: `Tus-Resumable` and the token added.
     func tus(_ method: String, _ path: String, token: String, headers: [String: String], body: Data? = nil, versioned: Bool = true) async throws -> Data {
-        guard let url = URL(string: baseURL.absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/")) + path) else {
-            throw ParleyClientError(status: 0, code: nil, message: "The server address is not a URL.")
-        }
         var headers = headers
         headers["Authorization"] = "Bearer \(token)"
         if versioned { headers["Tus-Resumable"] = "1.0.0" }
-        let status: Int, data: Data
-        do {
-            (status, data) = try await requester.send(method, url, headers: headers, body: body)
-        } catch {
-            throw ParleyClientError(status: 0, code: nil, message: "Cannot reach the server.")
-        }
-        guard (200..<300).contains(status) else {
-            let detail = (try? JSONDecoder().decode(ErrorBody.self, from: data))?.error
-            throw ParleyClientError(status: status, code: detail?.code, message: detail?.message ?? "Request failed (\(status)).")
-        }
-        return data
+        return try await perform(method, path, headers: headers, body: body)
     }
 }
 

@@ -9,7 +9,7 @@ import ParleyCore
 public struct HTTPParleyAPI: ParleyAPI {
     /// The server, e.g. `https://chat.example.com`.
     public let baseURL: URL
-    let requester: any HTTPRequester
+    private let requester: any HTTPRequester
 
     /// A client of the server at `baseURL`, sending through `requester`.
     public init(baseURL: URL, requester: any HTTPRequester) {
@@ -96,9 +96,6 @@ public struct HTTPParleyAPI: ParleyAPI {
 
     /// The response body of a successful request; a `ParleyClientError` otherwise.
     func raw(_ method: Method, _ path: String, token: String?, body: (some Encodable)? = nil as String?) async throws -> Data {
-        guard let url = URL(string: baseURL.absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/")) + path) else {
-            throw ParleyClientError(status: 0, code: nil, message: "The server address is not a URL.")
-        }
         var headers: [String: String] = [:]
         if let token { headers["Authorization"] = "Bearer \(token)" }
         var payload: Data?
@@ -106,9 +103,17 @@ public struct HTTPParleyAPI: ParleyAPI {
             headers["Content-Type"] = "application/json"
             payload = try WireFormat.encoder().encode(body)
         }
+        return try await perform(method.rawValue, path, headers: headers, body: payload)
+    }
+
+    /// Sends a request as given; the body of a 2xx answer, a `ParleyClientError` with the server's code otherwise.
+    func perform(_ method: String, _ path: String, headers: [String: String], body: Data?) async throws -> Data {
+        guard let url = URL(string: baseURL.absoluteString.trimmingCharacters(in: CharacterSet(charactersIn: "/")) + path) else {
+            throw ParleyClientError(status: 0, code: nil, message: "The server address is not a URL.")
+        }
         let status: Int, data: Data
         do {
-            (status, data) = try await requester.send(method.rawValue, url, headers: headers, body: payload)
+            (status, data) = try await requester.send(method, url, headers: headers, body: body)
         } catch {
             throw ParleyClientError(status: 0, code: nil, message: "Cannot reach the server.")
         }

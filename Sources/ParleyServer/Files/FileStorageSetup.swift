@@ -1,4 +1,7 @@
 import Crypto
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Logging
 import ParleyCore
@@ -38,14 +41,20 @@ enum FileStorageSetup {
     /// first node stored: a node with a directory of its own finds another id there, or none.
     static func checkShared(_ blobs: LocalBlobStore, store: any ParleyStore) async throws {
         let path = blobs.root + "/.parley-blob-store-id"
-        let candidate = UUID().uuidString.lowercased()
-        let mine: String
-        if let existing = try? String(contentsOfFile: path, encoding: .utf8), !existing.isEmpty {
-            mine = existing.trimmingCharacters(in: .whitespacesAndNewlines)
-        } else {
-            try candidate.write(toFile: path, atomically: true, encoding: .utf8)
-            mine = candidate
+        // Made once, exclusively: two nodes starting together on one directory read the same id.
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd >= 0 {
+            let id = UUID().uuidString.lowercased()
+            _ = id.withCString { write(fd, $0, strlen($0)) }
+            fsync(fd)
+            close(fd)
         }
+        var mine = ""
+        for _ in 0..<50 where mine.isEmpty {  // another node may be writing it this instant
+            mine = ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            if mine.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        guard !mine.isEmpty else { throw FileStorageError("Cannot read or make \(path).") }
         let shared = try await store.sharedSecret(named: "blob-store-id", orStore: mine)
         guard shared == mine else {
             throw FileStorageError(
