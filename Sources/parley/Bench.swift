@@ -11,7 +11,7 @@ struct Bench: AsyncParsableCommand {
             rate limits lifted) and stops it afterwards. With --url, drives that server (loopback addresses only).
             Prints a human summary, then one JSON line.
             """,
-        subcommands: [Messages.self, Groups.self, Connections.self, History.self, Search.self, Push.self])
+        subcommands: [Messages.self, Groups.self, Connections.self, History.self, Search.self, Push.self, Uploads.self])
 
     struct Target: ParsableArguments {
         @Option(

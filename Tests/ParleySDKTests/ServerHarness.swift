@@ -31,6 +31,9 @@ final class ServerHarness {
     private var nodes: [Node]
     /// Which node each registered user's clients talk to.
     private var homes: [UserID: Int] = [:]
+    /// Where the nodes keep files: one directory for all of them (a cluster's nodes must share it)
+    /// and across restarts.
+    let files = FileManager.default.temporaryDirectory.appendingPathComponent("parley-e2e-files-\(UUID().uuidString)").path
     /// The SDK's default shared HTTP pool: its connections stay open while the server shuts down.
     var http: HTTPClient { .shared }
 
@@ -76,6 +79,7 @@ final class ServerHarness {
         var configuration = ServerConfiguration.forTests()
         configuration.port = nodes[index].port
         configuration.logLevel = .critical
+        configuration.files.blobStore = files
         let (ready, signal) = AsyncStream.makeStream(of: Int.self)
         configuration.onServerRunning = { port in signal.yield(port) }
         let (store, bus) = try await makeStore()

@@ -38,7 +38,7 @@ import Testing
             // The photo holds its upload: no message takes it, tus cannot remove it.
             let chat = try #require(direct?.id)
             let attached = try await api.send("", attaching: [first.id], from: ada, in: chat)
-            #expect(attached.status == .badRequest && attached.errorCode == .invalidAttachment)
+            #expect(attached.status == .conflict && attached.errorCode == .invalidAttachment)
             let terminated = try await api.request(.delete, "/v1/uploads/\(first.id.rawValue)", token: ada.token, headers: [TestAPI.tusResumable: "1.0.0"])
             #expect(terminated.status == .conflict && terminated.errorCode == .uploadAttached)
             // Replaced: a new path; the old one is gone.
