@@ -12,13 +12,22 @@ import Darwin
 /// Blobs in a local directory (the default): `blobs/ab/<sha256>` and `staging/<upload id>`, files
 /// 0600 in directories 0700. A blob is written under its staging name, synced, then renamed into
 /// place (and the directory synced), so a crash leaves either no blob or the whole one. Blocking
-/// file calls run on NIO's thread pool, a request body's chunks gathered into writes of up to 1 MiB.
+/// file calls run on a thread pool of their own (``ioPool``), a request body's chunks gathered into writes of up to 1 MiB.
 public struct LocalBlobStore: BlobStore {
     public let root: String
     let pool: NIOThreadPool
 
+    /// The threads file writes wait on: a pool of their own, so a burst of uploads waiting for the
+    /// disk (an fsync can take a second on a busy disk) never delays what else runs on NIO's shared
+    /// blocking pool (name resolution, static files).
+    public static let ioPool: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: 4)
+        pool.start()
+        return pool
+    }()
+
     /// Creates the directories when missing. - Throws: ``BlobStoreError/storage(_:)``.
-    public init(directory: String, pool: NIOThreadPool = .singleton) throws {
+    public init(directory: String, pool: NIOThreadPool = LocalBlobStore.ioPool) throws {
         self.root = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
         self.pool = pool
         // The parents too (`data/files` on a first start), as `mkdir -p` would.

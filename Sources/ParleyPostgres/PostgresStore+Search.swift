@@ -16,7 +16,7 @@ extension PostgresStore: MessageSearchStore {
     /// 264 ms → 12 ms; docs/benchmarks.md "Search").
     /// Every term and filter is a bound parameter: nothing a user types becomes SQL.
     public func search(_ query: SearchQuery, as user: UserID, limit: Int, offset: Int) async throws -> [SearchHit] {
-        guard !query.terms.isEmpty else { return [] }
+        guard !query.terms.isEmpty || query.hasFile else { return [] }
         return try await read { db in
             var conversations = try await db.values(
                 """
@@ -34,13 +34,15 @@ extension PostgresStore: MessageSearchStore {
             }
             if let before = query.before { statement.filter("m.created_at < \(statement.bind(before))") }
             if let after = query.after { statement.filter("m.created_at > \(statement.bind(after))") }
+            if query.hasFile { statement.filter("m.attachments IS NOT NULL") }
             let words = query.terms.filter { !$0.isCJK }.map { "phraseto_tsquery('simple'::regconfig, parley_fold(\(statement.bind($0.text))))" }
             let tsquery = words.joined(separator: " && ")
             if !words.isEmpty { statement.filter("to_tsvector('simple'::regconfig, parley_fold(m.text)) @@ (\(tsquery))") }
             let cjk = query.terms.filter(\.isCJK).map(\.text)
             for term in cjk { statement.cjk(term) }
-            let short = words.isEmpty && cjk.allSatisfy { $0.count < 3 }
-            if words.isEmpty, !short { statement.filter(SearchStatement.holdsCJK) }
+            // Short CJK alone is read by a bounded scan; `has:file` alone reads every message of mine with files.
+            let short = words.isEmpty && !cjk.isEmpty && cjk.allSatisfy { $0.count < 3 }
+            if words.isEmpty, !cjk.isEmpty, !short { statement.filter(SearchStatement.holdsCJK) }
             let visible = """
                 m.entry IS NULL AND m.deleted_at IS NULL
                   AND (m.conversation_id NOT LIKE 'grp\\_%' OR EXISTS (SELECT 1 FROM member_spans sp

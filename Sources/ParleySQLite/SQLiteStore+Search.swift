@@ -8,7 +8,7 @@ extension SQLiteStore: MessageSearchStore {
     /// phrases through the word index, CJK of three or more characters through the trigram index,
     /// shorter CJK by a bounded scan; newest first by rowid (the order messages were stored), or by bm25.
     public func search(_ query: SearchQuery, as user: UserID, limit: Int, offset: Int) async throws -> [SearchHit] {
-        guard !query.terms.isEmpty else { return [] }
+        guard !query.terms.isEmpty || query.hasFile else { return [] }
         return try await pool.read { db in
             var plan = SearchPlan(user: user)
             if let name = query.fromUsername {
@@ -18,6 +18,7 @@ extension SQLiteStore: MessageSearchStore {
             if let conversation = query.conversation { plan.filter("m.conversation_id = ?", conversation.rawValue) }
             if let before = query.before { plan.filter("m.created_at < ?", before) }
             if let after = query.after { plan.filter("m.created_at > ?", after) }
+            if query.hasFile { plan.filter("m.attachments IS NOT NULL") }
             let words = query.terms.filter { !$0.isCJK }.map { "\"" + $0.tokens.joined(separator: " ") + "\"" }
             let cjk = query.terms.filter(\.isCJK).map(\.text)
             let sql: String
@@ -29,6 +30,9 @@ extension SQLiteStore: MessageSearchStore {
                 for term in cjk where term != long { plan.cjk(term) }
                 sql = plan.sql(from: "message_search_cjk s JOIN messages m ON m.rowid = s.rowid", match: "message_search_cjk", query: query.order)
                 plan.arguments = [SearchPlan.quoted(long)] + plan.arguments
+            } else if cjk.isEmpty {
+                // `has:file` alone: every message with files the user can read, newest first.
+                sql = plan.sql(from: "messages m", match: nil, query: .newest)
             } else {
                 for term in cjk { plan.cjk(term) }
                 // Bounded: the newest messages of each of the user's conversations.

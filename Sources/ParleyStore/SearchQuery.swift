@@ -20,6 +20,8 @@ public struct SearchQuery: Sendable, Equatable {
 
     public var terms: [Term] = []
     public var fromUsername: String?
+    /// `has:file`: only messages carrying photos or files (with no words, every such message).
+    public var hasFile = false
     public var conversation: ConversationID?
     /// Milliseconds, exclusive.
     public var before: Int64?
@@ -68,7 +70,7 @@ public struct SearchQuery: Sendable, Equatable {
         case "in" where !value.isEmpty: conversation = ConversationID(validating: value) ?? ConversationID(rawValue: value)
         case "before": before = try Self.time(value, endOfDay: false)
         case "after": after = try Self.time(value, endOfDay: true)
-        case "has": break  // `has:file` waits for attachments: no message has one yet.
+        case "has" where ["file", "files", "photo", "photos", "attachment"].contains(value.lowercased()): hasFile = true
         default: add(word, phrase: false)
         }
     }
