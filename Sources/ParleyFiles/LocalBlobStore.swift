@@ -64,6 +64,9 @@ public struct LocalBlobStore: BlobStore {
             guard flock(file.descriptor, LOCK_EX | LOCK_NB) == 0 else { throw BlobStoreError.busy }
             return file
         }
+        // Unlocked on every way out, not when the descriptor is closed: the thread pool may hold the
+        // last reference to it a moment after this returns, and the next append would find it locked.
+        defer { flock(file.descriptor, LOCK_UN) }
         var staged = try await run { try file.size() }
         guard staged == offset else { throw BlobStoreError.offsetMismatch(staged: staged) }
         var pending = ByteBuffer()

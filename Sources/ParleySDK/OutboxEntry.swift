@@ -104,8 +104,9 @@ public struct PendingAttachment: Codable, Hashable, Sendable {
     /// The name the others see.
     public var name: String
     public var size: Int64
-    /// Lowercase hex SHA-256 of the file, promised to the server (which checks it).
-    public var sha256: String
+    /// Lowercase hex SHA-256 of the file, promised to the server (which checks it); worked out off
+    /// the main actor before the upload starts.
+    public var sha256: String?
     /// The server's upload, once created.
     public var uploadId: UploadID?
     /// Every byte arrived and the server read the file.
@@ -119,7 +120,7 @@ public struct PendingAttachment: Codable, Hashable, Sendable {
 
     /// Creates a value (not uploaded yet).
     public init(
-        path: String, name: String, size: Int64, sha256: String, thumbnail: String? = nil, placeholder: String? = nil, width: Int? = nil,
+        path: String, name: String, size: Int64, sha256: String? = nil, thumbnail: String? = nil, placeholder: String? = nil, width: Int? = nil,
         height: Int? = nil, durationMs: Int64? = nil
     ) {
         self.path = path

@@ -25,11 +25,14 @@ extension ParleyClient {
         if conversations[conversation]?.leftSeq != nil { throw Validation.Failure(.forbidden, Self.notAMember) }
         var attachments: [PendingAttachment] = []
         for path in paths {
-            guard let (size, digest) = Self.sizeAndDigest(of: path) else {
+            // Only the size here (the main actor must not read a large file); the hash is worked out by the upload.
+            guard FileManager.default.isReadableFile(atPath: path),
+                let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber
+            else {
                 throw Validation.Failure(.invalidAttachment, "Cannot read \(path).")
             }
             let name = Attachments.cleanName(URL(fileURLWithPath: path).lastPathComponent)
-            attachments.append(PendingAttachment(path: path, name: name, size: size, sha256: digest))
+            attachments.append(PendingAttachment(path: path, name: name, size: size.int64Value))
         }
         let entry = outbox.enqueue(
             text: text, conversation: conversation, recipient: conversations[conversation] == nil ? recipient : nil, attachments: attachments,
@@ -90,19 +93,29 @@ extension ParleyClient {
             }
         }
         if id == nil {
-            let created = try await api.createUpload(length: file.size, name: file.name, sha256: file.sha256, token: session.token)
+            var digest = file.sha256
+            if digest == nil {
+                let path = file.path
+                guard let (size, hex) = await Task.detached(operation: { Self.sizeAndDigest(of: path) }).value, size == file.size else {
+                    throw ParleyClientError(status: 400, code: .invalidAttachment, message: "\(file.name) can no longer be read.")
+                }
+                digest = hex
+                outbox.updateAttachment(clientId, at: index) { $0.sha256 = hex }
+                saveOutbox()
+            }
+            let created = try await api.createUpload(length: file.size, name: file.name, sha256: digest, token: session.token)
             id = created.id
             outbox.updateAttachment(clientId, at: index) { $0.uploadId = created.id }
             saveOutbox()
             if created.complete { return markUploaded(clientId, index) }
         }
-        guard let id, let handle = FileHandle(forReadingAtPath: file.path) else {
-            throw ParleyClientError(status: 400, code: .invalidAttachment, message: "\(file.name) can no longer be read.")
-        }
-        defer { try? handle.close() }
+        guard let id else { return }
         while offset < file.size {
-            try handle.seek(toOffset: UInt64(offset))
-            let chunk = handle.readData(ofLength: Int(min(Int64(Self.uploadChunk), file.size - offset)))
+            let (path, at, length) = (file.path, offset, Int(min(Int64(Self.uploadChunk), file.size - offset)))
+            // Read off the main actor.
+            guard let chunk = await Task.detached(operation: { Self.read(path, at: at, length: length) }).value else {
+                throw ParleyClientError(status: 400, code: .invalidAttachment, message: "\(file.name) can no longer be read.")
+            }
             guard !chunk.isEmpty else { throw ParleyClientError(status: 400, code: .invalidAttachment, message: "\(file.name) got shorter.") }
             do {
                 try await api.appendUpload(id, offset: offset, bytes: chunk, token: session.token)
@@ -147,6 +160,14 @@ extension ParleyClient {
             offset += Int64(bytes.count)
         }
         return path
+    }
+
+    /// `length` bytes of the file at `at`, or nil when it cannot be read.
+    nonisolated static func read(_ path: String, at offset: Int64, length: Int) -> Data? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        guard (try? handle.seek(toOffset: UInt64(offset))) != nil else { return nil }
+        return handle.readData(ofLength: length)
     }
 
     /// The size and SHA-256 (hex) of a file, read in 1 MiB parts; nil when it cannot be read.
