@@ -9,7 +9,10 @@ import Testing
 /// outbox, and deliver it exactly once when the line comes back; a receiver resumes without a gap.
 @MainActor
 @Suite struct DeadLineTests {
-    static let quick = Heartbeat(idleInterval: .milliseconds(500), timeout: .milliseconds(800))
+    /// Quick enough to notice a dead line within the 3 s the tests allow (idle 0.5 s + 1.5 s), slow
+    /// enough that a loaded machine's late pong (the full suite starts PostgreSQL and moto at the same
+    /// time on two cores) is not taken for one: 0.8 s was, and the clients never settled online.
+    static let quick = Heartbeat(idleInterval: .milliseconds(500), timeout: .milliseconds(1500))
 
     func client(_ server: ServerHarness, _ session: Session, via relay: FreezableRelay?) throws -> ParleyClient {
         let socketURL = URL(string: "http://127.0.0.1:\(relay?.port ?? server.port)")!
