@@ -93,9 +93,10 @@ public struct MessageOutbox: Sendable, Equatable {
 
     /// Rule 13: records an upload's progress (its id once made, or done).
     public mutating func updateAttachment(_ clientId: ClientMessageID, at index: Int, _ change: (inout PendingAttachment) -> Void) {
-        guard let entry = entries.firstIndex(where: { $0.clientId == clientId }), let count = entries[entry].attachments?.count, index < count
+        guard let entry = entries.firstIndex(where: { $0.clientId == clientId }), var files = entries[entry].attachments, files.indices.contains(index)
         else { return }
-        change(&entries[entry].attachments![index])
+        change(&files[index])
+        entries[entry].attachments = files
     }
 
     /// When the earliest held-back entry may go (to schedule the next attempt).
