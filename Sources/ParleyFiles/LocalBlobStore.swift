@@ -119,7 +119,7 @@ public struct LocalBlobStore: BlobStore {
                 size += Int64(chunk.count)
             }
             let hex = LowercaseHex.string(Array(hash.finalize()))
-            let key = BlobKey(sha256: hex)!
+            guard let key = BlobKey(sha256: hex) else { throw BlobStoreError.storage("a digest that is not 64 hex digits") }
             let directory = "\(root)/blobs/\(hex.prefix(2))"
             guard mkdir(directory, 0o700) == 0 || errno == EEXIST else { throw BlobStoreError.storage("mkdir: errno \(errno)") }
             let target = "\(directory)/\(hex)"

@@ -33,8 +33,9 @@ enum FileResponse {
             switch ByteRange.parse(header, size: size) {
             case .whole: break
             case .unsatisfiable:
-                headers[.contentRange] = "bytes */\(size)"
-                throw ParleyError(.rangeNotSatisfiable, "The file has \(size) bytes.").with(headers: headers)
+                var error = ParleyError(.rangeNotSatisfiable, "The file has \(size) bytes.")
+                error.headers[.contentRange] = "bytes */\(size)"
+                throw error
             case .part(let part): range = part
             }
         }
@@ -83,13 +84,5 @@ enum ByteRange: Equatable {
         default:
             return .whole
         }
-    }
-}
-
-extension ParleyError {
-    func with(headers: HTTPFields) -> ParleyError {
-        var error = self
-        for field in headers { error.headers[field.name] = field.value }
-        return error
     }
 }
