@@ -137,6 +137,10 @@ function start() {
   const alerts = new BackgroundAlerts(store, push);
   store.onUpdated = (message) => alerts.updated(message);
   store.onRead = (id, seq) => alerts.read(id, seq);
+  store.onProfile = (user) => {
+    setMe(user);  // mine, changed on another device: saved and shown in the menu
+    if (chat.other?.userId === user.id) chat.other = { ...chat.other, photo: user.photo };  // a chat before its first message
+  };
   store.onIncoming = (message) => {
     alerts.message(message);
     if (message.deletedAt) return;  // replayed after it was deleted: nothing to tell

@@ -30,6 +30,7 @@ import { directConversationId } from "./format.js";
 import { GroupState } from "./group-state.js";
 import { MessageActions } from "./message-actions.js";
 import { NotificationSettings } from "./notifications.js";
+import { applyProfile } from "./profiles.js";
 import { Uploads } from "./uploads.js";
 
 const TRANSIENT = new Set(["rate_limited", "unavailable", "storage_unavailable", "internal_error"]);
@@ -62,6 +63,7 @@ export class ChatStore {
     this.onInvitation = () => {};
     this.onUpdated = () => {};        // (message) a messageUpdated event: an edit, a reaction, a delete for everyone
     this.onRead = () => {};           // (conversationId, seq) I read up to seq (here or elsewhere) or wrote there
+    this.onProfile = () => {};        // (user) someone's profile (maybe mine) changed, already applied here (profiles.js)
   }
 
   // MARK: subscription
@@ -502,6 +504,7 @@ export class ChatStore {
       case "presence":
         this.presence.set(frame.userId, { online: frame.online, lastSeenAt: frame.lastSeenAt });
         break;
+      case "profile": applyProfile(this, frame.user); break;  // ephemeral: no position
       default:
         // A stream event of a kind this page does not know: nothing to show, but it is processed.
         if (Number.isInteger(frame.pos)) this.advance(frame.pos);

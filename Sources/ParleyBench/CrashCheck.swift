@@ -20,6 +20,9 @@ import Synchronization
 ///    server stopped and ``Options/checkpoint`` ran.
 /// 9. No push owed is lost: each group's offline member, subscribed on a local push service, was
 ///    pushed its group's newest message (``PushWatchers``).
+/// 10. Files uploaded through the kills: an offset the server acknowledged is never lost, each
+///    complete file is sent in exactly one message, and its reader downloads exactly its bytes
+///    (``CrashCheckUploader``).
 public struct CrashCheck: Sendable {
     public struct Options: Sendable {
         public var binary: String
@@ -28,6 +31,8 @@ public struct CrashCheck: Sendable {
         public var pairs = 4
         /// Groups of three users writing to their group, beside the pairs.
         public var groups = 2
+        /// Users sending files to a partner of their own, one file after another (rule 10).
+        public var uploaders = 1
         /// Seconds between kills, drawn uniformly from this range.
         public var gap: ClosedRange<Double> = 0.3...1.5
         /// Each client writes a message this often.
@@ -46,7 +51,7 @@ public struct CrashCheck: Sendable {
     public init(options: Options) { self.options = options }
 
     /// The options' arguments, and the push service on loopback of rule 9.
-    var serveArguments: [String] { options.serveArguments + ["--push-allow-loopback"] }
+    var serveArguments: [String] { options.serveArguments + ["--push-allow-loopback", "--uploads-per-minute", "100000"] }
 
     public func run(progress: @Sendable (String) -> Void = { _ in }) async throws -> CrashCheckReport {
         // A port outside the ephemeral range: the restarts must find it free (see LoopbackPort).
@@ -58,6 +63,7 @@ public struct CrashCheck: Sendable {
         let clients = try await Self.register(
             pairs: options.pairs, groups: options.groups, api: api, names: "crash", oneInFlight: false, watchers: watchers)
         let load = ClientLoad(clients, every: options.writeInterval) { "ws://127.0.0.1:\(port)/v1/ws" }
+        let uploads = try await UploadLoad(uploaders: options.uploaders, api: api, names: "crashf")
         var restarts: [Double] = []
         for kill in 1...max(1, options.kills) {
             try await Task.sleep(for: .milliseconds(Int(Double.random(in: options.gap) * 1000)))
@@ -68,8 +74,10 @@ public struct CrashCheck: Sendable {
             progress("kill \(kill)/\(options.kills): restarted in \(String(format: "%.2f", restarts.last ?? 0)) s")
         }
         let drained = await load.finish(drainingWithin: .seconds(60))
+        await uploads.finish()
         var report = try await Self.judge(clients, api: api, restarts: restarts, drained: drained)
         report.violations += await watchers.check(api: api, within: .seconds(30))
+        try await uploads.judge(&report, api: api)
         await watchers.sink.close()
         server.stop()
         try await options.checkpoint?(options.database)
@@ -157,6 +165,10 @@ public struct CrashCheckReport: Codable, Sendable {
     public var reconnects = 0
     public var resyncs = 0
     /// Cluster check only: PostgreSQL restarts and node freezes done.
+    /// Files uploaded and sent through the kills (rule 10), and how often an uploader had to ask
+    /// the server where its upload stood and go on from there.
+    public var files = 0
+    public var uploadResumes = 0
     public var databaseRestarts = 0
     public var freezes = 0
     public var violations: [String] = []

@@ -137,7 +137,7 @@ struct TusClient: Sendable {
         return hashing ? Array(hash.finalize()) : nil
     }
 
-    private func request(_ path: String, _ method: HTTPMethod, token: String) -> HTTPClientRequest {
+    func request(_ path: String, _ method: HTTPMethod, token: String) -> HTTPClientRequest {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = method
         request.headers.add(name: "Authorization", value: "Bearer \(token)")

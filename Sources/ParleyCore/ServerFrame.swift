@@ -18,6 +18,9 @@ public enum ServerFrame: Equatable, Sendable {
     case ack(ref: String?)
     case typing(conversationId: ConversationID, userId: UserID, isTyping: Bool)
     case presence(userId: UserID, online: Bool, lastSeenAt: Timestamp?)
+    /// Ephemeral: a user who shares a conversation with you (or you, on another device) changed
+    /// their profile: `user` as they are now, `photo` absent when they removed it.
+    case profile(User)
     case error(ref: String?, clientId: ClientMessageID?, code: ErrorCode, message: String)
     case pong(ref: String?)
     /// A message action is committed; `message` is the message as it is now, for the actor.
@@ -27,7 +30,7 @@ public enum ServerFrame: Equatable, Sendable {
 extension ServerFrame: Codable {
     enum CodingKeys: String, CodingKey {
         case type, userId, head, pos, position, message, receipt, hidden, conversation, invitation, summary, ref, duplicate, conversationId,
-            isTyping, online, lastSeenAt, clientId, code, error
+            isTyping, online, lastSeenAt, clientId, code, error, user
     }
 
     public init(from decoder: any Decoder) throws {
@@ -79,6 +82,8 @@ extension ServerFrame: Codable {
             self = .presence(
                 userId: try c.decode(UserID.self, forKey: .userId), online: try c.decode(Bool.self, forKey: .online),
                 lastSeenAt: try c.decodeIfPresent(Timestamp.self, forKey: .lastSeenAt))
+        case "profile":
+            self = .profile(try c.decode(User.self, forKey: .user))
         case "error":
             let detail = try c.decode(ErrorBody.Detail.self, forKey: .error)
             self = .error(
@@ -148,6 +153,9 @@ extension ServerFrame: Codable {
             try c.encode(userId, forKey: .userId)
             try c.encode(online, forKey: .online)
             try c.encodeIfPresent(lastSeenAt, forKey: .lastSeenAt)
+        case .profile(let user):
+            try c.encode("profile", forKey: .type)
+            try c.encode(user, forKey: .user)
         case .error(let ref, let clientId, let code, let message):
             try c.encode("error", forKey: .type)
             try c.encodeIfPresent(ref, forKey: .ref)

@@ -7,8 +7,12 @@ import NIOCore
 /// 1. An upload is first *staged* under its upload id: bytes are appended at the staged size and
 ///    never anywhere else (a resumed upload continues from ``stagedSize(_:)``); what an append
 ///    stored before its body was cut off stays stored.
-/// 2. ``commitStaged(_:)`` hashes the staged bytes and stores them under their sha256 (the blob's
-///    key); the same bytes staged twice make one blob. The staged bytes are gone afterwards.
+/// 2. ``commitStaged(_:hashed:)`` stores the staged bytes under their sha256 (the blob's key); the
+///    same bytes staged twice make one blob, and committing a staging again gives the same blob.
+///    The staging stays until ``deleteStaged(_:)``: the caller records the blob first, so a crash
+///    in between leaves the bytes to commit again rather than an upload that lost them. A caller
+///    that hashed every byte as it was appended passes that digest, and the store does not read
+///    the bytes back to hash them again (it checks the staged size against it).
 /// 3. A stored blob never changes; ``delete(_:)`` removes it, and reads of it then fail with
 ///    ``BlobStoreError/notFound``.
 /// 4. ``blobs(olderThan:)`` and ``staged(olderThan:)`` list what the garbage collector may look at:
@@ -25,8 +29,11 @@ public protocol BlobStore: Sendable {
     where Body.Element == ByteBuffer
     /// Cuts the staging of `upload` back to `size` bytes (a chunk whose checksum failed is dropped).
     func truncateStaged(_ upload: String, to size: Int64) async throws
-    /// Moves the staged bytes of `upload` into a blob under their sha256.
-    func commitStaged(_ upload: String) async throws -> StoredBlob
+    /// Moves the staged bytes of `upload` into a blob under their sha256: `hashed`'s key when given
+    /// (the caller's digest of every staged byte; it must name their size), else hashed here.
+    /// - Throws: ``BlobStoreError/nothingStaged``, or ``BlobStoreError/storage(_:)`` when the staged
+    ///   size is not `hashed`'s.
+    func commitStaged(_ upload: String, hashed: StoredBlob?) async throws -> StoredBlob
     /// Forgets the staged bytes of `upload` (nothing when there are none).
     func deleteStaged(_ upload: String) async throws
     /// The blob's size, or nil when there is no such blob.
@@ -41,6 +48,11 @@ public protocol BlobStore: Sendable {
     func blobs(olderThan date: Double) async throws -> [BlobKey]
     /// Upload ids whose staging was last written before `date` (seconds since 1970).
     func staged(olderThan date: Double) async throws -> [String]
+}
+
+extension BlobStore {
+    /// Moves the staged bytes of `upload` into a blob under their sha256, hashing them here.
+    public func commitStaged(_ upload: String) async throws -> StoredBlob { try await commitStaged(upload, hashed: nil) }
 }
 
 /// A blob's content address: the lowercase hex sha256 of its bytes.

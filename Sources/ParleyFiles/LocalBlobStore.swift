@@ -10,9 +10,10 @@ import Darwin
 #endif
 
 /// Blobs in a local directory (the default): `blobs/ab/<sha256>` and `staging/<upload id>`, files
-/// 0600 in directories 0700. A blob is written under its staging name, synced, then renamed into
+/// 0600 in directories 0700. A blob is written under its staging name, synced, then linked into
 /// place (and the directory synced), so a crash leaves either no blob or the whole one. Blocking
-/// file calls run on a thread pool of their own (``ioPool``), a request body's chunks gathered into writes of up to 1 MiB.
+/// file calls run on a thread pool of their own (``ioPool``); a request body's chunks are written
+/// together (`writev`) once they reach 1 MiB.
 public struct LocalBlobStore: BlobStore {
     public let root: String
     let pool: NIOThreadPool
@@ -36,7 +37,10 @@ public struct LocalBlobStore: BlobStore {
             path += "/" + component
             guard mkdir(path, 0o700) == 0 || errno == EEXIST else { throw BlobStoreError.storage("cannot create \(path): errno \(errno)") }
         }
-        for path in ["\(root)/blobs", "\(root)/staging"] {
+        // The 256 directories blobs go in, made now rather than by the first upload to land in each
+        // (a new directory is an inode and a directory sync: a tenth of a fresh server's upload CPU).
+        let prefixes = (0..<256).map { "\(root)/blobs/\(LowercaseHex.string([UInt8($0)]))" }
+        for path in ["\(root)/blobs", "\(root)/staging"] + prefixes {
             guard mkdir(path, 0o700) == 0 || errno == EEXIST else { throw BlobStoreError.storage("cannot create \(path): errno \(errno)") }
         }
     }
@@ -69,13 +73,16 @@ public struct LocalBlobStore: BlobStore {
         defer { flock(file.descriptor, LOCK_UN) }
         var staged = try await run { try file.size() }
         guard staged == offset else { throw BlobStoreError.offsetMismatch(staged: staged) }
-        var pending = ByteBuffer()
+        // The chunks as they came (no copy into one buffer), written together once they reach 1 MiB.
+        var pending: [ByteBuffer] = []
+        var pendingBytes = 0
         let flushAt = 1 << 20
         func flush() async throws {
-            guard pending.readableBytes > 0 else { return }
-            let bytes = pending
-            pending = ByteBuffer()
-            try await run { try file.write(bytes) }
+            guard pendingBytes > 0 else { return }
+            let buffers = pending
+            pending.removeAll(keepingCapacity: true)
+            pendingBytes = 0
+            try await run { try file.write(buffers) }
         }
         do {
             for try await chunk in body {
@@ -84,8 +91,9 @@ public struct LocalBlobStore: BlobStore {
                     throw BlobStoreError.tooLarge(limit: limit)
                 }
                 staged += Int64(chunk.readableBytes)
-                pending.writeImmutableBuffer(chunk)
-                if pending.readableBytes >= flushAt { try await flush() }
+                pending.append(chunk)
+                pendingBytes += chunk.readableBytes
+                if pendingBytes >= flushAt { try await flush() }
             }
             try await flush()
         } catch {
@@ -106,33 +114,49 @@ public struct LocalBlobStore: BlobStore {
         }
     }
 
-    public func commitStaged(_ upload: String) async throws -> StoredBlob {
+    public func commitStaged(_ upload: String, hashed: StoredBlob?) async throws -> StoredBlob {
         try BlobStoreError.check(upload)
         let staging = stagingPath(upload)
         let root = self.root
         return try await run {
             guard let file = try? POSIXFile.openForReading(staging) else { throw BlobStoreError.nothingStaged }
-            var hash = SHA256()
-            var size: Int64 = 0
-            try file.readChunks(from: 0, count: nil) { chunk in
-                hash.update(data: chunk)
-                size += Int64(chunk.count)
-            }
-            let hex = LowercaseHex.string(Array(hash.finalize()))
-            guard let key = BlobKey(sha256: hex) else { throw BlobStoreError.storage("a digest that is not 64 hex digits") }
+            let (key, size) =
+                try hashed.map { hashed in
+                    guard try file.size() == hashed.size else { throw BlobStoreError.storage("the staging is not the size that was hashed") }
+                    return (hashed.key, hashed.size)
+                } ?? Self.hash(file)
+            let hex = key.sha256
             let directory = "\(root)/blobs/\(hex.prefix(2))"
+            // Made at start; again here only if someone removed it since.
             guard mkdir(directory, 0o700) == 0 || errno == EEXIST else { throw BlobStoreError.storage("mkdir: errno \(errno)") }
             let target = "\(directory)/\(hex)"
-            if access(target, F_OK) == 0 {
+            // A second name for the staged file (synced already), the staging left for the caller
+            // to remove (rule 2). The staging is never written again once it is whole: appends stop
+            // at the upload's length, and a chunk failing its checksum is cut before any commit.
+            if link(staging, target) == 0 {
+                try POSIXFile.syncDirectory(directory)
+            } else if errno == EEXIST {
                 // The same bytes again: one blob, whose time says it was stored again (the collector's grace).
-                unlink(staging)
                 utimes(target, nil)
             } else {
-                guard rename(staging, target) == 0 else { throw BlobStoreError.storage("rename: errno \(errno)") }
-                try POSIXFile.syncDirectory(directory)
+                throw BlobStoreError.storage("link: errno \(errno)")
             }
             return StoredBlob(key: key, size: size)
         }
+    }
+
+    /// Reads the file through and hashes it.
+    static func hash(_ file: POSIXFile) throws -> (BlobKey, Int64) {
+        var hash = SHA256()
+        var size: Int64 = 0
+        try file.readChunks(from: 0, count: nil) { chunk in
+            hash.update(data: chunk)
+            size += Int64(chunk.count)
+        }
+        guard let key = BlobKey(sha256: LowercaseHex.string(Array(hash.finalize()))) else {
+            throw BlobStoreError.storage("a digest that is not 64 hex digits")
+        }
+        return (key, size)
     }
 
     public func deleteStaged(_ upload: String) async throws {

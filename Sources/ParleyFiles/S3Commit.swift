@@ -7,13 +7,14 @@ import ParleyCore
 extension S3BlobStore {
     /// A blob's key is the hash of all its bytes, and a multipart upload must name its key when it
     /// starts: so a staging of more than one part is read twice, once to hash it and once to upload
-    /// it (not at all when the blob exists: then its time is refreshed instead). One part's worth is
-    /// read once, held, and PUT.
-    public func commitStaged(_ upload: String) async throws -> StoredBlob {
+    /// it (once when the caller hashed it as it arrived; not at all when the blob exists: then its
+    /// time is refreshed instead). One part's worth is read once, held, and PUT.
+    public func commitStaged(_ upload: String, hashed: StoredBlob?) async throws -> StoredBlob {
         try BlobStoreError.check(upload)
         let parts = try await parts(upload)
         guard !parts.isEmpty else { throw BlobStoreError.nothingStaged }
         let size = parts.reduce(0) { $0 + $1.size }
+        if let hashed, hashed.size != size { throw BlobStoreError.storage("the staging is not the size that was hashed") }
         let key: BlobKey
         if size <= Int64(partSize) {
             var bytes = ByteBuffer()
@@ -24,12 +25,17 @@ extension S3BlobStore {
                 bytes.writeImmutableBuffer(chunk)
             }
             key = BlobKey(sha256: LowercaseHex.string(Array(hash.finalize())))!
+            if let hashed, hashed.key != key { throw BlobStoreError.storage("the staging is not what was hashed") }
             // Stored again if it exists: the new LastModified gives the collector's grace (rule 4).
             _ = try await client.call(.PUT, objectKey(key), body: bytes, op: "PutObject")
         } else {
-            var hash = SHA256()
-            try await forEachChunk(of: parts) { chunk in chunk.withUnsafeReadableBytes { hash.update(bufferPointer: $0) } }
-            key = BlobKey(sha256: LowercaseHex.string(Array(hash.finalize())))!
+            if let hashed {
+                key = hashed.key  // the multipart upload below still checks the bytes against it
+            } else {
+                var hash = SHA256()
+                try await forEachChunk(of: parts) { chunk in chunk.withUnsafeReadableBytes { hash.update(bufferPointer: $0) } }
+                key = BlobKey(sha256: LowercaseHex.string(Array(hash.finalize())))!
+            }
             // CopyObject handles up to 5 GiB; a larger blob is uploaded again.
             if size <= 5 << 30, try await self.size(of: key) != nil {
                 try await refresh(key)
@@ -37,8 +43,7 @@ extension S3BlobStore {
                 try await uploadMultipart(parts, as: key, size: size, upload: upload)
             }
         }
-        for part in parts { try await deleteObject(part.key) }
-        return StoredBlob(key: key, size: size)
+        return StoredBlob(key: key, size: size)  // the parts stay until deleteStaged (rule 2)
     }
 
     /// Copies the blob onto itself, which S3 allows when the metadata is replaced: a new

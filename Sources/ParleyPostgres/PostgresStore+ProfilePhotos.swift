@@ -34,4 +34,22 @@ extension PostgresStore: ProfilePhotoStore {
             return FileAccess(blob: reading.blob, size: upload.length, name: upload.name, mimeType: reading.mimeType, kind: reading.kind)
         }
     }
+
+    /// Rule 5, from the user's membership rows (indexed by user); a group's current members also
+    /// have an open span, which is checked for both sides.
+    public func peers(of user: UserID) async throws -> [UserID] {
+        try await read { db in
+            try await db.values(
+                """
+                SELECT DISTINCT other.user_id FROM conversation_members me
+                JOIN conversation_members other ON other.conversation_id = me.conversation_id AND other.user_id <> me.user_id
+                WHERE me.user_id = \(user.rawValue) AND (
+                    me.conversation_id LIKE 'dm\\_%'
+                    OR (EXISTS (SELECT 1 FROM member_spans s WHERE s.conversation_id = me.conversation_id AND s.user_id = me.user_id AND s.to_seq IS NULL)
+                        AND EXISTS (
+                            SELECT 1 FROM member_spans s WHERE s.conversation_id = other.conversation_id AND s.user_id = other.user_id AND s.to_seq IS NULL)))
+                """, as: String.self, self.logger
+            ).map(UserID.init(rawValue:))
+        }
+    }
 }

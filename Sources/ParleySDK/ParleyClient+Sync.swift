@@ -76,6 +76,8 @@ extension ParleyClient {
             let state = Presence(online: online, lastSeenAt: lastSeenAt)
             presence[user] = state
             emit(.presence(user, state))
+        case .profile(let user):
+            apply(profile: user)
         case .error(_, nil, .unauthorized, _):
             // The token was refused at `hello`, or the session was revoked or expired while
             // connected: reconnecting with it cannot work.
@@ -136,7 +138,7 @@ extension ParleyClient {
                 id: info.id, kind: info.kind, createdAt: info.createdAt, lastSeq: 0, lastMessage: nil, lastActivityAt: info.createdAt,
                 unreadCount: 0,
                 members: info.members.map {
-                    ConversationMember(userId: $0.id, username: $0.username, displayName: $0.displayName, deliveredSeq: 0, readSeq: 0)
+                    ConversationMember(userId: $0.id, username: $0.username, displayName: $0.displayName, deliveredSeq: 0, readSeq: 0, photo: $0.photo)
                 }, title: info.title)
             conversations[info.id] = summary
             try? store.save(conversations: [summary])

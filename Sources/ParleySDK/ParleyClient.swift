@@ -58,8 +58,8 @@ public final class ParleyClient {
         }
     }
 
-    /// The signed-in account.
-    public let session: Session
+    /// The signed-in account; its user follows my profile changes made on other devices.
+    public internal(set) var session: Session
     /// The signed-in user.
     public var me: User { session.user }
     /// The live connection's state (see the Connection lifecycle article).
@@ -86,7 +86,8 @@ public final class ParleyClient {
     /// until ``dismissRefusedAction()``.
     public internal(set) var refusedAction: RefusedAction?
     /// People fetched by id because no conversation of mine lists them (a group's former members,
-    /// inviters): ``displayName(of:in:)`` reads them.
+    /// inviters), and people whose profile changed while I was connected: ``displayName(of:in:)``
+    /// and ``photoPath(of:)`` read them.
     public internal(set) var users: [UserID: User] = [:]
     /// Names of people who were members of a group when I last saw it, kept when they (or I) leave.
     var formerNames: [UserID: String] = [:]

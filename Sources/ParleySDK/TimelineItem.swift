@@ -105,4 +105,7 @@ public enum ClientEvent: Sendable, Equatable {
     case invitation(Invitation)
     /// A group's receipt aggregate moved: my messages there may be delivered or read now.
     case groupReceipts(ReceiptSummary)
+    /// Someone I share a conversation with (or I, on another device) changed their profile photo:
+    /// the user as now, already applied to every member list, ``ParleyClient/users`` and ``ParleyClient/me``.
+    case profile(User)
 }

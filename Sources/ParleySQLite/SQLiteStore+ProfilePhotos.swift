@@ -32,4 +32,22 @@ extension SQLiteStore: ProfilePhotoStore {
             return FileAccess(blob: reading.blob, size: upload.length, name: upload.name, mimeType: reading.mimeType, kind: reading.kind)
         }
     }
+
+    public func peers(of user: UserID) async throws -> [UserID] {
+        try await lookup { db in
+            try String.fetchAll(db, sql: Self.peersSQL, arguments: [user.rawValue]).map(UserID.init(rawValue:))
+        }
+    }
+
+    /// Rule 5, from the user's membership rows (indexed by user); a group's current members also
+    /// have an open span, which is checked for both sides.
+    static let peersSQL = """
+        SELECT DISTINCT other.user_id FROM conversation_members me
+        JOIN conversation_members other ON other.conversation_id = me.conversation_id AND other.user_id != me.user_id
+        WHERE me.user_id = ? AND (
+            substr(me.conversation_id, 1, 3) = 'dm_'
+            OR (EXISTS (SELECT 1 FROM member_spans s WHERE s.conversation_id = me.conversation_id AND s.user_id = me.user_id AND s.to_seq IS NULL)
+                AND EXISTS (
+                    SELECT 1 FROM member_spans s WHERE s.conversation_id = other.conversation_id AND s.user_id = other.user_id AND s.to_seq IS NULL)))
+        """
 }

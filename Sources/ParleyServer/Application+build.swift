@@ -150,7 +150,7 @@ func makeRouter(_ server: ServerContext, vapid: VAPIDKey, files: FileService) ->
     SearchRoutes(store: server.store, limiter: server.messageSearchLimiter).add(to: router)
     UploadRoutes(files: files).add(to: router)
     FileRoutes(files: files).add(to: router)
-    PhotoRoutes(files: files).add(to: router)
+    PhotoRoutes(files: files, hub: server.hub, logger: server.logger).add(to: router)
     PushRoutes(store: server.store, vapid: vapid, configuration: server.configuration.push).add(to: router)
     GroupRoutes(
         groups: GroupService(

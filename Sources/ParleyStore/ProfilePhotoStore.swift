@@ -12,6 +12,9 @@ import ParleyCore
 /// 4. Every ``User`` and ``ConversationMember`` a store reads carries the photo's path
 ///    (``API/photoPath(_:)``), and its bytes are served (``photoAccess(_:)``) only while it is
 ///    someone's current photo.
+/// 5. ``peers(of:)`` are who is told live when the photo changes: everyone who shares a conversation
+///    with the user now, both as current members (a direct conversation's two, a group's open spans).
+///    Someone removed from a group, or who left it, is no peer through it any more.
 public protocol ProfilePhotoStore: Sendable {
     /// Makes `upload` the user's photo (nil removes it), in one transaction; returns the user as now.
     /// Setting the current photo again changes nothing.
@@ -19,4 +22,7 @@ public protocol ProfilePhotoStore: Sendable {
     func setPhoto(of user: UserID, upload: UploadID?, now: Timestamp) async throws -> User
     /// What serving the photo needs, while `id` is someone's current photo; nil otherwise.
     func photoAccess(_ id: UploadID) async throws -> FileAccess?
+    /// The other users who share a conversation with `user`, each once (rule 5): the other member
+    /// of each direct conversation, and everyone with an open span in a group where `user` has one.
+    func peers(of user: UserID) async throws -> [UserID]
 }

@@ -26,6 +26,9 @@ extension ChatViewModel {
         public var roleLabel: String? { GroupText.roleLabel(role) }
         /// Whether this is me.
         public var isMe: Bool
+        /// Their profile photo, to show over the initials (loads without a token); `nil` when they
+        /// have none. It follows their changes live.
+        public var photoURL: URL?
     }
 
     /// Whether this is a group.
@@ -47,7 +50,7 @@ extension ChatViewModel {
         return (client.conversations[conversation]?.members ?? []).map { member in
             MemberRow(
                 id: member.userId, name: member.userId == client.me.id ? "You" : member.displayName, username: member.username,
-                role: member.role ?? .member, isMe: member.userId == client.me.id)
+                role: member.role ?? .member, isMe: member.userId == client.me.id, photoURL: client.photoURL(member.photo))
         }.sorted { (rank[$0.role] ?? 2, $0.isMe ? 1 : 0, $0.name) < (rank[$1.role] ?? 2, $1.isMe ? 1 : 0, $1.name) }
     }
 

@@ -85,6 +85,16 @@ public final class ChatViewModel {
         client.title(of: conversation) ?? (isGroup ? GroupText.group : other?.name ?? "")
     }
 
+    /// The other person's profile photo for the header (loads without a token); `nil` in a group or
+    /// when they have none. It follows their changes live; before the chat exists, it is the one the
+    /// user was found with, unless the client has heard of them since.
+    public var photoURL: URL? {
+        guard !isGroup else { return nil }
+        if let summary = client.conversations[conversation], let member = client.otherMember(of: summary) { return client.photoURL(member.photo) }
+        guard let fallbackOther else { return nil }
+        return client.photoURL(client.knows(fallbackOther.id) ? client.photoPath(of: fallbackOther.id) : fallbackOther.photo)
+    }
+
     /// Whether someone else is typing now.
     public var otherUserTyping: Bool { client.typingUser(in: conversation, now: now()) != nil }
 

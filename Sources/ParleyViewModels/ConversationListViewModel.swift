@@ -40,6 +40,9 @@ public final class ConversationListViewModel {
         public var otherUserId: UserID?
         /// Muted now: no notifications while the app is closed (a muted icon).
         public var isMuted: Bool = false
+        /// The other person's profile photo, to show over the initials (loads without a token); `nil`
+        /// in a group or when they have none. It follows their changes live.
+        public var photoURL: URL?
 
         /// A row, e.g. for SwiftUI previews and tests.
         public init(
@@ -119,6 +122,7 @@ public final class ConversationListViewModel {
                 isLastMessageEdited: summary.lastMessage?.editedAt != nil && summary.lastMessage?.isDeleted == false,
                 isLastMessageDeleted: summary.lastMessage?.isDeleted == true)
             row.isMuted = client.isMuted(summary.id)
+            row.photoURL = client.photoURL(other?.photo)
             return row
         }
     }

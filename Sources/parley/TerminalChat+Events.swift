@@ -45,8 +45,8 @@ extension TerminalChat {
             }
         case .invitation(let invitation):
             say("• \(invitation.inviter.displayName) invited you to “\(invitation.title)” — /invites, then /accept N or /decline N")
-        case .groupReceipts:
-            break
+        case .groupReceipts, .profile:
+            break  // printStatusChanges() below shows what receipts changed; a terminal shows no photos
         case .presence(let user, let presence):
             guard let chat, !chat.isGroup, let summary = client.conversations[chat.conversation], client.otherMember(of: summary)?.userId == user
             else { break }

@@ -22,6 +22,8 @@ struct Torture: AsyncParsableCommand {
     var pairs = 4
     @Option(help: "Groups of three users writing to their group (each every 15 ms), beside the pairs.")
     var groups = 2
+    @Option(help: "Users sending files (resumable uploads) to a partner each, beside the pairs.")
+    var uploaders = 1
     @Option(help: "Shortest time between kills, in seconds.")
     var minGap = 0.3
     @Option(help: "Longest time between kills, in seconds.")
@@ -47,6 +49,7 @@ struct Torture: AsyncParsableCommand {
         guard (1...10_000).contains(kills) else { throw ValidationError("--kills must be 1…10000.") }
         guard (1...100).contains(pairs) else { throw ValidationError("--pairs must be 1…100.") }
         guard (0...100).contains(groups) else { throw ValidationError("--groups must be 0…100.") }
+        guard (0...20).contains(uploaders) else { throw ValidationError("--uploaders must be 0…20.") }
         guard minGap > 0, maxGap >= minGap, maxGap <= 60 else { throw ValidationError("Need 0 < --min-gap ≤ --max-gap ≤ 60.") }
         guard ["full", "normal"].contains(durability) else { throw ValidationError("--durability must be full or normal.") }
         if cluster {
@@ -74,6 +77,7 @@ struct Torture: AsyncParsableCommand {
         options.kills = kills
         options.pairs = pairs
         options.groups = groups
+        options.uploaders = uploaders
         options.gap = minGap...maxGap
         options.serveArguments = ["--durability", durability]
         options.checkpoint = { path in try await SQLiteStore(path: path).checkpointTruncatingWAL() }
@@ -85,6 +89,7 @@ struct Torture: AsyncParsableCommand {
         say(
             """
             \(report.kills) kills, \(report.messages) messages and \(report.actions) actions written, \(report.reconnects) reconnects, \(report.resyncs) resyncs; \
+            \(report.files) files sent (\(report.uploadResumes) uploads resumed); \
             restarts \(String(format: "%.2f", restarts.first ?? 0))–\(String(format: "%.2f", restarts.last ?? 0)) s; \
             integrity_check: \(integrity.joined(separator: "; "))
             """)

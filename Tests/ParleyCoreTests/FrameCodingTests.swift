@@ -34,6 +34,8 @@ import Testing
             .sent(ref: "r", message: message, duplicate: true), .ack(ref: nil),
             .typing(conversationId: message.conversationId, userId: .random(), isTyping: true),
             .presence(userId: .random(), online: false, lastSeenAt: Timestamp(milliseconds: 5)),
+            .profile(User(id: .random(), username: "ada", displayName: "Ada", createdAt: Timestamp(milliseconds: 8), photo: "/v1/photos/x")),
+            .profile(User(id: .random(), username: "ada", displayName: "Ada", createdAt: Timestamp(milliseconds: 8))),
             .error(ref: "r", clientId: .random(), code: .textTooLong, message: "too long"), .pong(ref: nil),
             .acted(ref: "a", message: message, duplicate: false),
             .event(StreamEvent(position: 5, payload: .messageUpdated(message))),
@@ -51,6 +53,20 @@ import Testing
         #expect(object["type"] as? String == "message")
         #expect(object["pos"] as? Int == 12)
         #expect((object["message"] as? [String: Any])?["createdAt"] as? Int == 1_700_000_000_123)
+    }
+
+    @Test func aProfileFrameCarriesTheUserWithoutAPhotoOnceItIsRemoved() throws {
+        let ada = User(id: .random(), username: "ada", displayName: "Ada", createdAt: Timestamp(milliseconds: 8), photo: "/v1/photos/p")
+        let set = try #require(try JSONSerialization.jsonObject(with: try JSONEncoder().encode(ServerFrame.profile(ada))) as? [String: Any])
+        #expect(set["type"] as? String == "profile" && Set(set.keys) == ["type", "user"])
+        let user = try #require(set["user"] as? [String: Any])
+        #expect(user["id"] as? String == ada.id.rawValue && user["photo"] as? String == "/v1/photos/p" && user["displayName"] as? String == "Ada")
+        var removed = ada
+        removed.photo = nil
+        let data = try JSONEncoder().encode(ServerFrame.profile(removed))
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect((object["user"] as? [String: Any])?.keys.contains("photo") == false, "absent, not null")
+        #expect(try JSONDecoder().decode(ServerFrame.self, from: data) == .profile(removed))
     }
 
     @Test func unknownFrameTypesAreReportedByName() {

@@ -43,11 +43,33 @@ import Testing
         #expect(try await store.appendStaged("u1", at: 1_000_000, limit: 10_000_000, body: Self.chunks(Array(data[1_000_000...]), size: 100_000)) == 3_000_000)
         let blob = try await store.commitStaged("u1")
         #expect(blob == StoredBlob(key: BlobKey(sha256: Self.hex(data))!, size: 3_000_000))
+        #expect(try await store.stagedSize("u1") == 3_000_000, "the staging stays until the caller removes it")
+        #expect(try await store.commitStaged("u1") == blob, "committed again (after a crash before its record): the same blob")
+        try await store.deleteStaged("u1")
         #expect(try await store.stagedSize("u1") == 0)
         #expect(try await store.size(of: blob.key) == 3_000_000)
         #expect(try await Self.readAll(store, blob.key) == data)
         #expect(try await Self.readAll(store, blob.key, range: 999_990..<1_000_010) == Array(data[999_990..<1_000_010]))
         await #expect(throws: BlobStoreError.nothingStaged) { try await store.commitStaged("u1") }
+    }
+
+    /// Rule 2's digest given by the caller: stored under it, the size checked first. Many small
+    /// chunks (a local append writes up to 64 at a time with writev, 1 MiB a flush) arrive in order.
+    @Test(arguments: BlobStoreBackend.all)
+    func aCommitGivenTheDigestStoresUnderItOnceTheSizeMatches(backend: BlobStoreBackend) async throws {
+        let store = try await backend.make()
+        let data = Self.bytes(2_500_000, seed: 11)
+        #expect(try await store.appendStaged("h", at: 0, limit: 10_000_000, body: Self.chunks(Array(data[..<1_200_000]), size: 1000)) == 1_200_000)
+        #expect(try await store.appendStaged("h", at: 1_200_000, limit: 10_000_000, body: Self.chunks(Array(data[1_200_000...]), size: 333)) == 2_500_000)
+        let key = try #require(BlobKey(sha256: Self.hex(data)))
+        await #expect(throws: BlobStoreError.self, "a digest of another size is refused, the staging kept") {
+            try await store.commitStaged("h", hashed: StoredBlob(key: key, size: 2_499_999))
+        }
+        #expect(try await store.stagedSize("h") == 2_500_000)
+        #expect(try await store.commitStaged("h", hashed: StoredBlob(key: key, size: 2_500_000)) == StoredBlob(key: key, size: 2_500_000))
+        #expect(try await Self.readAll(store, key) == data)
+        try await store.deleteStaged("h")
+        #expect(try await Self.readAll(store, key) == data, "the blob does not go with its staging")
     }
 
     @Test(arguments: BlobStoreBackend.all)

@@ -19,6 +19,8 @@ import Testing
         #expect(try await store.parts("big").map(\.size) == [8 << 20, 4 << 20, 8 << 20])
         let blob = try await store.commitStaged("big")
         #expect(blob == StoredBlob(key: BlobKey(sha256: Conformance.hex(data))!, size: 20 << 20))
+        #expect(try await store.parts("big").count == 3, "the parts stay until the staging is deleted")
+        try await store.deleteStaged("big")
         #expect(try await store.parts("big").isEmpty)
         #expect(try await store.staged(olderThan: 4_102_444_800).isEmpty)
         let stored = try await Conformance.readAll(store, blob.key)
@@ -47,6 +49,7 @@ import Testing
         let after = try #require(try await store.modified(blob.key))
         #expect(after > before)
         #expect(try await store.blobs(olderThan: before + 0.5).isEmpty)
+        try await store.deleteStaged("second")
         #expect(try await store.stagedSize("second") == 0)
         #expect(try await Conformance.readAll(store, blob.key) == data)
     }
@@ -63,7 +66,10 @@ import Testing
         #expect(try await store.parts("p3").map(\.offset) == [0, 10, 20])
         #expect(try await store.stagedSize("p3") == 30)
         var keys: Set<BlobKey> = []
-        for upload in 0..<5 { keys.insert(try await store.commitStaged("p\(upload)").key) }
+        for upload in 0..<5 {
+            keys.insert(try await store.commitStaged("p\(upload)").key)
+            try await store.deleteStaged("p\(upload)")
+        }
         #expect(Set(try await store.blobs(olderThan: 4_102_444_800)) == keys)
         #expect(try await store.client.list(store.location.prefix, pageSize: 2).count == 5)
     }
@@ -95,6 +101,7 @@ import Testing
         #expect(try await store.stagedSize("cut") == 15_000)
         _ = try await store.appendStaged("cut", at: 15_000, limit: 1 << 20, body: Conformance.chunks(Array(data[15_000...]), size: 7000))
         #expect(try await Conformance.readAll(store, try await store.commitStaged("cut").key) == data)
+        try await store.deleteStaged("cut")
 
         _ = try await store.appendStaged("zero", at: 0, limit: 100, body: Conformance.chunks([1, 2, 3], size: 3))
         try await store.truncateStaged("zero", to: 0)

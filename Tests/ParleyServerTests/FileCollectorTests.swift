@@ -18,7 +18,9 @@ import Testing
             continuation.finish()
         }
         _ = try await blobs.appendStaged(upload.rawValue, at: 0, limit: Int64(bytes.count), body: body)
-        return try await blobs.commitStaged(upload.rawValue)
+        let blob = try await blobs.commitStaged(upload.rawValue)
+        try await blobs.deleteStaged(upload.rawValue)  // as FileService does once the upload is recorded
+        return blob
     }
 
     @Test func expiredUploadsDeletedMessagesFilesAndUnnamedBlobsGoAndNothingElse() async throws {

@@ -104,4 +104,43 @@ import Testing
         #expect(try await world.store.photoAccess(incomplete) == nil)
         #expect(try await world.store.photoAccess(document) == nil)
     }
+
+    @Test(arguments: StoreBackend.all)
+    func peersAreWhoSharesAConversationNowEachOnce(backend: StoreBackend) async throws {
+        let world = try await GroupWorld(backend)
+        let (ada, grace, alan, eve) = (world.ada.id, world.grace.id, world.alan.id, world.eve.id)
+        func peers(of user: UserID) async throws -> Set<UserID> {
+            let found = try await world.store.peers(of: user)
+            #expect(found.count == Set(found).count, "no duplicates: \(found)")
+            return Set(found)
+        }
+        // Direct partners (Ada wrote to Grace and Alan, they answered); Grace and Alan share nothing yet.
+        #expect(try await peers(of: ada) == [grace, alan])
+        #expect(try await peers(of: grace) == [ada])
+        #expect(try await peers(of: eve) == [], "a stranger")
+        // A group: Grace and Alan become peers through it; Ada, partner and co-member, counts once.
+        let group = try await world.group(with: [grace, alan])
+        #expect(try await peers(of: grace) == [ada, alan])
+        #expect(try await peers(of: ada) == [grace, alan])
+        // Eve is invited (a stranger is not added): not a member, so not a peer.
+        _ = try await world.change(group, .add([eve], shareHistory: false))
+        #expect(try await peers(of: grace) == [ada, alan])
+        #expect(try await peers(of: eve) == [])
+        // Removed: Alan is no peer of Grace's through the group any more; Ada stays his partner.
+        _ = try await world.change(group, .remove(alan))
+        #expect(try await peers(of: grace) == [ada])
+        #expect(try await peers(of: alan) == [ada])
+        #expect(try await peers(of: ada) == [grace, alan])
+        // Leaving ends it too: in a second group Alan and Grace are peers until he leaves.
+        let second = try await world.group(with: [grace, alan])
+        #expect(try await peers(of: alan) == [ada, grace])
+        _ = try await world.store.changeGroup(
+            MembershipChange(actor: alan, clientId: .random(), conversation: second, action: .leave, maxMembers: 256), now: .now())
+        #expect(try await peers(of: alan) == [ada])
+        #expect(try await peers(of: grace) == [ada])
+        // A direct conversation makes partners at its first message, answered or not.
+        _ = try await world.store.send("hello?", from: eve, to: .user(grace))
+        #expect(try await peers(of: eve) == [grace])
+        #expect(try await peers(of: grace) == [ada, eve])
+    }
 }

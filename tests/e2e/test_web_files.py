@@ -574,6 +574,67 @@ def test_a_profile_photo_set_in_the_menu_shows_in_the_other_persons_list_and_can
     wait(b, lambda d: (r := d.execute_script(avatar, "Alice Liddell")) and r["src"] is None and r["initials"] == "AL")
 
 
+# Frame types the page's WebSocket received, in order (the app's own socket, wrapped before it is made).
+FRAME_TYPES = """
+    const RealSocket = window.WebSocket;
+    window.__frames = [];
+    window.WebSocket = class extends RealSocket {
+      constructor(...args) {
+        super(...args);
+        this.addEventListener('message', (event) => { try { window.__frames.push(JSON.parse(event.data).type); } catch {} });
+      }
+    };"""
+
+# The avatar of the list row named arguments[0]: its photo's src (null for none) and its initials.
+ROW_AVATAR = """const li = [...document.querySelectorAll('#conversation-list li')].find(l => l.querySelector('.row-name')?.textContent === arguments[0]);
+    return li && {src: li.querySelector('.avatar img')?.getAttribute('src') ?? null, initials: li.querySelector('.avatar').firstChild.textContent}"""
+
+HEADER_PHOTO = "return document.querySelector('#chat-avatar img')?.getAttribute('src') ?? null"
+
+
+def set_photo_elsewhere(server, session, data):
+    """Another device of `session`'s sets a photo: a tus upload in one request, then PUT /v1/me/photo. Returns its path."""
+    import base64
+    metadata = f"filename {base64.b64encode(b'me.png').decode()},filetype {base64.b64encode(b'image/png').decode()}"
+    created = requests.post(server.url + "/v1/uploads", data=data, timeout=30, headers={
+        **headers(session), "Upload-Length": str(len(data)), "Upload-Metadata": metadata, "Content-Type": "application/offset+octet-stream"})
+    assert created.status_code == 201, created.text
+    response = requests.put(server.url + "/v1/me/photo", json={"uploadId": created.json()["id"]}, headers=headers(session), timeout=10)
+    assert response.status_code == 200, response.text
+    return response.json()["photo"]
+
+
+def test_a_photo_set_or_removed_elsewhere_shows_on_open_pages_without_a_reload(server, browsers):
+    """The `profile` frame: Bob's open page shows Alice's new photo in the list and the chat header, then her
+    initials again once she removes it; Alice's own open page (another device) follows in its menu."""
+    alice, bob = server.register("alice", "Alice Liddell"), server.register("bob", "Bob Builder")
+    conversation = server.send(alice, "hi", recipient=bob["user"]["id"])["conversationId"]
+    b = open_chat(browsers, server, bob, conversation, script=FRAME_TYPES)
+    a = browsers()
+    a.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": FRAME_TYPES})
+    sign_in(a, server, alice)
+    for driver in (a, b):  # connected and past the replay: the server sends this connection live frames
+        wait(driver, lambda d: d.execute_script("return window.__frames.includes('synced')"))
+    assert b.execute_script(ROW_AVATAR, "Alice Liddell") == {"src": None, "initials": "AL"}
+    assert b.execute_script(HEADER_PHOTO) is None and a.execute_script("return document.getElementById('remove-photo').hidden")
+    b.execute_script("window.__sameDocument = true")  # gone if the page reloads
+
+    photo = set_photo_elsewhere(server, alice, png(64, 64))
+    assert photo.startswith("/v1/photos/")
+    wait(b, lambda d: d.execute_script(ROW_AVATAR, "Alice Liddell") == {"src": photo, "initials": "AL"})
+    wait(b, lambda d: d.execute_script(HEADER_PHOTO) == photo)
+    wait(a, lambda d: not d.execute_script("return document.getElementById('remove-photo').hidden"))
+    saved = a.execute_script("return JSON.parse(localStorage.getItem('parley.session')).user.photo")
+    assert saved == photo, "her session on that device knows it too"
+
+    assert requests.delete(server.url + "/v1/me/photo", headers=headers(alice), timeout=10).status_code == 204
+    wait(b, lambda d: d.execute_script(ROW_AVATAR, "Alice Liddell") == {"src": None, "initials": "AL"})
+    wait(b, lambda d: d.execute_script(HEADER_PHOTO) is None)
+    wait(a, lambda d: d.execute_script("return document.getElementById('remove-photo').hidden"))
+    assert b.execute_script("return window.__frames.filter(t => t === 'profile').length") == 2
+    assert b.execute_script("return window.__sameDocument === true"), "no reload"
+
+
 def test_phone_width_dark_mode_keyboard_and_axe_on_the_tray_a_message_with_files_and_the_viewer(server, browsers, tmp_path):
     alice, bob, conversation, a = chat_of_two(server, browsers, dark=True, width=390, height=800)
     a.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 800, "deviceScaleFactor": 1, "mobile": True})

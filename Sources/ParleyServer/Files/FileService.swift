@@ -17,6 +17,11 @@ import Synchronization
 /// 3. A chunk with an `Upload-Checksum` that does not match is dropped whole (the offset stays).
 /// 4. When the last byte arrives the file is hashed; a promised sha256 that differs removes the
 ///    upload. Otherwise the server reads what the file is (``FileReading``) and the upload is complete.
+/// 5. The file is hashed as its bytes arrive (``UploadDigests``), so completing it does not read it
+///    back: only when the appends were on this node, each from where the last one ended.
+/// 6. An upload whose every byte is staged but that is not recorded complete (the server stopped
+///    between the last byte and the record) is completed when its owner next asks where it stands:
+///    an offset the server acknowledged is never lost to a crash.
 final class FileService: Sendable {
     let store: any ParleyStore
     let blobs: any BlobStore
@@ -24,6 +29,7 @@ final class FileService: Sendable {
     let links: FileLinks
     let limiter: RateLimiter
     let busy = Mutex<Set<UploadID>>([])
+    let digests = UploadDigests(capacity: 10_000)
     let logger: Logger
 
     init(store: any ParleyStore, blobs: any BlobStore, configuration: FileConfiguration, links: FileLinks, logger: Logger) {
@@ -51,10 +57,14 @@ final class FileService: Sendable {
     }
 
     /// The owner's upload and how many of its bytes are stored.
+    /// Rule 6: a whole staging not recorded complete (the server stopped in between) is completed here.
     func find(_ id: UploadID, owner: UserID) async throws -> (upload: StoredUpload, offset: Int64) {
         guard let upload = try await store.upload(id, owner: owner) else { throw ParleyError(.uploadNotFound, "No such upload.") }
         if upload.reading != nil { return (upload, upload.length) }
-        return (upload, try await blobs.stagedSize(id.rawValue))
+        let staged = try await blobs.stagedSize(id.rawValue)
+        guard staged == upload.length, upload.length > 0, busy.withLock({ $0.insert(upload.id).inserted }) else { return (upload, staged) }
+        defer { _ = busy.withLock { $0.remove(upload.id) } }
+        return (try await complete(upload, now: .now()), staged)
     }
 
     /// Appends `body` at `offset` (rules 2–4); returns the upload and its offset afterwards.
@@ -64,7 +74,10 @@ final class FileService: Sendable {
         guard upload.reading == nil else { throw Self.mismatch(upload.length) }
         guard busy.withLock({ $0.insert(upload.id).inserted }) else { throw Self.busyError }
         defer { _ = busy.withLock { $0.remove(upload.id) } }
-        let hashing = HashingSequence(base: body, hashing: checksum != nil)
+        let before = digests.take(upload.id, at: offset)
+        let file = before.map { RunningHash($0) }
+        let chunk = checksum == nil ? nil : RunningHash()
+        let hashing = HashingSequence(base: body, hashes: [chunk, file].compactMap { $0 })
         let staged: Int64
         do {
             staged = try await blobs.appendStaged(upload.id.rawValue, at: offset, limit: upload.length, body: hashing)
@@ -76,31 +89,43 @@ final class FileService: Sendable {
             try await blobs.truncateStaged(upload.id.rawValue, to: offset)
             throw ParleyError(.uploadTooLarge, "The upload was created for \(upload.length) bytes; this goes past them.")
         }
-        if let checksum, hashing.digest() != checksum {
+        if let checksum, let chunk, chunk.digest() != checksum {
             try await blobs.truncateStaged(upload.id.rawValue, to: offset)
+            if let before { digests.keep(upload.id, before, at: offset) }
             throw ParleyError(.checksumMismatch, "The chunk's SHA-256 is not the one in 'Upload-Checksum'; it was dropped.")
         }
-        guard staged == upload.length else { return (upload, staged) }
-        return (try await complete(upload, now: now), staged)
+        // Rule 5: the file's digest so far, when it covers every staged byte.
+        let hashed = file.flatMap { $0.count == staged - offset ? $0.state : nil }
+        guard staged == upload.length else {
+            if let hashed { digests.keep(upload.id, hashed, at: staged) }
+            return (upload, staged)
+        }
+        let blob = hashed.flatMap { hash in BlobKey(sha256: LowercaseHex.string(Array(hash.finalize()))) }
+        return (try await complete(upload, now: now, hashed: blob.map { StoredBlob(key: $0, size: staged) }), staged)
     }
 
-    /// Rule 4: the last byte arrived.
-    func complete(_ upload: StoredUpload, now: Timestamp) async throws -> StoredUpload {
+    /// Rule 4: the last byte arrived; `hashed` is the file's digest when rule 5 kept it.
+    func complete(_ upload: StoredUpload, now: Timestamp, hashed: StoredBlob? = nil) async throws -> StoredUpload {
         if upload.length == 0 {
             // An empty file has no bytes to stage: its staging is made empty, then stored like any other.
             _ = try await blobs.appendStaged(upload.id.rawValue, at: 0, limit: 0, body: AsyncStream<ByteBuffer> { $0.finish() })
         }
-        let blob = try await blobs.commitStaged(upload.id.rawValue)
+        let blob = try await blobs.commitStaged(upload.id.rawValue, hashed: hashed)
         if let promised = upload.sha256, promised != blob.key.sha256 {
             try? await store.deleteUpload(upload.id, owner: upload.owner)
+            try? await blobs.deleteStaged(upload.id.rawValue)
             throw ParleyError(.checksumMismatch, "The file's SHA-256 is not the one promised in 'Upload-Metadata'; the upload was removed.")
         }
         let reading = try await FileReading.read(blob, from: blobs)
-        return try await store.completeUpload(upload.id, owner: upload.owner, reading, now: now)
+        let completed = try await store.completeUpload(upload.id, owner: upload.owner, reading, now: now)
+        // Only now that the upload is recorded complete (rule 6; the collector removes a staging left by a crash here).
+        try? await blobs.deleteStaged(upload.id.rawValue)
+        return completed
     }
 
     /// Gives up an upload that no message carries (tus termination).
     func terminate(_ id: UploadID, owner: UserID) async throws {
+        digests.forget(id)
         try await store.deleteUpload(id, owner: owner)
         try? await blobs.deleteStaged(id.rawValue)
     }
@@ -112,39 +137,4 @@ final class FileService: Sendable {
     }
 
     static let busyError = ParleyError(.uploadBusy, "Another request is appending to this upload; ask where it stands (HEAD) when it ends.")
-}
-
-/// Passes a body through, hashing it on the way when asked (a chunk's `Upload-Checksum`).
-struct HashingSequence<Base: AsyncSequence>: AsyncSequence where Base.Element == ByteBuffer {
-    typealias Element = ByteBuffer
-    let base: Base
-    let hashing: Bool
-    let hash = RunningHash()
-
-    func digest() -> [UInt8] { hash.digest() }
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        var base: Base.AsyncIterator
-        let hashing: Bool
-        let hash: RunningHash
-
-        mutating func next() async throws -> ByteBuffer? {
-            guard let chunk = try await base.next() else { return nil }
-            if hashing { hash.update(chunk) }
-            return chunk
-        }
-    }
-
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator(), hashing: hashing, hash: hash) }
-}
-
-/// A SHA-256 fed chunk by chunk.
-final class RunningHash: Sendable {
-    private let state = Mutex<SHA256>(SHA256())
-
-    func update(_ chunk: ByteBuffer) {
-        chunk.withUnsafeReadableBytes { bytes in state.withLock { $0.update(bufferPointer: bytes) } }
-    }
-
-    func digest() -> [UInt8] { Array(state.withLock { $0.finalize() }) }
 }

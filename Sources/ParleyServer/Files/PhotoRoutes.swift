@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import Logging
 import ParleyCore
 import ParleyFiles
 import ParleyStore
@@ -13,8 +14,14 @@ import ParleyStore
 ///    learn the path. It answers while the upload is someone's current photo (else `404
 ///    file_not_found`), with the same safe headers as any file, cached for good (the path changes
 ///    with the photo).
+/// 3. Once a change is committed, everyone who sees the user is told live: a `profile` frame with
+///    the user as now goes through the hub (every node) to their peers (``ProfilePhotoStore/peers(of:)``)
+///    and to their own connections (their other devices). It is ephemeral: a client offline then
+///    sees the photo in what it loads. A failure to tell is logged; the change stands and is answered.
 struct PhotoRoutes {
     let files: FileService
+    let hub: ConnectionHub
+    let logger: Logger
 
     static let cacheControl = "public, max-age=31536000, immutable"
 
@@ -23,11 +30,13 @@ struct PhotoRoutes {
             let me = try context.requireUser()
             let body = try await JSONBody.decode(API.PhotoRequest.self, from: request, context: context)
             let id = try await photo(body.uploadId, of: me)
-            return try JSONBody.response(try await files.store.setPhoto(of: me, upload: id, now: .now()))
+            let user = try await files.store.setPhoto(of: me, upload: id, now: .now())
+            await announce(user)
+            return try JSONBody.response(user)
         }
         router.delete("/v1/me/photo") { _, context in
             let me = try context.requireUser()
-            _ = try await files.store.setPhoto(of: me, upload: nil, now: .now())
+            await announce(try await files.store.setPhoto(of: me, upload: nil, now: .now()))
             return Response(status: .noContent)
         }
         router.get("/v1/photos/:id") { request, context in
@@ -50,6 +59,15 @@ struct PhotoRoutes {
         guard reading.kind == .image else { throw Self.invalid("A profile photo must be a JPEG, PNG, GIF or WebP image.") }
         guard upload.conversationId == nil else { throw Self.invalid("That upload is part of a message; upload the photo again.") }
         return id
+    }
+
+    /// Rule 3: tells the user's peers, and the user's own connections, who they are now.
+    func announce(_ user: User) async {
+        do {
+            hub.send(.profile(user), to: try await files.store.peers(of: user.id) + [user.id])
+        } catch {
+            logger.warning("Could not announce a profile photo change", metadata: ["user": "\(user.id.rawValue)", "error": "\(error)"])
+        }
     }
 
     static func invalid(_ message: String) -> ParleyError { ParleyError(.invalidAttachment, message) }

@@ -1,0 +1,70 @@
+import Foundation
+import ParleyCore
+
+/// Profile photos (docs/protocol.md "Files"): a person's photo is a path on the server that loads
+/// without a token.
+///
+/// Rules:
+/// 1. A `profile` frame (someone I share a conversation with, or I on another device, changed their
+///    photo) reaches every copy of that person the client keeps: the members of each conversation
+///    (saved), ``users``, the inviters of ``invitations`` (saved) and, when it is me, ``me``. Then
+///    ``ClientEvent/profile(_:)`` is emitted; observing views refresh on their own.
+/// 2. The frame is ephemeral: a client offline at the time learns the photo from the next snapshot
+///    of the conversation list (the first connection, a `resync`, or ``reloadConversations()``),
+///    which replaces the members it held, and a group's members from its next refresh.
+extension ParleyClient {
+    /// Rule 1.
+    func apply(profile user: User) {
+        var changed: [ConversationSummary] = []
+        for var summary in conversations.values {
+            var touched = false
+            for index in summary.members.indices where summary.members[index].userId == user.id {
+                let before = summary.members[index]
+                summary.members[index].photo = user.photo
+                summary.members[index].displayName = user.displayName
+                summary.members[index].username = user.username
+                touched = touched || summary.members[index] != before
+            }
+            guard touched else { continue }
+            conversations[summary.id] = summary
+            changed.append(summary)
+        }
+        if !changed.isEmpty { try? store.save(conversations: changed) }
+        users[user.id] = user
+        if invitations.contains(where: { $0.inviter.id == user.id && $0.inviter != user }) {
+            invitations = invitations.map { invitation in
+                var invitation = invitation
+                if invitation.inviter.id == user.id { invitation.inviter = user }
+                return invitation
+            }
+            try? store.save(invitations: invitations)
+        }
+        if user.id == me.id, session.user != user { session.user = user }
+        emit(.profile(user))
+    }
+
+    /// A person's photo as this client last heard of it (a path, ``User/photo``): a member's of one
+    /// of my conversations (what the last snapshot or `profile` frame said), someone looked up or
+    /// announced (``users``), or mine as I signed in; `nil` when they have none or are unknown.
+    public func photoPath(of user: UserID) -> String? {
+        for summary in conversations.values {
+            if let member = summary.members.first(where: { $0.userId == user }) { return member.photo }
+        }
+        if let known = users[user] { return known.photo }
+        return user == me.id ? me.photo : nil
+    }
+
+    /// Whether the client has heard of `user` (``photoPath(of:)`` then says what it knows).
+    public func knows(_ user: UserID) -> Bool {
+        user == me.id || users[user] != nil || conversations.values.contains { $0.members.contains { $0.userId == user } }
+    }
+
+    /// A photo path resolved against the server: what an image view loads (no token needed).
+    public func photoURL(_ path: String?) -> URL? {
+        guard let path, !path.isEmpty else { return nil }
+        return URL(string: path, relativeTo: session.serverURL)?.absoluteURL
+    }
+
+    /// ``photoPath(of:)`` resolved against the server.
+    public func photoURL(of user: UserID) -> URL? { photoURL(photoPath(of: user)) }
+}
