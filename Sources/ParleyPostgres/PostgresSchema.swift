@@ -287,6 +287,8 @@ enum PostgresSchema {
                 "ALTER TABLE uploads ADD COLUMN photo_of TEXT",
             ]
         ),
+        // Plain sends written together (``PostgresSendQueue``).
+        ("v13-send-batch", [PostgresSendBatchFunction.create]),
     ]
 
     static func migrate(_ client: PostgresClient, logger: Logger) async throws {

@@ -19,11 +19,8 @@ extension PostgresStore: MessageStore {
     /// `COMMIT`: the answer means committed.
     public func send(_ new: NewMessage, now: Timestamp) async throws -> SendOutcome {
         if case .conversation(let id) = new.target, id.isGroup { return try await sendToGroup(new, id, now: now) }
-        let (conversation, recipient): (ConversationID, UserID?) =
-            switch new.target {
-            case .conversation(let id): (id, nil)
-            case .user(let user): (.direct(new.sender, user), user)
-            }
+        if Self.isPlain(new) { return try await sendPlain([new], now: now)[0].get() }
+        let (conversation, recipient) = Self.directTarget(of: new)
         let statement = Prepared.Send(
             sender: new.sender.rawValue, clientId: new.clientId.rawValue, conversation: conversation.rawValue,
             recipient: recipient?.rawValue, text: new.text, now: now.milliseconds, messageId: MessageID.random().rawValue, node: nodeID)
@@ -44,6 +41,13 @@ extension PostgresStore: MessageStore {
             return (row, quote, attachments)
         }
         guard let row else { throw StoreError.conversationNotFound }
+        return try await outcome(of: new, row, quote: quote, attachments: attachments, now: now)
+    }
+
+    /// The answer to a send from its committed row: the message, and each member's new events.
+    func outcome(of new: NewMessage, _ row: Prepared.Send.Row, quote: ReplyQuote?, attachments: [Attachment], now: Timestamp)
+        async throws -> SendOutcome
+    {
         let message = Message(
             id: MessageID(rawValue: row.messageId), conversationId: ConversationID(rawValue: row.conversation), seq: row.seq,
             senderId: new.sender, clientId: new.clientId, text: row.text, createdAt: Timestamp(milliseconds: row.createdAt), replyTo: quote,

@@ -27,6 +27,8 @@ public final class PostgresStore: ParleyStore, Sendable {
     let closeWatch = ClosedConnectionWatch()
     /// This process's id in the cluster: new at every start, so a restarted node is a new node.
     public let nodeID = UUID().uuidString.lowercased()
+    /// Plain sends written together (``PostgresSendQueue``).
+    let sendQueue = PostgresSendQueue()
     private let runner: Task<Void, Never>
 
     /// Connects, checks the credentials and applies pending migrations (one node at a time).
@@ -107,15 +109,20 @@ public final class PostgresStore: ParleyStore, Sendable {
             } catch let error as PSQLError where attempt < 8 && error.isRetryableRace {
                 attempt += 1
             } catch let error as PSQLError {
-                switch error.sqlState {
-                case PostgresSendFunction.clientIdConflict: throw StoreError.clientIdConflict
-                case PostgresSendFunction.invalidRecipient: throw StoreError.invalidRecipient
-                case PostgresSendFunction.userNotFound: throw StoreError.userNotFound
-                case PostgresSendFunction.conversationNotFound: throw StoreError.conversationNotFound
-                case PostgresSendFunction.cursorBeyondEnd: throw StoreError.cursorBeyondEnd
-                default: throw error
-                }
+                throw error.sqlState.flatMap(Self.storeError(sqlState:)) ?? error
             }
+        }
+    }
+
+    /// The store error a Parley SQLSTATE (``PostgresSendFunction``) stands for.
+    static func storeError(sqlState: String) -> StoreError? {
+        switch sqlState {
+        case PostgresSendFunction.clientIdConflict: .clientIdConflict
+        case PostgresSendFunction.invalidRecipient: .invalidRecipient
+        case PostgresSendFunction.userNotFound: .userNotFound
+        case PostgresSendFunction.conversationNotFound: .conversationNotFound
+        case PostgresSendFunction.cursorBeyondEnd: .cursorBeyondEnd
+        default: nil
         }
     }
 

@@ -48,6 +48,8 @@ final class WALCheckpointer: Sendable {
     /// filled in ~40 ms at 5,000 sends/s.
     static let writerThreshold = 100_000
 
+    /// How many times a run of rule 1 (and 2) has ended (tests wait on it rather than on a clock).
+    let runsEnded = Atomic<Int>(0)
     private let connection: DatabaseQueue
     private let queue = DispatchQueue(label: "parley.wal-checkpoint")
     private let state = Mutex(State())
@@ -124,6 +126,7 @@ final class WALCheckpointer: Sendable {
             return !state.closed
         }
         guard go else { return }
+        defer { runsEnded.add(1, ordering: .relaxed) }
         // A failed checkpoint costs nothing but WAL length; the next commit asks for another.
         for pass in 1... {
             let start = ContinuousClock.now

@@ -107,14 +107,25 @@ import Testing
     }
 
     /// The store starts its WAL over by rule 2: with a small threshold, its WAL stays small while
-    /// commits that would fill 12 MB of it go through the group commit.
+    /// commits that would fill 12 MB of it go through the group commit. The commits come in runs
+    /// of 150, each followed by the end of a checkpointer run (waited for, not slept for: on a fast
+    /// machine 3,000 commits took less than two of its 250 ms intervals, and the WAL outgrew 4 MB
+    /// between two runs). A run under way at the last commit may end first, so the WAL may hold
+    /// two runs of commits: ~2.4 MB at most.
     @Test func theStoreStartsItsWALOver() async throws {
         let path = Self.temporaryPath()
         let store = try SQLiteStore(path: path, durability: .normal, walRestartThreshold: 100)
         try await store.batchedWrite { db in try db.execute(sql: "CREATE TABLE item (n INTEGER, payload TEXT)") }
-        for n in 0..<3000 {
-            try await store.batchedWrite { db in
-                try db.execute(sql: "INSERT INTO item (n, payload) VALUES (?, ?)", arguments: [n, String(repeating: "x", count: 1000)])
+        for run in 0..<20 {
+            for n in (run * 150)..<((run + 1) * 150) {
+                try await store.batchedWrite { db in
+                    try db.execute(sql: "INSERT INTO item (n, payload) VALUES (?, ?)", arguments: [n, String(repeating: "x", count: 1000)])
+                }
+            }
+            let ended = store.checkpointer.runsEnded.load(ordering: .relaxed)
+            let deadline = ContinuousClock.now.advanced(by: .seconds(20))  // a hang guard
+            while store.checkpointer.runsEnded.load(ordering: .relaxed) == ended, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
             }
         }
         // Read before closing: SQLite removes the WAL file when its last connection closes.

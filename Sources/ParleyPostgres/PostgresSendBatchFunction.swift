@@ -1,0 +1,46 @@
+/// Many plain sends in one statement of one transaction (``PostgresSendQueue``): one round trip,
+/// one commit and one WAL flush for the batch instead of one each.
+///
+/// Rules:
+/// 1. Each element is exactly a `parley_send` call (``PostgresSendFunction``), in the order given:
+///    a later element sees what an earlier one wrote (the same client id twice is a duplicate).
+/// 2. An element that breaks a send rule (`PY001`–`PY004`) fails the whole batch, which rolls
+///    back; the caller then runs each element alone (``PostgresStore/writeBatch(_:)``). Refusals
+///    are rare, and catching them here would cost every element a subtransaction, and every row it
+///    locked and then updated a MultiXact (measured: the biggest single cost in PostgreSQL's profile).
+/// 3. The row locks that order seqs and stream positions are taken first, once for the batch and
+///    in one order: the batch's conversations, then the senders' member rows, then every user
+///    whose stream it appends to, each by id (`COLLATE "C"`). A single send takes them in the same
+///    order (its conversation, its member row, its members), and a receipt takes a member row before
+///    users; so two writers never wait for each other in a circle.
+enum PostgresSendBatchFunction {
+    static let create = #"""
+        CREATE FUNCTION parley_send_batch(
+            p_senders TEXT[], p_client_ids TEXT[], p_conversations TEXT[], p_recipients TEXT[], p_texts TEXT[], p_nows BIGINT[],
+            p_message_ids TEXT[], p_node TEXT)
+        RETURNS TABLE (
+            r_index INT, r_duplicate BOOLEAN, r_message_id TEXT, r_seq BIGINT, r_created_at BIGINT, r_text TEXT,
+            r_conversation TEXT, r_contacts_formed BOOLEAN, r_members TEXT[], r_positions BIGINT[], r_created BOOLEAN,
+            r_creation_positions BIGINT[])
+        LANGUAGE plpgsql AS $$
+        DECLARE
+            v_index INT;
+        BEGIN
+            -- Rule 3: the locks, once and in order.
+            PERFORM 1 FROM conversations WHERE id = ANY(p_conversations) ORDER BY id COLLATE "C" FOR UPDATE;
+            PERFORM 1 FROM conversation_members m
+            WHERE (m.conversation_id, m.user_id) IN (SELECT c, s FROM unnest(p_conversations, p_senders) AS t(c, s))
+            ORDER BY m.conversation_id COLLATE "C", m.user_id COLLATE "C" FOR UPDATE;
+            PERFORM 1 FROM users WHERE id IN (
+                SELECT user_id FROM conversation_members WHERE conversation_id = ANY(p_conversations)
+                UNION SELECT unnest(p_senders) UNION SELECT NULLIF(unnest(p_recipients), ''))
+            ORDER BY id COLLATE "C" FOR UPDATE;
+            FOR v_index IN 1 .. coalesce(array_length(p_senders, 1), 0) LOOP
+                RETURN QUERY SELECT v_index, s.* FROM parley_send(
+                    p_senders[v_index], p_client_ids[v_index], p_conversations[v_index], NULLIF(p_recipients[v_index], ''), p_texts[v_index],
+                    p_nows[v_index], p_message_ids[v_index], p_node) AS s;
+            END LOOP;
+        END
+        $$
+        """#
+}
