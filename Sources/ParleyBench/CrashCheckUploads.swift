@@ -35,6 +35,7 @@ final class CrashCheckUploader: Sendable {
     let reader: BenchAPI.Session
     let tus: TusClient
     static let chunk = 256 << 10
+    static let fileLimit = Duration.seconds(120)
     private let state = Mutex(State())
 
     init(owner: BenchAPI.Session, reader: BenchAPI.Session, tus: TusClient) {
@@ -49,15 +50,17 @@ final class CrashCheckUploader: Sendable {
 
     private func violation(_ text: String) { state.withLock { $0.violations.append("uploads of \(owner.user.username): \(text)") } }
 
-    /// Sends files until `stop`, then finishes the one under way (by `deadline`).
-    func run(stop: Flag, deadline: ContinuousClock.Instant) async {
+    /// Sends files until `stop` (or `until`), then finishes the one under way. Each file has
+    /// ``fileLimit`` from its start: a file the server cannot take in that long, through kills
+    /// that last a fraction of a second, is a failure in itself.
+    func run(stop: Flag, until end: ContinuousClock.Instant) async {
         var index = 0
-        while !stop.isSet, ContinuousClock.now < deadline {
+        while !stop.isSet, ContinuousClock.now < end {
             index += 1
             // Random bytes (so no two files are one blob), 64 KiB to 1.5 MiB: several chunks each.
             let size = Int.random(in: (64 << 10)...(3 << 19))
             let bytes = RepeatingBytes(pattern: RepeatingBytes.random(size), start: 0, length: Int64(size))
-            if await !send(bytes, name: "crash-\(index).bin", until: deadline) {
+            if await !send(bytes, name: "crash-\(index).bin", until: ContinuousClock.now.advanced(by: Self.fileLimit)) {
                 state.withLock { $0.unfinished += 1 }
                 return
             }
@@ -76,9 +79,13 @@ final class CrashCheckUploader: Sendable {
             let count = min(Int64(Self.chunk), bytes.length - offset)
             let answer = await patch(id, bytes, at: offset, count: count, until: deadline)
             if answer?.status == .noContent, let reached = answer?.offset {
+                if reached != offset + count { violation("upload \(id): a PATCH of \(count) bytes at \(offset) answered offset \(reached)") }
                 acknowledged = reached
                 offset = reached
                 continue
+            }
+            if answer?.status == .conflict, let stored = answer?.offset, stored < acknowledged {
+                violation("upload \(id): the server acknowledged \(acknowledged) bytes, then said (409) it had \(stored)")
             }
             if let answer, ![.conflict, .locked, .serviceUnavailable, .tooManyRequests].contains(answer.status) {
                 violation("PATCH at \(offset) answered \(answer.status.code) \(answer.body.prefix(120))")
@@ -205,8 +212,12 @@ extension CrashCheckUploader {
                     problems.append("upload \(file.upload): no link for its reader")
                     continue
                 }
-                let digest = try await tus.download(link.url, expected: file.size, hashing: true, until: deadline)
-                if digest != file.sha256 { problems.append("upload \(file.upload): the reader downloaded other bytes") }
+                do {
+                    let digest = try await tus.download(link.url, expected: file.size, hashing: true, until: deadline)
+                    if digest != file.sha256 { problems.append("upload \(file.upload): the reader downloaded other bytes") }
+                } catch {
+                    problems.append("upload \(file.upload): its download failed: \(error)")
+                }
             }
         }
         return problems
@@ -229,9 +240,9 @@ struct UploadLoad {
             uploaders.append(CrashCheckUploader(owner: owner, reader: reader, tus: tus))
         }
         self.uploaders = uploaders
-        // Bounded: ten minutes in all (a check's kills take seconds).
-        let stop = stop, deadline = ContinuousClock.now.advanced(by: .seconds(600))
-        tasks = uploaders.map { uploader in Task { await uploader.run(stop: stop, deadline: deadline) } }
+        // Bounded: until the check stops them (each file by its own limit), and a day at most.
+        let stop = stop, end = ContinuousClock.now.advanced(by: .seconds(86_400))
+        tasks = uploaders.map { uploader in Task { await uploader.run(stop: stop, until: end) } }
     }
 
     /// Stops starting files and waits for the ones under way.
@@ -240,11 +251,17 @@ struct UploadLoad {
         for task in tasks { await task.value }
     }
 
+    /// Rule 10 for every uploader; the client is shut down whatever happens (AsyncHTTPClient requires it).
     func judge(_ report: inout CrashCheckReport, api: BenchAPI) async throws {
-        for uploader in uploaders {
-            report.violations += try await uploader.check(api: api, within: .seconds(120))
-            report.files += uploader.sent.count
-            report.uploadResumes += uploader.resumes
+        do {
+            for uploader in uploaders {
+                report.violations += try await uploader.check(api: api, within: .seconds(120))
+                report.files += uploader.sent.count
+                report.uploadResumes += uploader.resumes
+            }
+        } catch {
+            try? await tus.client.shutdown()
+            throw error
         }
         try await tus.client.shutdown()
     }

@@ -120,11 +120,13 @@ public struct LocalBlobStore: BlobStore {
         let root = self.root
         return try await run {
             guard let file = try? POSIXFile.openForReading(staging) else { throw BlobStoreError.nothingStaged }
+            // Hashed here, the staging may be one a crash left: synced before it is named (the
+            // appends that the caller hashed synced it as they ended).
             let (key, size) =
                 try hashed.map { hashed in
                     guard try file.size() == hashed.size else { throw BlobStoreError.storage("the staging is not the size that was hashed") }
                     return (hashed.key, hashed.size)
-                } ?? Self.hash(file)
+                } ?? Self.syncedAndHashed(file)
             let hex = key.sha256
             let directory = "\(root)/blobs/\(hex.prefix(2))"
             // Made at start; again here only if someone removed it since.
@@ -134,6 +136,8 @@ public struct LocalBlobStore: BlobStore {
             // to remove (rule 2). The staging is never written again once it is whole: appends stop
             // at the upload's length, and a chunk failing its checksum is cut before any commit.
             if link(staging, target) == 0 {
+                // Its time is now (the staging's may be a day old): the collector's grace starts here.
+                utimes(target, nil)
                 try POSIXFile.syncDirectory(directory)
             } else if errno == EEXIST {
                 // The same bytes again: one blob, whose time says it was stored again (the collector's grace).
@@ -145,8 +149,9 @@ public struct LocalBlobStore: BlobStore {
         }
     }
 
-    /// Reads the file through and hashes it.
-    static func hash(_ file: POSIXFile) throws -> (BlobKey, Int64) {
+    /// Syncs the file, then reads it through and hashes it.
+    static func syncedAndHashed(_ file: POSIXFile) throws -> (BlobKey, Int64) {
+        try file.sync()
         var hash = SHA256()
         var size: Int64 = 0
         try file.readChunks(from: 0, count: nil) { chunk in

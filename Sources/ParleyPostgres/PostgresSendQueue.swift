@@ -7,7 +7,7 @@ import Synchronization
 /// one round trip and one commit for a batch (``PostgresSendBatchFunction``), as SQLite's
 /// group commit does for every write.
 ///
-/// Rules (``PostgresSendBatchTests``, and the conformance suite on PostgreSQL):
+/// Rules (``SendBatchConformanceTests`` and the rest of the conformance suite, on PostgreSQL):
 /// 1. A caller's sends (one connection's pipeline) stay together and in order in one batch: a
 ///    batch is whole callers' groups, so their order is kept by the batch's order.
 /// 2. A batch is whatever groups wait when a runner is free, up to ``maxBatch`` sends (one group
@@ -16,9 +16,9 @@ import Synchronization
 /// 3. At most ``runners`` batches are in flight at once; different batches never hold one
 ///    caller's sends, so their commit order does not matter to anyone's order.
 /// 4. Each send gets its own answer, only after the batch committed; a send that breaks a rule is
-///    refused alone (the batch is then run again a send at a time); a batch that fails as a whole
-///    (an outage) fails each of its sends with that error, and a lost race (deadlock, a client id's
-///    unique key) runs the batch again.
+///    refused alone (the rest of the batch is then run again without it); a batch that fails as a
+///    whole (an outage) fails each of its sends with that error, and a lost race (deadlock, a client
+///    id's unique key) runs the batch again.
 final class PostgresSendQueue: Sendable {
     /// Sends in one batch at most: its locks are held until it commits.
     static let maxBatch = 48
@@ -96,10 +96,11 @@ extension Prepared {
             var sender: String, clientId: String, conversation: String, recipient: String?, text: String, now: Int64, messageId: String
         }
 
-        /// An element's row: its index (1-based) and `parley_send`'s row.
+        /// An element's row: its index (1-based), and `parley_send`'s row or the rule it broke
+        /// (``PostgresSendBatchFunction`` rule 2: then the batch wrote nothing).
         struct Row: Sendable {
             var index: Int
-            var row: Prepared.Send.Row
+            var result: Result<Prepared.Send.Row, StoreError>
         }
 
         var elements: [Element], node: String
@@ -118,12 +119,16 @@ extension Prepared {
         }
 
         func decodeRow(_ row: PostgresRow) throws -> Row {
-            let c = try row.decode((Int32, Bool, String, Int64, Int64, String, String, Bool, [String]?, [Int64]?, Bool, [Int64]?).self)
-            return Row(
-                index: Int(c.0),
-                row: Prepared.Send.Row(
-                    duplicate: c.1, messageId: c.2, seq: c.3, createdAt: c.4, text: c.5, conversation: c.6, contactsFormed: c.7,
-                    members: c.8 ?? [], positions: c.9 ?? [], created: c.10, creationPositions: c.11 ?? []))
+            let c = try row.decode(
+                (Int32, String?, Bool?, String?, Int64?, Int64?, String?, String?, Bool?, [String]?, [Int64]?, Bool?, [Int64]?).self)
+            if let state = c.1 { return Row(index: Int(c.0), result: .failure(PostgresStore.storeError(sqlState: state) ?? .conversationNotFound)) }
+            guard let duplicate = c.2, let messageId = c.3, let seq = c.4, let createdAt = c.5, let text = c.6, let conversation = c.7 else {
+                throw StoreError.conversationNotFound
+            }
+            let send = Prepared.Send.Row(
+                duplicate: duplicate, messageId: messageId, seq: seq, createdAt: createdAt, text: text, conversation: conversation,
+                contactsFormed: c.8 ?? false, members: c.9 ?? [], positions: c.10 ?? [], created: c.11 ?? false, creationPositions: c.12 ?? [])
+            return Row(index: Int(c.0), result: .success(send))
         }
     }
 }

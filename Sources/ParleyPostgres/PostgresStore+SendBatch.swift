@@ -56,34 +56,26 @@ extension PostgresStore {
     }
 
     /// One transaction of ``PostgresSendQueue``: the batch function between `BEGIN` and `COMMIT`,
-    /// run again whole when it lost a race; when an element broke a send rule (the batch rolled
-    /// back), each element alone, in order (``PostgresSendBatchFunction`` rule 2).
+    /// run again whole when it lost a race. When an element broke a send rule (nothing of the
+    /// batch was written: ``PostgresSendBatchFunction`` rule 2), that send is refused and the rest
+    /// run again, in order; bounded by the batch's size.
     func writeBatch(_ sends: [Prepared.SendBatch.Element]) async throws -> [Result<Prepared.Send.Row, any Error>] {
-        let statement = Prepared.SendBatch(elements: sends, node: nodeID)
-        let rows: [Prepared.SendBatch.Row]
-        do {
-            rows = try await transaction { connection in
+        var results = [Result<Prepared.Send.Row, any Error>](repeating: .failure(StoreError.conversationNotFound), count: sends.count)
+        var pending = Array(sends.indices)
+        while !pending.isEmpty {
+            let statement = Prepared.SendBatch(elements: pending.map { sends[$0] }, node: nodeID)
+            let rows = try await transaction { connection in
                 try await connection.execute(statement, logger: self.logger).reduce(into: [Prepared.SendBatch.Row]()) { $0.append($1) }
             }
-        } catch is StoreError where sends.count > 1 {
-            var results: [Result<Prepared.Send.Row, any Error>] = []
-            for element in sends { results.append(await Self.catching { try await self.writeAlone(element) }) }
+            if let refused = rows.last, case .failure(let rule) = refused.result {
+                guard (1...pending.count).contains(refused.index) else { throw rule }  // not an element's: the batch's
+                results[pending[refused.index - 1]] = .failure(rule)
+                pending.remove(at: refused.index - 1)
+                continue
+            }
+            for row in rows where (1...pending.count).contains(row.index) { results[pending[row.index - 1]] = row.result.mapError { $0 } }
             return results
         }
-        var results = [Result<Prepared.Send.Row, any Error>](repeating: .failure(StoreError.conversationNotFound), count: sends.count)
-        for row in rows where (1...sends.count).contains(row.index) { results[row.index - 1] = .success(row.row) }
         return results
-    }
-
-    /// One element in a transaction of its own (`parley_send`).
-    private func writeAlone(_ element: Prepared.SendBatch.Element) async throws -> Prepared.Send.Row {
-        let statement = Prepared.Send(
-            sender: element.sender, clientId: element.clientId, conversation: element.conversation, recipient: element.recipient,
-            text: element.text, now: element.now, messageId: element.messageId, node: nodeID)
-        let row = try await transaction { connection in
-            try await connection.execute(statement, logger: self.logger).reduce(into: [Prepared.Send.Row]()) { $0.append($1) }.first
-        }
-        guard let row else { throw StoreError.conversationNotFound }
-        return row
     }
 }

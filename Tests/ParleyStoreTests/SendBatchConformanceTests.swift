@@ -7,7 +7,7 @@ import Testing
 /// ``PostgresSendQueue``): every send is answered once, each conversation's seqs stay gapless,
 /// each sender's messages keep the order written, and every stream stays gapless. Users share
 /// conversations in a ring, so batches that lock overlapping users in different orders would
-/// deadlock if the locks were not taken in one order.
+/// deadlock if the locks were not taken in one order; an outsider's refused sends land among them.
 @Suite struct SendBatchConformanceTests {
     @Test(arguments: StoreBackend.all)
     func manyConnectionsSendingBatchesAtOnceKeepEveryOrder(backend: StoreBackend) async throws {
@@ -32,6 +32,16 @@ import Testing
                         #expect(results.count == perBatch)
                         for result in results { _ = try result.get() }
                     }
+                }
+            }
+            // A sender refused in the same moments (not a member of the conversation it names): its
+            // refusals are its own, and the sends batched with them still go through (above).
+            let outsider = users[5], closed = ConversationID.direct(users[0].id, users[1].id)
+            group.addTask {
+                for _ in 0..<rounds {
+                    let refused = NewMessage(sender: outsider.id, clientId: .random(), target: .conversation(closed), text: "let me in")
+                    let results = await store.send([refused, refused], now: .now())
+                    for result in results { #expect(throws: StoreError.conversationNotFound) { try result.get() } }
                 }
             }
             try await group.waitForAll()

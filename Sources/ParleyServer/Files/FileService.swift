@@ -64,7 +64,16 @@ final class FileService: Sendable {
         let staged = try await blobs.stagedSize(id.rawValue)
         guard staged == upload.length, upload.length > 0, busy.withLock({ $0.insert(upload.id).inserted }) else { return (upload, staged) }
         defer { _ = busy.withLock { $0.remove(upload.id) } }
-        return (try await complete(upload, now: .now()), staged)
+        // Read again now that no append here can: one may have completed it since.
+        guard let current = try await store.upload(id, owner: owner) else { throw ParleyError(.uploadNotFound, "No such upload.") }
+        if current.reading != nil { return (current, current.length) }
+        do {
+            return (try await complete(current, now: .now()), current.length)
+        } catch BlobStoreError.nothingStaged {
+            // Another node completed it meanwhile and removed the staging: as it recorded it.
+            guard let done = try await store.upload(id, owner: owner), done.reading != nil else { return (current, 0) }
+            return (done, done.length)
+        }
     }
 
     /// Appends `body` at `offset` (rules 2–4); returns the upload and its offset afterwards.

@@ -49,9 +49,9 @@ struct HTTPConnectionChannel: ServerChildChannel, HTTPChannelHandler {
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             let state = ConnectionGuardState()
-            // Reads grow to 1 MiB while they come full (an upload's body) rather than stopping at
-            // NIO's 64 KiB: a sixteenth of the hops into the request body per MiB. Small frames
-            // keep them small.
+            // HTTP reads grow to 256 KiB while they come full (an upload's body) rather than
+            // stopping at NIO's 64 KiB: a quarter of the hops into the request body per MiB. An
+            // upgrade to a WebSocket puts NIO's sizes back (below).
             try channel.syncOptions?.setOption(ChannelOptions.recvAllocator, value: Self.receiveSizes)
             let pipeline = channel.pipeline.syncOperations
             try pipeline.addHandler(FlushCoalescing())
@@ -90,6 +90,9 @@ struct HTTPConnectionChannel: ServerChildChannel, HTTPChannelHandler {
             },
             upgradePipelineHandler: { [session] channel, _ in
                 channel.eventLoop.makeCompletedFuture {
+                    // A WebSocket reads small frames and sits idle for hours: NIO's default sizes,
+                    // so the buffers it keeps between reads stay small (the large ones are for uploads).
+                    try channel.syncOptions?.setOption(ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator())
                     try channel.pipeline.syncOperations.addHandlers(
                         NIOWebSocketFrameAggregator(
                             minNonFinalFragmentSize: 1, maxAccumulatedFrameCount: 256, maxAccumulatedFrameSize: ServerLimits.maxBodyBytes),
