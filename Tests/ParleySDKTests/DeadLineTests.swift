@@ -51,6 +51,9 @@ import Testing
         #expect(bob.timeline(conversation).map(\.text) == ["before"])
 
         await relay.thaw()
+        // The network is back, as the app hears it (on Apple platforms NetworkPathWatcher says so):
+        // the client goes on now, not after a backoff that a loaded machine's slow attempts grew.
+        alice.reconnectNow()
         _ = try await eventually("alice online again") { alice.connectionState == .online ? true : nil }
         _ = try await eventually("bob gets it") { bob.timeline(conversation).map(\.text) == ["before", "while frozen"] ? true : nil }
         _ = try await eventually("alice sees it sent") { alice.timeline(conversation).last?.status.map { $0 != .sending } == true ? true : nil }
