@@ -99,7 +99,7 @@ public struct S3Location: Sendable, Equatable, CustomStringConvertible {
     /// AWS's rules for new buckets: 3–63 of `a-z 0-9 . -`, a letter or digit at each end.
     static func isBucketName(_ name: Substring) -> Bool {
         let bytes = Array(name.utf8)
-        guard (3...63).contains(bytes.count), isLowerAlphanumeric(bytes.first!), isLowerAlphanumeric(bytes.last!) else { return false }
+        guard (3...63).contains(bytes.count), bytes.first.map(isLowerAlphanumeric) == true, bytes.last.map(isLowerAlphanumeric) == true else { return false }
         return bytes.allSatisfy { isLowerAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }
     }
 

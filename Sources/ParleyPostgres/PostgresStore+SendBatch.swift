@@ -11,7 +11,7 @@ extension PostgresStore {
         results.reserveCapacity(batch.count)
         var rest = batch[...]
         while let first = rest.first {
-            let plain = rest.prefix { Self.isPlain($0) && !Self.isGroupSend($0) }
+            let plain = rest.prefix(while: Self.isPlain)
             if plain.isEmpty {
                 results.append(await Self.catching { try await self.send(first, now: now) })
                 rest = rest.dropFirst()
@@ -28,7 +28,7 @@ extension PostgresStore {
     }
 
     /// A direct send with no reply and no files: all `parley_send` does, so it can be batched.
-    static func isPlain(_ new: NewMessage) -> Bool { new.replyToSeq == nil && new.attachments.isEmpty }
+    static func isPlain(_ new: NewMessage) -> Bool { !isGroupSend(new) && new.replyToSeq == nil && new.attachments.isEmpty }
 
     static func isGroupSend(_ new: NewMessage) -> Bool { if case .conversation(let id) = new.target { id.isGroup } else { false } }
 
