@@ -4,8 +4,9 @@ import ParleyStore
 
 /// The text of Parley's notifications on the one channel every node listens to.
 ///
-/// Each payload is `<kind> <node> <body>`: `s` streams moved (`user:position` pairs, written by
-/// the store inside the committing transaction), `f` an ephemeral frame (JSON: recipients and
+/// Each payload is `<kind> <node> <body>`: `s` streams moved (`user:position` pairs) and `e`
+/// events carried whole (JSON: ``eventPayloads(_:node:)``), both written by the store inside the
+/// committing transaction, `f` an ephemeral frame (JSON: recipients and
 /// frame), `r` a user whose sessions were revoked. PostgreSQL caps a payload at 8,000 bytes, so
 /// long lists go out in several payloads. Anything malformed is ignored: the store is the truth.
 enum ClusterWire {
@@ -25,6 +26,8 @@ enum ClusterWire {
                 let payload = "f \(node) " + String(decoding: json, as: UTF8.self)
                 return payload.utf8.count <= maxBytes ? payload : nil
             }
+        case .events(let deliveries):
+            return eventPayloads(deliveries, node: node)
         case .sessionsRevoked(let user):
             return ["r \(node) \(user.rawValue)"]
         case .usersLeft, .reconnected, .rejoined:
@@ -47,10 +50,11 @@ enum ClusterWire {
         return payloads
     }
 
-    /// The sending node and the signal, or nil for a payload that is not Parley's.
-    static func decode(_ payload: String) -> (node: String, signal: ClusterSignal)? {
+    /// The sending node and the signal, or nil for a payload that is not Parley's or that `ownNode`
+    /// sent (its body is not read).
+    static func decode(_ payload: String, ignoring ownNode: String? = nil) -> (node: String, signal: ClusterSignal)? {
         let parts = payload.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3 else { return nil }
+        guard parts.count == 3, ownNode.map({ parts[1] != $0 }) ?? true else { return nil }
         let node = String(parts[1]), body = parts[2]
         switch parts[0] {
         case "s":
@@ -62,6 +66,8 @@ enum ClusterWire {
                 heads[user] = max(heads[user] ?? 0, position)
             }
             return (node, .streamsMoved(heads))
+        case "e":
+            return decodeEvents(body).map { (node, .events($0)) }
         case "f":
             guard let decoded = try? JSONDecoder().decode(FramePayload.self, from: Data(body.utf8)) else { return nil }
             return (node, .frame(decoded.frame, recipients: decoded.to))

@@ -156,7 +156,7 @@ public final class PostgresClusterBus: ClusterBus, Service {
                     try await connection.listen(on: ClusterWire.channel) { notifications in
                         signalSink.yield(.reconnected)
                         for try await notification in notifications {
-                            guard let (node, signal) = ClusterWire.decode(notification.payload), node != nodeID else { continue }
+                            guard let (_, signal) = ClusterWire.decode(notification.payload, ignoring: nodeID) else { continue }
                             signalSink.yield(signal)
                         }
                     }

@@ -289,6 +289,8 @@ enum PostgresSchema {
         ),
         // Plain sends written together (``PostgresSendQueue``).
         ("v13-send-batch", [PostgresSendBatchFunction.create]),
+        // Sends and receipts notify the event itself (``PostgresCarriedEvents``).
+        ("v14-carried-events", PostgresCarriedEvents.statements),
     ]
 
     static func migrate(_ client: PostgresClient, logger: Logger) async throws {

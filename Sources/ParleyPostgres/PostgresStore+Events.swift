@@ -33,12 +33,11 @@ extension PostgresStore: EventLog {
         return Delivery(recipient: user, event: StreamEvent(position: position, payload: payload))
     }
 
-    /// Tells every node, on commit only, whose streams moved and how far (``ClusterWire``).
+    /// Tells every node, on commit only, the events committed: carried whole when they fit, else
+    /// whose streams moved and how far (``ClusterWire/eventPayloads(_:node:)``).
     func notify(_ deliveries: [Delivery], _ db: PostgresConnection) async throws {
         guard !deliveries.isEmpty else { return }
-        var heads: [UserID: Int64] = [:]
-        for delivery in deliveries { heads[delivery.recipient] = max(heads[delivery.recipient] ?? 0, delivery.event.position) }
-        for payload in ClusterWire.streamPayloads(heads, node: nodeID) {
+        for payload in ClusterWire.eventPayloads(deliveries, node: nodeID) {
             try await db.query("SELECT pg_notify(\(ClusterWire.channel), \(payload))", logger: logger)
         }
     }

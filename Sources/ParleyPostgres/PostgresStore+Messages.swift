@@ -150,9 +150,8 @@ extension PostgresStore: MessageStore {
         let statement = Prepared.Receipt(
             conversation: conversation.rawValue, member: member.rawValue, delivered: deliveredSeq, read: readSeq,
             now: now.milliseconds, node: nodeID)
-        let row = try await transaction { connection in
-            try await connection.execute(statement, logger: self.logger).reduce(into: []) { $0.append($1) }.first
-        }
+        let row = try await queuedTransaction(PostgresQuery(unsafeSQL: Prepared.Receipt.sql, binds: try statement.makeBindings()))
+            .first.map { try statement.decodeRow($0) }
         guard let row else { throw StoreError.conversationNotFound }
         let receipt = ReceiptUpdate(conversationId: conversation, userId: member, deliveredSeq: row.delivered, readSeq: row.read)
         guard row.moved else { return ReceiptOutcome(receipt: receipt, deliveries: []) }

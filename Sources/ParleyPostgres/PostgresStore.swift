@@ -132,7 +132,7 @@ public final class PostgresStore: ParleyStore, Sendable {
     }
 
     /// Runs `body` on a pooled connection, ended early if that connection closes under it.
-    private func leased<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+    func leased<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         try await client.withConnection { connection in try await closeWatch.run(on: connection, body) }
     }
 

@@ -7,6 +7,10 @@ public enum ClusterSignal: Sendable, Equatable {
     /// Events were committed to these users' streams, up to these positions (sent by the store in
     /// the committing transaction, so also for commits of nodes that died right after).
     case streamsMoved([UserID: Int64])
+    /// Events committed to these streams, carried whole (also sent by the store on commit): a node
+    /// delivers them as it does its own, and a connection that finds a gap before one fills it
+    /// from the store. Sent instead of ``streamsMoved(_:)`` when the events fit a signal.
+    case events([Delivery])
     /// An ephemeral frame for these users' live connections (typing, presence).
     case frame(ServerFrame, recipients: [UserID])
     /// Some of this user's sessions were revoked: connections signed in with them must end.

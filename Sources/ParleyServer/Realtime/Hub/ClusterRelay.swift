@@ -4,7 +4,7 @@ import ParleyStore
 import ServiceLifecycle
 
 /// Applies the other nodes' signals to this node's live connections (see ``ClusterBus``):
-/// committed events are fetched from the store by position, ephemeral frames are delivered,
+/// committed events are delivered as carried or fetched from the store by position, ephemeral frames are delivered,
 /// revoked sessions are checked against the store, users of a dead node are announced offline,
 /// after the bus reconnects every connection catches up from the store, and a node that was taken
 /// for dead restores its presence counts (its users are announced online again).
@@ -69,6 +69,9 @@ struct ClusterRelay: Service {
         switch signal {
         case .streamsMoved(let heads):
             hub.streamsMoved(heads)
+        case .events(let deliveries):
+            // The committing node woke the push dispatchers' shared queue already.
+            hub.publish(deliveries, wakingPushes: false)
         case .frame(let frame, let recipients):
             hub.sendLocally(frame, to: recipients)
         case .reconnected:

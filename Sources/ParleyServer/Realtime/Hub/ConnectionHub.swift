@@ -169,9 +169,10 @@ final class ConnectionHub: Service, Sendable {
     /// Each payload is encoded once, and only for recipients who are connected.
     /// `answered` is the connection a send came in on and its message's position in the sender's
     /// stream: that one event is not queued there (the connection's ack stands in for it).
-    func publish(_ deliveries: [Delivery], answered: (connection: ClientConnection, position: Int64)? = nil) {
+    /// `wakingPushes` is false for events another node committed (its dispatcher was woken).
+    func publish(_ deliveries: [Delivery], answered: (connection: ClientConnection, position: Int64)? = nil, wakingPushes: Bool = true) {
         guard !deliveries.isEmpty else { return }
-        pushWakeup.signal()
+        if wakingPushes { pushWakeup.signal() }
         let online: [UserID: [ClientConnection]] = state.withLock { state in
             var online: [UserID: [ClientConnection]] = [:]
             for delivery in deliveries where online[delivery.recipient] == nil {

@@ -1,0 +1,115 @@
+import Foundation
+import ParleyCore
+import ParleyStore
+
+/// Events carried whole in a notification (`e`), so a receiving node delivers them without
+/// reading them back from the store.
+///
+/// Body: `{"event":{<kind>:<value>},"to":{"<user>":<position>,…}}`, one event and the streams it
+/// went to at their positions; `<kind>` is one of ``Kind``, `<value>` the event's JSON as clients
+/// see it (a ``Message``, a ``ReceiptUpdate``, …). `parley_send` and `parley_receipt` write the
+/// same shape in SQL (``PostgresNotifyFunction``).
+///
+/// Rules:
+/// 1. Same content as the store: a payload describes exactly the events its transaction committed.
+/// 2. It fits or it is not carried: an event whose payload would pass ``ClusterWire/maxBytes``
+///    even with one recipient goes as `s` positions instead, and a long recipient list is split
+///    over several payloads, each carrying the event.
+/// 3. Order: payloads go out in the order of each event's first delivery, so a connection mostly
+///    meets its positions in order; one that meets a gap reads the store up to it (as for its own
+///    node's events), and then skips the carried events it already has.
+extension ClusterWire {
+    static func eventPayloads(_ deliveries: [Delivery], node: String) -> [String] {
+        var order: [StreamEvent.Payload] = []
+        var streams: [StreamEvent.Payload: [(UserID, Int64)]] = [:]
+        for delivery in deliveries {
+            if streams[delivery.event.payload] == nil { order.append(delivery.event.payload) }
+            streams[delivery.event.payload, default: []].append((delivery.recipient, delivery.event.position))
+        }
+        var payloads: [String] = []
+        var uncarried: [UserID: Int64] = [:]
+        for event in order {
+            let recipients = streams[event] ?? []
+            guard let json = try? WireFormat.encoder().encode(CarriedEvent(event)) else {
+                for (user, position) in recipients { uncarried[user] = max(uncarried[user] ?? 0, position) }
+                continue
+            }
+            let prefix = "e \(node) {\"event\":" + String(decoding: json, as: UTF8.self) + ",\"to\":{"
+            // A user id (36), its quotes, a colon, a position and a comma; the closing "}}".
+            guard prefix.utf8.count + 60 + 2 <= maxBytes else {
+                for (user, position) in recipients { uncarried[user] = max(uncarried[user] ?? 0, position) }
+                continue
+            }
+            var current = prefix
+            var inCurrent = Set<UserID>()
+            for (user, position) in recipients {
+                if !inCurrent.isEmpty, current.utf8.count + 60 + 2 > maxBytes || inCurrent.contains(user) {
+                    payloads.append(current + "}}")
+                    current = prefix
+                    inCurrent = []
+                }
+                current += (inCurrent.isEmpty ? "" : ",") + "\"\(user.rawValue)\":\(position)"
+                inCurrent.insert(user)
+            }
+            if !inCurrent.isEmpty { payloads.append(current + "}}") }
+        }
+        return payloads + streamPayloads(uncarried, node: node)
+    }
+
+    /// The deliveries of an `e` body, or nil when it is not one.
+    static func decodeEvents(_ body: Substring) -> [Delivery]? {
+        guard let decoded = try? JSONDecoder().decode(EventsBody.self, from: Data(body.utf8)) else { return nil }
+        var deliveries: [Delivery] = []
+        for (user, position) in decoded.to.sorted(by: { $0.value < $1.value }) {
+            guard let user = UserID(validating: user) else { return nil }
+            deliveries.append(Delivery(recipient: user, event: StreamEvent(position: position, payload: decoded.event.payload)))
+        }
+        return deliveries
+    }
+
+    private struct EventsBody: Decodable {
+        var event: CarriedEvent
+        var to: [String: Int64]
+    }
+}
+
+/// A stream event's payload as one key naming its kind (the kinds of ``StreamEvent/Payload``).
+struct CarriedEvent: Codable {
+    var payload: StreamEvent.Payload
+
+    init(_ payload: StreamEvent.Payload) { self.payload = payload }
+
+    enum Kind: String, CodingKey {
+        case message, receipt, conversation, invitation, receiptSummary, messageUpdated, messageHidden
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Kind.self)
+        guard container.allKeys.count == 1, let kind = container.allKeys.first else {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "one event kind expected"))
+        }
+        payload =
+            switch kind {
+            case .message: .message(try container.decode(Message.self, forKey: kind))
+            case .receipt: .receipt(try container.decode(ReceiptUpdate.self, forKey: kind))
+            case .conversation: .conversation(try container.decode(ConversationInfo.self, forKey: kind))
+            case .invitation: .invitation(try container.decode(Invitation.self, forKey: kind))
+            case .receiptSummary: .receiptSummary(try container.decode(ReceiptSummary.self, forKey: kind))
+            case .messageUpdated: .messageUpdated(try container.decode(Message.self, forKey: kind))
+            case .messageHidden: .messageHidden(try container.decode(MessageRef.self, forKey: kind))
+            }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Kind.self)
+        switch payload {
+        case .message(let message): try container.encode(message, forKey: .message)
+        case .receipt(let receipt): try container.encode(receipt, forKey: .receipt)
+        case .conversation(let info): try container.encode(info, forKey: .conversation)
+        case .invitation(let invitation): try container.encode(invitation, forKey: .invitation)
+        case .receiptSummary(let summary): try container.encode(summary, forKey: .receiptSummary)
+        case .messageUpdated(let message): try container.encode(message, forKey: .messageUpdated)
+        case .messageHidden(let ref): try container.encode(ref, forKey: .messageHidden)
+        }
+    }
+}
