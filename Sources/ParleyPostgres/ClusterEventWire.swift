@@ -14,11 +14,16 @@ import ParleyStore
 /// 1. Same content as the store: a payload describes exactly the events its transaction committed.
 /// 2. It fits or it is not carried: an event whose payload would pass ``ClusterWire/maxBytes``
 ///    even with one recipient goes as `s` positions instead, and a long recipient list is split
-///    over several payloads, each carrying the event.
+///    over several payloads, each carrying the event, but only for an event of at most
+///    ``largestRepeated`` bytes: a long text to a big group would otherwise take hundreds of
+///    notifications where its positions take a few.
 /// 3. Order: payloads go out in the order of each event's first delivery, so a connection mostly
 ///    meets its positions in order; one that meets a gap reads the store up to it (as for its own
 ///    node's events), and then skips the carried events it already has.
 extension ClusterWire {
+    /// The largest event carried in more than one payload (bytes of JSON).
+    static let largestRepeated = 1_500
+
     static func eventPayloads(_ deliveries: [Delivery], node: String) -> [String] {
         var order: [StreamEvent.Payload] = []
         var streams: [StreamEvent.Payload: [(UserID, Int64)]] = [:]
@@ -36,7 +41,8 @@ extension ClusterWire {
             }
             let prefix = "e \(node) {\"event\":" + String(decoding: json, as: UTF8.self) + ",\"to\":{"
             // A user id (36), its quotes, a colon, a position and a comma; the closing "}}".
-            guard prefix.utf8.count + 60 + 2 <= maxBytes else {
+            let fitsOnce = prefix.utf8.count + 60 * recipients.count + 2 <= maxBytes
+            guard prefix.utf8.count + 60 + 2 <= maxBytes, fitsOnce || json.count <= largestRepeated else {
                 for (user, position) in recipients { uncarried[user] = max(uncarried[user] ?? 0, position) }
                 continue
             }
@@ -56,21 +62,26 @@ extension ClusterWire {
         return payloads + streamPayloads(uncarried, node: node)
     }
 
-    /// The deliveries of an `e` body, or nil when it is not one.
-    static func decodeEvents(_ body: Substring) -> [Delivery]? {
-        guard let decoded = try? JSONDecoder().decode(EventsBody.self, from: Data(body.utf8)) else { return nil }
-        var deliveries: [Delivery] = []
-        for (user, position) in decoded.to.sorted(by: { $0.value < $1.value }) {
+    /// The signal of an `e` body: its deliveries; only the positions when the event is of a kind
+    /// this node does not know (a newer node's), so its streams still catch up; nil when it is
+    /// not an `e` body.
+    static func decodeEvents(_ body: Substring) -> ClusterSignal? {
+        let data = Data(body.utf8)
+        guard let streams = try? JSONDecoder().decode(Streams.self, from: data) else { return nil }
+        var heads: [UserID: Int64] = [:]
+        for (user, position) in streams.to {
             guard let user = UserID(validating: user) else { return nil }
-            deliveries.append(Delivery(recipient: user, event: StreamEvent(position: position, payload: decoded.event.payload)))
+            heads[user] = position
         }
-        return deliveries
+        guard let event = try? JSONDecoder().decode(Event.self, from: data).event else { return .streamsMoved(heads) }
+        let deliveries = heads.sorted { $0.value < $1.value }.map { user, position in
+            Delivery(recipient: user, event: StreamEvent(position: position, payload: event.payload))
+        }
+        return .events(deliveries)
     }
 
-    private struct EventsBody: Decodable {
-        var event: CarriedEvent
-        var to: [String: Int64]
-    }
+    private struct Streams: Decodable { var to: [String: Int64] }
+    private struct Event: Decodable { var event: CarriedEvent }
 }
 
 /// A stream event's payload as one key naming its kind (the kinds of ``StreamEvent/Payload``).

@@ -67,7 +67,7 @@ enum ClusterWire {
             }
             return (node, .streamsMoved(heads))
         case "e":
-            return decodeEvents(body).map { (node, .events($0)) }
+            return decodeEvents(body).map { (node, $0) }
         case "f":
             guard let decoded = try? JSONDecoder().decode(FramePayload.self, from: Data(body.utf8)) else { return nil }
             return (node, .frame(decoded.frame, recipients: decoded.to))

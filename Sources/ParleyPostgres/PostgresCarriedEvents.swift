@@ -9,6 +9,11 @@ import Foundation
 /// clients see it, with the streams it went to; the positions alone when the payload would pass
 /// ``ClusterWire/maxBytes`` (a long text).
 ///
+/// Events are carried only once every node of the cluster reads them (`parley_cluster_carries()`:
+/// no row of `cluster_nodes` without `carries_events`, which nodes from this version on set when
+/// they beat). During a rolling upgrade the older nodes, which ignore `e`, are still beating, so
+/// everyone notifies positions until the last of them has left.
+///
 /// A send carries its message only when its transaction says the message is whole
 /// (`parley.carry_events` set on, which `parley_send_batch` does for its plain sends): a reply or a
 /// send with files gets its quote and attachments from statements after `parley_send`, so it
@@ -18,6 +23,11 @@ import Foundation
 /// The migration also drops the two foreign keys of `messages` (why: beside the statements).
 enum PostgresCarriedEvents {
     static let statements = [
+        "ALTER TABLE cluster_nodes ADD COLUMN carries_events BOOLEAN NOT NULL DEFAULT false",
+        """
+        CREATE FUNCTION parley_cluster_carries() RETURNS BOOLEAN LANGUAGE sql STABLE
+        AS $$ SELECT NOT EXISTS (SELECT 1 FROM cluster_nodes WHERE NOT carries_events) $$
+        """,
         revise(
             PostgresSendFunction.create, carrying: "'message'",
             """
@@ -27,10 +37,12 @@ enum PostgresCarriedEvents {
         revise(
             PostgresReceiptFunction.create, carrying: "'receipt'",
             "json_build_object('conversationId', p_conversation, 'userId', p_member, 'deliveredSeq', v_delivered, 'readSeq', v_read)",
-            unless: "false"),
+            unless: "NOT parley_cluster_carries()"),
         PostgresSendBatchFunction.create
             .replacingOccurrences(of: "CREATE FUNCTION", with: "CREATE OR REPLACE FUNCTION")
-            .replacingOccurrences(of: batchBody, with: batchBody + "    PERFORM set_config('parley.carry_events', 'on', true);\n"),
+            .replacingOccurrences(
+                of: batchBody,
+                with: batchBody + "    IF parley_cluster_carries() THEN PERFORM set_config('parley.carry_events', 'on', true); END IF;\n"),
         // A message is only ever inserted by a send that has just updated its conversation's row
         // and found its sender among the members (whose rows reference both), and nothing deletes
         // users, conversations or messages: these two checks proved nothing the send had not, at

@@ -196,14 +196,15 @@ public final class PostgresClusterBus: ClusterBus, Service {
         }
     }
 
-    /// Records a heartbeat; true when the node's row was gone (another node dropped it as dead).
+    /// Records a heartbeat, and that this node reads carried events (``PostgresCarriedEvents``);
+    /// true when the node's row was gone (another node dropped it as dead).
     @discardableResult
     private func beat() async throws -> Bool {
         try await store.read { db in
             try await db.value(
                 """
-                INSERT INTO cluster_nodes (node_id, heartbeat_at) VALUES (\(self.nodeID), now())
-                ON CONFLICT (node_id) DO UPDATE SET heartbeat_at = now() RETURNING xmax = 0
+                INSERT INTO cluster_nodes (node_id, heartbeat_at, carries_events) VALUES (\(self.nodeID), now(), true)
+                ON CONFLICT (node_id) DO UPDATE SET heartbeat_at = now(), carries_events = true RETURNING xmax = 0
                 """, as: Bool.self, self.logger) ?? false
         }
     }

@@ -33,13 +33,22 @@ extension PostgresStore: EventLog {
         return Delivery(recipient: user, event: StreamEvent(position: position, payload: payload))
     }
 
-    /// Tells every node, on commit only, the events committed: carried whole when they fit, else
-    /// whose streams moved and how far (``ClusterWire/eventPayloads(_:node:)``).
+    /// Tells every node, on commit only, the events committed: carried whole when they fit and
+    /// every node reads them (``PostgresCarriedEvents``), else whose streams moved and how far
+    /// (``ClusterWire/eventPayloads(_:node:)``). One statement, the payloads notified in order.
     func notify(_ deliveries: [Delivery], _ db: PostgresConnection) async throws {
         guard !deliveries.isEmpty else { return }
-        for payload in ClusterWire.eventPayloads(deliveries, node: nodeID) {
-            try await db.query("SELECT pg_notify(\(ClusterWire.channel), \(payload))", logger: logger)
-        }
+        let carried = ClusterWire.eventPayloads(deliveries, node: nodeID)
+        let positions = ClusterWire.streamPayloads(Self.heads(of: deliveries), node: nodeID)
+        try await db.query(
+            """
+            SELECT pg_notify(\(ClusterWire.channel), payload)
+            FROM unnest(CASE WHEN parley_cluster_carries() THEN \(carried) ELSE \(positions) END) AS t(payload)
+            """, logger: logger)
+    }
+
+    static func heads(of deliveries: [Delivery]) -> [UserID: Int64] {
+        deliveries.reduce(into: [:]) { $0[$1.recipient] = max($0[$1.recipient] ?? 0, $1.event.position) }
     }
 
     /// One round trip for the bounds and the events (``Prepared/Replay``); conversation events
