@@ -38,11 +38,7 @@ enum PostgresCarriedEvents {
             PostgresReceiptFunction.create, carrying: "'receipt'",
             "json_build_object('conversationId', p_conversation, 'userId', p_member, 'deliveredSeq', v_delivered, 'readSeq', v_read)",
             unless: "NOT parley_cluster_carries()"),
-        PostgresSendBatchFunction.create
-            .replacingOccurrences(of: "CREATE FUNCTION", with: "CREATE OR REPLACE FUNCTION")
-            .replacingOccurrences(
-                of: batchBody,
-                with: batchBody + "    IF parley_cluster_carries() THEN PERFORM set_config('parley.carry_events', 'on', true); END IF;\n"),
+        batch,
         // A message is only ever inserted by a send that has just updated its conversation's row
         // and found its sender among the members (whose rows reference both), and nothing deletes
         // users, conversations or messages: these two checks proved nothing the send had not, at
@@ -50,6 +46,13 @@ enum PostgresCarriedEvents {
         "ALTER TABLE messages DROP CONSTRAINT messages_conversation_id_fkey",
         "ALTER TABLE messages DROP CONSTRAINT messages_sender_id_fkey",
     ]
+
+    /// The batch function with plain sends marked whole (`parley.carry_events`).
+    static let batch = PostgresSendBatchFunction.create
+        .replacingOccurrences(of: "CREATE FUNCTION", with: "CREATE OR REPLACE FUNCTION")
+        .replacingOccurrences(
+            of: batchBody,
+            with: batchBody + "    IF parley_cluster_carries() THEN PERFORM set_config('parley.carry_events', 'on', true); END IF;\n")
 
     /// Where the batch function's body starts.
     static let batchBody = "    v_current INT := 0;\nBEGIN\n"

@@ -291,6 +291,8 @@ enum PostgresSchema {
         ("v13-send-batch", [PostgresSendBatchFunction.create]),
         // Sends and receipts notify the event itself (``PostgresCarriedEvents``).
         ("v14-carried-events", PostgresCarriedEvents.statements),
+        // Ordinary batches written with a statement per table (``PostgresSetWiseBatch``).
+        ("v15-set-wise-batch", PostgresSetWiseBatch.statements),
     ]
 
     static func migrate(_ client: PostgresClient, logger: Logger) async throws {

@@ -175,6 +175,28 @@ import Testing
             in: first.message.conversationId, member: alice, deliveredSeq: duringRoll.message.seq, readSeq: nil, now: .now())
         #expect(await signals.next() == .streamsMoved(Self.heads(receiptDuringRoll.deliveries)))
         try await b.execute("DELETE FROM cluster_nodes WHERE node_id = 'an-older-node'")
+        // A pipeline of ordinary sends (one batch, written set-wise): carried in order, as the store replays them.
+        let pipeline = (0..<6).map { index in
+            NewMessage(sender: index % 2 == 0 ? bob : alice, clientId: .random(), target: .conversation(first.message.conversationId), text: "n°\(index)")
+        }
+        // Without parley_send for a moment, only the set-wise path can write them.
+        let signature = "parley_send(TEXT, TEXT, TEXT, TEXT, TEXT, BIGINT, TEXT, TEXT)"
+        try await b.execute(PostgresQuery(unsafeSQL: "ALTER FUNCTION \(signature) RENAME TO parley_send_hidden"))
+        let outcomes = try await a.send(pipeline, now: .now()).map { try $0.get() }
+        try await b.execute(
+            PostgresQuery(unsafeSQL: "ALTER FUNCTION parley_send_hidden(TEXT, TEXT, TEXT, TEXT, TEXT, BIGINT, TEXT, TEXT) RENAME TO parley_send"))
+        let sent = outcomes.flatMap(\.deliveries)
+        var received: [Delivery] = []
+        while received.count < sent.count {
+            guard case .events(let deliveries)? = await signals.next() else { throw NotCarried(signal: nil) }
+            received += deliveries
+        }
+        #expect(Set(received) == Set(sent))
+        for recipient in [alice, bob] {
+            let ofRecipient = received.filter { $0.recipient == recipient }.map(\.event)
+            #expect(ofRecipient.map(\.position) == ofRecipient.map(\.position).sorted(), "each stream in order")
+            #expect(try await b.allEvents(of: recipient, after: ofRecipient[0].position - 1) == ofRecipient, "as the store replays them")
+        }
         // What the store writes from Swift (a group's creation and message) is carried too.
         let group = try await a.createGroup(NewGroup(creator: alice, clientId: .random(), title: "Both", memberIds: [bob], maxMembers: 256), now: .now())
         #expect(try await Self.carried(group.deliveries.count, &signals) == Set(group.deliveries))
