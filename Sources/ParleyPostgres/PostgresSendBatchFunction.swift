@@ -4,6 +4,8 @@
 /// Rules:
 /// 1. Each element is exactly a `parley_send` call (``PostgresSendFunction``), in the order given:
 ///    a later element sees what an earlier one wrote (the same client id twice is a duplicate).
+///    (Since migration `v15`, a batch of four or more ordinary sends is written set-wise with the
+///    same result: ``PostgresSetWiseBatch``.)
 /// 2. An element that breaks a send rule (`PY001`–`PY004`) rolls the whole batch back (one
 ///    subtransaction around it all) and is named: the last row is its index and SQLSTATE, and the
 ///    rows before it describe nothing written. The caller refuses that send and runs the rest again
