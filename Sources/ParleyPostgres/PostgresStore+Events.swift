@@ -38,6 +38,8 @@ extension PostgresStore: EventLog {
     /// (``ClusterWire/eventPayloads(_:node:)``). One statement, the payloads notified in order.
     func notify(_ deliveries: [Delivery], _ db: PostgresConnection) async throws {
         guard !deliveries.isEmpty else { return }
+        // Both forms go with the statement: which one is sent depends on the nodes beating now,
+        // which the database knows at commit time and this node would need a query to learn.
         let carried = ClusterWire.eventPayloads(deliveries, node: nodeID)
         let positions = ClusterWire.streamPayloads(Self.heads(of: deliveries), node: nodeID)
         try await db.query(
