@@ -10,7 +10,9 @@ import Synchronization
 ///
 /// 6. No node stopped except those it killed (a database restart must never take a node down).
 /// 7. Once every client has disconnected, nobody stays online for their partner (presence).
-/// 8. Every send is answered: the drain (every message acknowledged and delivered) finishes.
+/// 8. Every send is answered: the drain (every message acknowledged and delivered) finishes, no
+///    client waiting a minute without anything acknowledged or delivered (a backlog that keeps
+///    draining is pace, not a broken promise; 10 minutes at most).
 /// 9. No push owed is lost, whichever node was killed while pushing (``PushWatchers``).
 public struct ClusterCrashCheck: Sendable {
     public struct Options: Sendable {
@@ -78,7 +80,8 @@ public struct ClusterCrashCheck: Sendable {
             }
             unexpected += try await nodes.restartTheStopped()
         }
-        let drained = await load.finish(drainingWithin: .seconds(120))
+        // Past the 30 s bound on an unanswered frame: a send nobody answers stalls its client.
+        let drained = await load.finish(drainingWithin: .seconds(600), stalledAfter: .seconds(60))
         unexpected += try await nodes.restartTheStopped()
 
         var report = try await CrashCheck.judge(clients, api: api, restarts: restarts, drained: drained)

@@ -112,16 +112,26 @@ public struct CrashCheck: Sendable {
         return clients
     }
 
-    /// Waits (at most `limit`) until every message written is acknowledged and every client has
-    /// seen every message written in its conversation.
-    static func drain(_ clients: [CrashCheckClient], within limit: Duration) async -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: limit)
-        var written: [ConversationID: Int] = [:]
+    /// Waits until every message written is acknowledged and every client has seen every message
+    /// written in its conversation. Gives up after `limit` in all, or as soon as a client still
+    /// waiting has had nothing acknowledged nor delivered for `stall` (a send nobody answers),
+    /// whichever comes first: a slow drain that keeps moving is pace, not a broken promise.
+    static func drain(_ clients: [CrashCheckClient], within limit: Duration, stalledAfter stall: Duration) async -> Bool {
+        let start = ContinuousClock.now, deadline = start.advanced(by: limit)
+        var last = clients.map { _ in (progress: -1, at: start) }
         while ContinuousClock.now < deadline {
-            if clients.allSatisfy(\.allAcked) {
-                written = clients.reduce(into: [:]) { $0[$1.conversation, default: 0] += $1.outbox.count }
-                if clients.allSatisfy({ $0.seenWritten >= written[$0.conversation] ?? 0 }) { return true }
+            let written = clients.reduce(into: [ConversationID: Int]()) { $0[$1.conversation, default: 0] += $1.writtenCount }
+            var done = true
+            for (index, client) in clients.enumerated() where !(client.allAcked && client.seenWritten >= written[client.conversation] ?? 0) {
+                done = false
+                let progress = client.ackedCount + client.seenWritten
+                if progress != last[index].progress {
+                    last[index] = (progress, ContinuousClock.now)
+                } else if ContinuousClock.now - last[index].at > stall {
+                    return false
+                }
             }
+            if done { return true }
             try? await Task.sleep(for: .milliseconds(50))
         }
         return false
@@ -205,12 +215,12 @@ struct ClientLoad {
         }
     }
 
-    /// Stops writing, waits for the drain (``CrashCheck/drain(_:within:)``), then closes every
-    /// connection; returns whether it drained.
-    func finish(drainingWithin limit: Duration) async -> Bool {
+    /// Stops writing, waits for the drain (``CrashCheck/drain(_:within:stalledAfter:)``), then
+    /// closes every connection; returns whether it drained.
+    func finish(drainingWithin limit: Duration, stalledAfter stall: Duration? = nil) async -> Bool {
         stopWriting.set()
         for writer in writers { await writer.value }
-        let drained = await CrashCheck.drain(clients, within: limit)
+        let drained = await CrashCheck.drain(clients, within: limit, stalledAfter: stall ?? limit)
         stopConnections.set()
         for client in clients { client.stopNow() }
         for connection in connections { await connection.value }

@@ -250,6 +250,9 @@ final class CrashCheckClient: Sendable {
     var actions: [WrittenAction] { state.withLock { $0.actions } }
     var outbox: [Written] { state.withLock { $0.outbox } }
     var acked: [ClientMessageID: Message] { state.withLock { $0.acked } }
+    /// How many messages were written, and how many acknowledged (without copying them).
+    var writtenCount: Int { state.withLock { $0.outbox.count } }
+    var ackedCount: Int { state.withLock { $0.acked.count } }
     var seen: [String: Message] { state.withLock { $0.seen } }
     /// Messages people wrote that the client saw (membership entries left out).
     var seenWritten: Int { state.withLock { $0.seen.values.count { $0.entry == nil } } }

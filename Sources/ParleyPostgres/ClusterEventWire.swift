@@ -8,7 +8,7 @@ import ParleyStore
 /// Body: `{"event":{<kind>:<value>},"to":{"<user>":<position>,…}}`, one event and the streams it
 /// went to at their positions; `<kind>` is one of ``Kind``, `<value>` the event's JSON as clients
 /// see it (a ``Message``, a ``ReceiptUpdate``, …). `parley_send` and `parley_receipt` write the
-/// same shape in SQL (``PostgresNotifyFunction``).
+/// same shape in SQL (``PostgresCarriedEvents``).
 ///
 /// Rules:
 /// 1. Same content as the store: a payload describes exactly the events its transaction committed.

@@ -293,6 +293,8 @@ enum PostgresSchema {
         ("v14-carried-events", PostgresCarriedEvents.statements),
         // Ordinary batches written with a statement per table (``PostgresSetWiseBatch``).
         ("v15-set-wise-batch", PostgresSetWiseBatch.statements),
+        // An ordinary group send and a group receipt in one statement each (``PostgresGroupFunctions``).
+        ("v16-group-functions", PostgresGroupFunctions.statements),
     ]
 
     static func migrate(_ client: PostgresClient, logger: Logger) async throws {

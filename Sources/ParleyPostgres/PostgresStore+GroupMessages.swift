@@ -3,10 +3,20 @@ import ParleyStore
 import PostgresNIO
 
 /// Sends and receipts in groups: the rules of the direct path (``PostgresStore/send(_:now:)``), plus
-/// mentions and the receipt aggregate, as statements from Swift under the conversation row's lock
-/// rather than a server-side function.
+/// mentions and the receipt aggregate. An ordinary send is one server-side function
+/// (``PostgresGroupFunctions``); the rest are statements from Swift under the conversation row's lock.
 extension PostgresStore {
     func sendToGroup(_ new: NewMessage, _ conversation: ConversationID, now: Timestamp) async throws -> SendOutcome {
+        if new.replyToSeq == nil, new.attachments.isEmpty, new.mentionNames.isEmpty,
+            let outcome = try await sendOrdinaryToGroup(new, conversation, now: now)
+        {
+            return outcome
+        }
+        return try await sendToGroupInSteps(new, conversation, now: now)
+    }
+
+    /// Any group send (replies, files, mentions, retries, refusals) as statements from Swift.
+    func sendToGroupInSteps(_ new: NewMessage, _ conversation: ConversationID, now: Timestamp) async throws -> SendOutcome {
         try await transaction { db in
             var writer = PostgresGroupWriter(store: self, conversation: conversation, now: now, db: db)
             let state = try await writer.lockGroup()
@@ -34,8 +44,70 @@ extension PostgresStore {
         }
     }
 
+    /// `parley_group_send` between `BEGIN` and `COMMIT`, queued at once; nil when it wrote nothing
+    /// and the general path must answer (a retry, an error: the function's rule 2).
+    func sendOrdinaryToGroup(_ new: NewMessage, _ conversation: ConversationID, now: Timestamp) async throws -> SendOutcome? {
+        let id = MessageID.random()
+        let rows = try await queuedTransaction(
+            """
+            SELECT * FROM parley_group_send(\(new.sender.rawValue), \(new.clientId.rawValue), \(conversation.rawValue), \(new.text),
+                \(now.milliseconds), \(id.rawValue), \(nodeID))
+            """)
+        guard let row = rows.first else { return nil }
+        let (seq, members, positions, delivered, read, senders, summaryPositions) = try row.decode(
+            (Int64, [String], [Int64], Int64?, Int64?, [String]?, [Int64]?).self)
+        let message = Message(
+            id: id, conversationId: conversation, seq: seq, senderId: new.sender, clientId: new.clientId, text: new.text, createdAt: now)
+        let deliveries = zip(members, positions).map { member, position in
+            Delivery(recipient: UserID(rawValue: member), event: StreamEvent(position: position, payload: .message(message)))
+        }
+        return SendOutcome(
+            message: message, duplicate: false,
+            deliveries: deliveries + Self.summaries(conversation, delivered, read, to: senders, at: summaryPositions))
+    }
+
+    /// The `receiptSummary` events `parley_group_aggregate` wrote (none when it did not move).
+    private static func summaries(_ conversation: ConversationID, _ delivered: Int64?, _ read: Int64?, to senders: [String]?, at positions: [Int64]?)
+        -> [Delivery]
+    {
+        guard let delivered, let read, let senders, let positions else { return [] }
+        let summary = ReceiptSummary(conversationId: conversation, everyoneDeliveredSeq: delivered, everyoneReadSeq: read)
+        return zip(senders, positions).map { sender, position in
+            Delivery(recipient: UserID(rawValue: sender), event: StreamEvent(position: position, payload: .receiptSummary(summary)))
+        }
+    }
+
     func groupReceipt(in conversation: ConversationID, member: UserID, deliveredSeq: Int64?, readSeq: Int64?, now: Timestamp) async throws
         -> ReceiptOutcome
+    {
+        if let outcome = try await groupReceiptInOne(in: conversation, member: member, deliveredSeq: deliveredSeq, readSeq: readSeq, now: now) {
+            return outcome
+        }
+        return try await groupReceiptInSteps(in: conversation, member: member, deliveredSeq: deliveredSeq, readSeq: readSeq, now: now)
+    }
+
+    /// `parley_group_receipt` between `BEGIN` and `COMMIT`, queued at once; nil when it wrote
+    /// nothing and the statements from Swift must answer (an error: the function's rule 2).
+    func groupReceiptInOne(in conversation: ConversationID, member: UserID, deliveredSeq: Int64?, readSeq: Int64?, now: Timestamp) async throws
+        -> ReceiptOutcome?
+    {
+        let rows = try await queuedTransaction(
+            """
+            SELECT * FROM parley_group_receipt(\(conversation.rawValue), \(member.rawValue), \(deliveredSeq), \(readSeq), \(now.milliseconds), \(nodeID))
+            """)
+        guard let row = rows.first else { return nil }
+        let (delivered, read, moved, position, summaryDelivered, summaryRead, senders, summaryPositions) = try row.decode(
+            (Int64, Int64, Bool, Int64?, Int64?, Int64?, [String]?, [Int64]?).self)
+        let receipt = ReceiptUpdate(conversationId: conversation, userId: member, deliveredSeq: delivered, readSeq: read)
+        guard moved, let position else { return ReceiptOutcome(receipt: receipt, deliveries: []) }
+        let own = Delivery(recipient: member, event: StreamEvent(position: position, payload: .receipt(receipt)))
+        return ReceiptOutcome(
+            receipt: receipt, deliveries: [own] + Self.summaries(conversation, summaryDelivered, summaryRead, to: senders, at: summaryPositions))
+    }
+
+    /// Any group receipt, as statements from Swift.
+    func groupReceiptInSteps(in conversation: ConversationID, member: UserID, deliveredSeq: Int64?, readSeq: Int64?, now: Timestamp)
+        async throws -> ReceiptOutcome
     {
         try await transaction { db in
             // The group's lock in a statement of its own: a statement that waited for it would read

@@ -1,6 +1,7 @@
 import Foundation
 import ParleyCore
 import ParleyStore
+import ParleyTestSupport
 import Testing
 import HTTPTypes
 import NIOWebSocket
@@ -250,13 +251,5 @@ extension ClusterFailureTests {
                 }
             }
         }
-    }
-}
-
-extension Array {
-    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
-        var result: [T] = []
-        for element in self { result.append(try await transform(element)) }
-        return result
     }
 }

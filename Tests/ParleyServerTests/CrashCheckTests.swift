@@ -37,6 +37,29 @@ import Testing
         #expect(CrashCheckRules.check(client: client, index: 0, stored: stored, checkSeq: true).isEmpty)
     }
 
+    /// The drain waits as long as answers keep coming, and gives up on a client that waited `stall`
+    /// for nothing.
+    @Test func theDrainWaitsForProgressAndGivesUpOnAStall() async {
+        let client = Self.client()
+        for text in ["a", "b", "c", "d"] { client.write(text) }
+        let ids = client.outbox.map(\.clientId)
+        // Nothing is ever answered: a stall, found long before the limit.
+        let start = ContinuousClock.now
+        #expect(await !CrashCheck.drain([client], within: .seconds(600), stalledAfter: .milliseconds(300)))
+        #expect(ContinuousClock.now - start < .seconds(60))
+        // Answers that come one at a time, far apart but each well within the stall bound, drain it.
+        let feeder = Task {
+            for (index, id) in ids.enumerated() {
+                let message = Self.message(Int64(index + 1), clientId: id)
+                client.receive(Self.frame(.sent(ref: nil, message: message, duplicate: false, position: Int64(index + 1))))
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        #expect(await CrashCheck.drain([client], within: .seconds(600), stalledAfter: .seconds(30)))
+        await feeder.value
+        #expect(client.ackedCount == 4)
+    }
+
     @Test func lossDuplicatesGapsAndReorderingAreCaught() {
         let client = Self.client()
         for text in ["a", "b", "c"] { client.write(text) }

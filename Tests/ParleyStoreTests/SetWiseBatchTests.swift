@@ -103,11 +103,3 @@ import Testing
         return bindings
     }
 }
-
-extension Sequence {
-    fileprivate func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
-        var result: [T] = []
-        for element in self { result.append(try await transform(element)) }
-        return result
-    }
-}
