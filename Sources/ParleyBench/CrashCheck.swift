@@ -23,6 +23,8 @@ import Synchronization
 /// 10. Files uploaded through the kills: an offset the server acknowledged is never lost, each
 ///    complete file is sent in exactly one message, and its reader downloads exactly its bytes
 ///    (``CrashCheckUploader``).
+/// 11. Read receipts sent through the kills (every client reads as it goes, ``ReceiptWitness``):
+///    an acknowledged read cursor is stored, and no cursor or group receipt summary moves back.
 public struct CrashCheck: Sendable {
     public struct Options: Sendable {
         public var binary: String
@@ -153,8 +155,19 @@ public struct CrashCheck: Sendable {
             if client.partner == nil { report.groupMessages += client.outbox.count }
             report.resyncs += client.resyncs
             report.reconnects += max(0, client.connections - 1)
+            report.violations += try await storedReadCheck(client, index: index, api: api)
+            report.receipts += client.acknowledgedRead.count
         }
         return report
+    }
+
+    /// Rule 11: the client's read cursor as the server stores it is at least the highest one acknowledged.
+    static func storedReadCheck(_ client: CrashCheckClient, index: Int, api: BenchAPI) async throws -> [String] {
+        let acknowledged = client.acknowledgedRead.seq
+        guard acknowledged > 0 else { return [] }
+        let summary = try await api.conversations(client.session).first { $0.id == client.conversation }
+        let stored = summary?.members.first { $0.userId == client.session.user.id }?.readSeq ?? 0
+        return stored >= acknowledged ? [] : ["client \(index): read cursor \(acknowledged) acknowledged, \(stored) stored"]
     }
 
     static func seconds(_ duration: Duration) -> Double {
@@ -172,6 +185,8 @@ public struct CrashCheckReport: Codable, Sendable {
     public var groupMessages = 0
     /// Message actions made (reactions, edits, deletes).
     public var actions = 0
+    /// Read receipts the server acknowledged (rule 11).
+    public var receipts = 0
     public var reconnects = 0
     public var resyncs = 0
     /// Cluster check only: PostgreSQL restarts and node freezes done.

@@ -37,6 +37,7 @@ final class CrashCheckClient: Sendable {
         var actedIds: Set<ClientMessageID> = []
         var actionInFlight: ClientMessageID?
         var editCount = 0
+        var receipts = ReceiptWitness()
     }
 
     /// Where a client writes: to its partner (a direct conversation), or to a group it is in.
@@ -140,6 +141,7 @@ final class CrashCheckClient: Sendable {
                     state.socket = nil
                     state.inFlight = nil
                     state.actionInFlight = nil
+                    state.receipts.disconnected()
                 }
             }
             try? await Task.sleep(for: .milliseconds(Int.random(in: 20...120)))
@@ -176,6 +178,7 @@ final class CrashCheckClient: Sendable {
             if case .event(let event) = frame, case .messageUpdated(let message) = event.payload {
                 state.seen["\(message.conversationId)#\(message.seq)"] = message
             }
+            if case .event(let event) = frame { state.receipts.observe(event.payload, me: session.user.id, in: conversation) }
             if let streamed {
                 if streamed.position != state.position + 1 {
                     state.violations.append("stream position \(streamed.position) after \(state.position)")
@@ -185,7 +188,17 @@ final class CrashCheckClient: Sendable {
                     let key = "\(message.conversationId)#\(message.seq)"
                     if state.seen[key] != nil { state.violations.append("message \(key) delivered twice") }
                     state.seen[key] = message
+                    // Read as a person reads: now and then, up to the newest message seen.
+                    if message.conversationId == conversation, let receipt = state.receipts.saw(message.seq, in: conversation) {
+                        state.socket?.send(receipt)
+                    }
                 }
+            }
+            // A receipt's answer: applied, or refused for a passing reason (anything else is a violation, below).
+            switch frame {
+            case .ack(let ref) where state.receipts.answered(ref, applied: true): return
+            case .error(let ref, nil, let code, _) where Self.passingRefusals.contains(code) && state.receipts.answered(ref, applied: false): return
+            default: break
             }
             switch frame {
             case .resync(let position):
@@ -256,7 +269,9 @@ final class CrashCheckClient: Sendable {
     var seen: [String: Message] { state.withLock { $0.seen } }
     /// Messages people wrote that the client saw (membership entries left out).
     var seenWritten: Int { state.withLock { $0.seen.values.count { $0.entry == nil } } }
-    var violations: [String] { state.withLock { $0.violations } }
+    var violations: [String] { state.withLock { $0.violations + $0.receipts.violations } }
+    /// The highest read cursor the server acknowledged, and how many receipts it acknowledged.
+    var acknowledgedRead: (seq: Int64, count: Int) { state.withLock { ($0.receipts.acknowledgedRead, $0.receipts.acknowledged) } }
     var resyncs: Int { state.withLock { $0.resyncs } }
     var connections: Int { state.withLock { $0.connections } }
 }

@@ -88,7 +88,7 @@ struct Torture: AsyncParsableCommand {
         let restarts = report.restartSeconds.sorted()
         say(
             """
-            \(report.kills) kills, \(report.messages) messages and \(report.actions) actions written, \(report.reconnects) reconnects, \(report.resyncs) resyncs; \
+            \(report.kills) kills, \(report.messages) messages, \(report.actions) actions and \(report.receipts) read receipts written, \(report.reconnects) reconnects, \(report.resyncs) resyncs; \
             \(report.files) files sent (\(report.uploadResumes) uploads resumed); \
             restarts \(String(format: "%.2f", restarts.first ?? 0))–\(String(format: "%.2f", restarts.last ?? 0)) s; \
             integrity_check: \(integrity.joined(separator: "; "))
@@ -122,7 +122,7 @@ struct Torture: AsyncParsableCommand {
         say(
             """
             \(nodes) nodes: \(report.kills) kills, \(report.databaseRestarts) PostgreSQL restarts, \(report.freezes) freezes; \
-            \(report.messages) messages and \(report.actions) actions written, \(report.reconnects) reconnects, \(report.resyncs) resyncs
+            \(report.messages) messages, \(report.actions) actions and \(report.receipts) read receipts written, \(report.reconnects) reconnects, \(report.resyncs) resyncs
             """)
         try conclude(report)
     }

@@ -29,5 +29,6 @@ import Testing
         #expect(report.kills == 2 && report.databaseRestarts == 2 && report.freezes == 1)
         #expect(report.messages > 50, "the clients wrote under load")
         #expect(report.groupMessages > 10, "the group members wrote too")
+        #expect(report.receipts > 5, "and read as they went: \(report.receipts)")
     }
 }

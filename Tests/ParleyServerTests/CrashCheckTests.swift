@@ -60,6 +60,28 @@ import Testing
         #expect(client.ackedCount == 4)
     }
 
+    /// Rule 11: a cursor or a summary that moves back is caught, and receipts go out as messages are read.
+    @Test func receiptsThatMoveBackAreCaught() {
+        var witness = ReceiptWitness()
+        let frames = (1...8).compactMap { witness.saw(Int64($0), in: Self.conversation) }
+        #expect(frames.count == 1, "one receipt in flight at a time")
+        guard case .receipt(let ref, _, nil, 4)? = frames.first else {
+            Issue.record("a read receipt for the newest message seen: \(frames)")
+            return
+        }
+        let another = witness.answered("another", applied: true), inFlight = witness.answered(ref, applied: true)
+        #expect(!another && inFlight && witness.acknowledgedRead == 4)
+        let next = witness.saw(9, in: Self.conversation)
+        #expect(next != nil, "the next one once the first was answered")
+        let receipt = { (read: Int64) in ReceiptUpdate(conversationId: Self.conversation, userId: Self.me, deliveredSeq: read, readSeq: read) }
+        witness.observe(.receipt(receipt(6)), me: Self.me, in: Self.conversation)
+        witness.observe(.receipt(receipt(5)), me: Self.me, in: Self.conversation)
+        let summary = { (seq: Int64) in ReceiptSummary(conversationId: Self.conversation, everyoneDeliveredSeq: seq, everyoneReadSeq: seq) }
+        witness.observe(.receiptSummary(summary(3)), me: Self.me, in: Self.conversation)
+        witness.observe(.receiptSummary(summary(2)), me: Self.me, in: Self.conversation)
+        #expect(witness.violations.count == 2, "\(witness.violations)")
+    }
+
     @Test func lossDuplicatesGapsAndReorderingAreCaught() {
         let client = Self.client()
         for text in ["a", "b", "c"] { client.write(text) }
@@ -122,6 +144,7 @@ import Testing
         #expect(report.groupMessages > 30, "six clients wrote to two groups of three")
         #expect(report.kills == 5 && report.drained && report.messages > 100)
         #expect(report.actions > 5, "reactions, edits and deletes were mixed in: \(report.actions)")
+        #expect(report.receipts > 10, "every client read as it went: \(report.receipts)")
         // Every kill makes the connected clients reconnect (a client already between attempts
         // reconnects once for two kills, so not necessarily 5 × 6).
         #expect(report.reconnects >= 5, "reconnects: \(report.reconnects)")
