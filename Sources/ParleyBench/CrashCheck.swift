@@ -126,7 +126,7 @@ public struct CrashCheck: Sendable {
             var done = true
             for (index, client) in clients.enumerated() where !(client.allAcked && client.seenWritten >= written[client.conversation] ?? 0) {
                 done = false
-                let progress = client.ackedCount + client.seenWritten
+                let progress = client.ackedCount + client.actedCount + client.seenWritten
                 if progress != last[index].progress {
                     last[index] = (progress, ContinuousClock.now)
                 } else if ContinuousClock.now - last[index].at > stall {

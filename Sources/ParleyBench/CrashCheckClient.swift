@@ -127,6 +127,7 @@ final class CrashCheckClient: Sendable {
                 state.withLock { state in
                     state.socket = socket
                     state.connections += 1
+                    state.receipts.disconnected()
                     state.inFlight = nil
                     state.actionInFlight = nil
                     if oneInFlight {
@@ -189,7 +190,7 @@ final class CrashCheckClient: Sendable {
                     if state.seen[key] != nil { state.violations.append("message \(key) delivered twice") }
                     state.seen[key] = message
                     // Read as a person reads: now and then, up to the newest message seen.
-                    if message.conversationId == conversation, let receipt = state.receipts.saw(message.seq, in: conversation) {
+                    if message.conversationId == conversation, let receipt = state.receipts.saw(message.seq, in: conversation, canSend: state.socket != nil) {
                         state.socket?.send(receipt)
                     }
                 }
@@ -266,6 +267,7 @@ final class CrashCheckClient: Sendable {
     /// How many messages were written, and how many acknowledged (without copying them).
     var writtenCount: Int { state.withLock { $0.outbox.count } }
     var ackedCount: Int { state.withLock { $0.acked.count } }
+    var actedCount: Int { state.withLock { $0.actedIds.count } }
     var seen: [String: Message] { state.withLock { $0.seen } }
     /// Messages people wrote that the client saw (membership entries left out).
     var seenWritten: Int { state.withLock { $0.seen.values.count { $0.entry == nil } } }

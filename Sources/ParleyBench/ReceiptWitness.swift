@@ -15,11 +15,12 @@ struct ReceiptWitness: Sendable {
     private var sent = 0, sinceLast = 0, newestSeen: Int64 = 0, ownRead: Int64 = 0
     private var summary: (delivered: Int64, read: Int64) = (0, 0)
 
-    /// A message of `conversation` was seen (delivered or acknowledged): the receipt to send, if it is time.
-    mutating func saw(_ seq: Int64, in conversation: ConversationID) -> ClientFrame? {
+    /// A message of `conversation` was seen (delivered or acknowledged): the receipt to send, if it
+    /// is time and there is a socket to send it on (a replay can arrive before the socket is stored).
+    mutating func saw(_ seq: Int64, in conversation: ConversationID, canSend: Bool = true) -> ClientFrame? {
         newestSeen = max(newestSeen, seq)
         sinceLast += 1
-        guard inFlight == nil, sinceLast >= 4 else { return nil }
+        guard canSend, inFlight == nil, sinceLast >= 4 else { return nil }
         sinceLast = 0
         sent += 1
         inFlight = ("r\(sent)", newestSeen)
