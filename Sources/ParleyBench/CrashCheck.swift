@@ -118,18 +118,22 @@ public struct CrashCheck: Sendable {
     /// written in its conversation. Gives up after `limit` in all, or as soon as a client still
     /// waiting has had nothing acknowledged nor delivered for `stall` (a send nobody answers),
     /// whichever comes first: a slow drain that keeps moving is pace, not a broken promise.
-    static func drain(_ clients: [CrashCheckClient], within limit: Duration, stalledAfter stall: Duration) async -> Bool {
-        let start = ContinuousClock.now, deadline = start.advanced(by: limit)
+    /// `now` is the clock it judges by (a test's manual clock).
+    static func drain(
+        _ clients: [CrashCheckClient], within limit: Duration, stalledAfter stall: Duration,
+        now: @Sendable () -> ContinuousClock.Instant = { .now }
+    ) async -> Bool {
+        let start = now(), deadline = start.advanced(by: limit)
         var last = clients.map { _ in (progress: -1, at: start) }
-        while ContinuousClock.now < deadline {
+        while now() < deadline {
             let written = clients.reduce(into: [ConversationID: Int]()) { $0[$1.conversation, default: 0] += $1.writtenCount }
             var done = true
             for (index, client) in clients.enumerated() where !(client.allAcked && client.seenWritten >= written[client.conversation] ?? 0) {
                 done = false
                 let progress = client.ackedCount + client.actedCount + client.seenWritten
                 if progress != last[index].progress {
-                    last[index] = (progress, ContinuousClock.now)
-                } else if ContinuousClock.now - last[index].at > stall {
+                    last[index] = (progress, now())
+                } else if now() - last[index].at > stall {
                     return false
                 }
             }

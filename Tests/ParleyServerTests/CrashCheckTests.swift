@@ -4,6 +4,7 @@ import ParleyCore
 import ParleySQLite
 import ParleyServer
 import ParleyStore
+import Synchronization
 import Testing
 
 /// The crash checker: it must catch what it exists to catch, and a short run against the real
@@ -48,16 +49,21 @@ import Testing
         #expect(await !CrashCheck.drain([client], within: .seconds(600), stalledAfter: .milliseconds(300)))
         #expect(ContinuousClock.now - start < .seconds(60))
         // Answers that come one at a time, each well within the stall bound but all together
-        // longer than it, drain it: the drain waits as long as answers keep coming.
+        // longer than it, drain it: the drain waits as long as answers keep coming. Its clock is
+        // manual and moves only with an answer, so a slow machine changes nothing.
+        let clock = Mutex(ContinuousClock.now)
         let feeder = Task {
             for (index, id) in ids.enumerated() {
-                try? await Task.sleep(for: .milliseconds(1_500))
+                try? await Task.sleep(for: .milliseconds(20))
+                clock.withLock { $0 = $0.advanced(by: .milliseconds(1_500)) }
                 let message = Self.message(Int64(index + 1), clientId: id)
                 client.receive(Self.frame(.sent(ref: nil, message: message, duplicate: false, position: Int64(index + 1))))
             }
         }
-        #expect(await CrashCheck.drain([client], within: .seconds(600), stalledAfter: .seconds(8)))
+        let begun = clock.withLock { $0 }
+        #expect(await CrashCheck.drain([client], within: .seconds(600), stalledAfter: .seconds(8)) { clock.withLock { $0 } })
         await feeder.value
+        #expect(clock.withLock { $0 } - begun > .seconds(8), "the answers took longer than the stall bound")
         #expect(client.ackedCount == 7)
     }
 
