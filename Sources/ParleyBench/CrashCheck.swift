@@ -128,9 +128,11 @@ public struct CrashCheck: Sendable {
         while now() < deadline {
             let written = clients.reduce(into: [ConversationID: Int]()) { $0[$1.conversation, default: 0] += $1.writtenCount }
             var done = true
-            for (index, client) in clients.enumerated() where !(client.allAcked && client.seenWritten >= written[client.conversation] ?? 0) {
+            for (index, client) in clients.enumerated() {
+                let seen = client.seenWritten
+                guard !(client.allAcked && seen >= written[client.conversation] ?? 0) else { continue }
                 done = false
-                let progress = client.ackedCount + client.actedCount + client.seenWritten
+                let progress = client.ackedCount + client.actedCount + seen
                 if progress != last[index].progress {
                     last[index] = (progress, now())
                 } else if now() - last[index].at > stall {

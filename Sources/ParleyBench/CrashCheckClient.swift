@@ -127,7 +127,6 @@ final class CrashCheckClient: Sendable {
                 state.withLock { state in
                     state.socket = socket
                     state.connections += 1
-                    state.receipts.disconnected()
                     state.inFlight = nil
                     state.actionInFlight = nil
                     if oneInFlight {
@@ -195,13 +194,11 @@ final class CrashCheckClient: Sendable {
                     }
                 }
             }
-            // A receipt's answer: applied, or refused for a passing reason (anything else is a violation, below).
             switch frame {
-            case .ack(let ref) where state.receipts.answered(ref, applied: true): return
-            case .error(let ref, nil, let code, _) where Self.passingRefusals.contains(code) && state.receipts.answered(ref, applied: false): return
-            default: break
-            }
-            switch frame {
+            case .ack(let ref):
+                _ = state.receipts.answered(ref, applied: true)
+            case .error(let ref, nil, let code, _) where Self.passingRefusals.contains(code) && state.receipts.answered(ref, applied: false):
+                break  // a receipt refused for a passing reason: the next one goes out after the next messages
             case .resync(let position):
                 state.resyncs += 1
                 state.position = position

@@ -3,7 +3,7 @@ import ParleyCore
 /// What a crash-check client does with read receipts: it reads as a person does (a read receipt
 /// for the newest message it has seen, after every fourth message, one in flight at a time) and
 /// checks what the server says back (rule 11 of ``CrashCheck``):
-/// - an acknowledged read cursor is stored (``CrashCheckRules``, against the member list);
+/// - an acknowledged read cursor is stored (``CrashCheck/storedReadCheck(_:index:api:)``, against the member list);
 /// - the client's own cursors, as its `receipt` events tell them, never move back;
 /// - a group's receipt summary (`receiptSummary`) never moves back.
 struct ReceiptWitness: Sendable {
