@@ -69,6 +69,7 @@ public struct CrashCheck: Sendable {
         var restarts: [Double] = []
         for kill in 1...max(1, options.kills) {
             try await Task.sleep(for: .milliseconds(Int(Double.random(in: options.gap) * 1000)))
+            await Self.progress(of: load, uploads, within: .seconds(30))
             server.crash()
             let start = ContinuousClock.now
             server = try await ServerLauncher(binary: options.binary, database: options.database, port: port, extraArguments: serveArguments)
@@ -85,6 +86,20 @@ public struct CrashCheck: Sendable {
         try await options.checkpoint?(options.database)
         report.violations += CrashCheckActionRules.deletedTextsLeft(in: options.database, clients: clients)
         return report
+    }
+
+    /// Waits until the load moved on since the last restart: a message acknowledged and every
+    /// uploader's next file sent. A kill then always falls on work (on a loaded machine the server
+    /// could be killed again before anything got through, and a run sent almost no file). Bounded:
+    /// a server that stopped answering is killed all the same, and the rules judge what it did.
+    static func progress(of load: ClientLoad, _ uploads: UploadLoad, within limit: Duration) async {
+        let acked = load.clients.reduce(0) { $0 + $1.ackedCount }, files = uploads.uploaders.map(\.sent.count)
+        let deadline = ContinuousClock.now.advanced(by: limit)
+        while ContinuousClock.now < deadline {
+            let moved = load.clients.reduce(0) { $0 + $1.ackedCount } > acked || load.clients.isEmpty
+            if moved, zip(uploads.uploaders, files).allSatisfy({ $0.sent.count > $1 }) { return }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
     }
 
     /// Registers `pairs` pairs of users named `<names><n>a` / `b`, each a client writing to the other,

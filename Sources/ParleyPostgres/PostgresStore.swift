@@ -10,8 +10,9 @@ import PostgresNIO
 /// order matters), and a write returns only after its `COMMIT` was answered: with
 /// `synchronous_commit = on` it is then durable, and PostgreSQL flushes the WAL of concurrent
 /// commits together (group commit), so one fsync serves many sends. Each transaction that commits
-/// stream events also sends a `NOTIFY` naming whose streams moved; PostgreSQL delivers it only if
-/// the transaction commits, and every node fetches the events themselves from the store by position.
+/// stream events also sends a `NOTIFY`, which PostgreSQL delivers only if the transaction commits:
+/// it carries the events themselves when they fit (``PostgresCarriedEvents``), else whose streams
+/// moved, and a node then fetches those events from the store by position.
 ///
 /// Why never autocommit: in the extended query protocol (the only one postgres-nio speaks) a
 /// statement outside a transaction block commits at the `Sync` that follows it, *after* its rows and

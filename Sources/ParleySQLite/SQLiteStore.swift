@@ -199,8 +199,18 @@ public final class SQLiteStore: ParleyStore, Sendable {
 
     /// Copies the whole WAL into the database file and empties it (`wal_checkpoint(TRUNCATE)`):
     /// after it, the file alone holds the database, and nothing deleted is left in the WAL.
+    /// A reader's snapshot or the checkpointer's own pass makes it busy for a moment (the writer's
+    /// connection does not wait): it is tried again, for up to ten seconds.
     public func checkpointTruncatingWAL() async throws {
-        _ = try await pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+        while true {
+            do {
+                _ = try await pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+                return
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
     }
 
     public func ping() async throws {

@@ -5,6 +5,6 @@ import ArgumentParser
 struct Parley: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "parley",
-        abstract: "Self-hosted real-time 1:1 messaging.",
+        abstract: "Self-hosted real-time messaging: direct chats and groups.",
         subcommands: [Serve.self, Chat.self, Bench.self, Torture.self])
 }

@@ -237,13 +237,16 @@ extension ClusterFailureTests {
                     _ = try await nodeB.send("hello", from: bob, to: alice)
                     let a = try await nodeA.socket(alice)
                     _ = try await a.synced()
-                    func aliceOnline() async throws -> Bool {
+                    @Sendable func aliceOnline() async throws -> Bool {
                         try await nodeB.conversations(of: bob).first?.members.first { $0.userId == alice.id }?.online == true
                     }
                     #expect(try await aliceOnline())
-                    // What the other nodes do to a dead node, done to node A while it lives.
-                    try await cluster.dropNode(holding: alice.id)
-                    #expect(try await !aliceOnline())
+                    // What the other nodes do to a dead node, done to node A while it lives (and
+                    // held, so its next heartbeat cannot restore alice before node B is asked).
+                    try await cluster.whileDropped(holding: alice.id) { () async throws in
+                        let online = try await aliceOnline()
+                        #expect(!online)
+                    }
                     let deadline = ContinuousClock.now.advanced(by: .seconds(15))
                     while try await !aliceOnline(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
                     #expect(try await aliceOnline(), "node A restored alice's presence after its next heartbeat")

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import ParleyCore
 import Testing
 import HTTPTypes
@@ -52,6 +53,29 @@ import ParleyServer
             e.send(.ping(ref: "after"))
             _ = try await e.inbox.waitFor("pong") { $0.contains(.pong(ref: "after")) ? true : nil }
             #expect(await b.inbox.frames.allSatisfy { if case .typing = $0 { false } else { true } })
+        }
+    }
+
+    /// A contact hears of a close even while the database cannot write (here another connection
+    /// holds SQLite's write lock; under load, a writer busy with a flood): last seen is recorded
+    /// after the announcement, not before it.
+    @Test func aCloseIsAnnouncedWhileTheDatabaseCannotWrite() async throws {
+        let database = TestServer.temporaryDatabase()
+        try await TestServer.run(database: database) { api in
+            let alice = try await api.register("alice"), bob = try await api.register("bob")
+            let sent = try await api.send("hi", from: alice, to: bob)
+            _ = try await api.send("hello", from: bob, in: sent.conversationId)
+            let a = try await api.socket(alice), b = try await api.socket(bob)
+            _ = try await b.presence(alice.id, online: true)
+            var holding = Configuration()
+            holding.allowsUnsafeTransactions = true  // the write lock outlives one access, on purpose
+            holding.busyMode = .timeout(30)
+            let blocker = try DatabaseQueue(path: database, configuration: holding)
+            try blocker.inDatabase { db in try db.execute(sql: "BEGIN IMMEDIATE") }
+            await a.close()
+            _ = try await b.presence(alice.id, online: false)
+            try blocker.inDatabase { db in try db.execute(sql: "COMMIT") }
+            try blocker.close()
         }
     }
 

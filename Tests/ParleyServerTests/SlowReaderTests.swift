@@ -22,19 +22,26 @@ import ParleyServer
         return (alice, bob, reader, watcher)
     }
 
-    /// Sends 8 KB messages until the watcher hears that Bob went offline, and returns how many were
-    /// sent. How many it takes depends on the kernel's socket buffers (up to 4 MB each way on
-    /// loopback) and on how fast this machine sends compared with the 20 KB/s reader, so the flood
-    /// goes on until the drop instead of guessing a size; 4,000 (32 MB) bounds it.
-    static func floodUntilDropped(_ api: TestAPI, from alice: Account, to bob: Account, watcher: TestSocket) async throws -> Int {
+    /// Sends 8 KB messages until Bob is dropped (the watcher hears he went offline, or a reader that
+    /// reads finds its socket closed by the server), and returns how many were sent. How many it
+    /// takes depends on the kernel's socket buffers (up to 4 MB each way on loopback) and on how
+    /// fast this machine sends compared with the 20 KB/s reader, so the flood goes on until the drop
+    /// instead of guessing a size; 4,000 (32 MB) bounds it.
+    static func floodUntilDropped(
+        _ api: TestAPI, from alice: Account, to bob: Account, watcher: TestSocket, closed: @Sendable () -> Bool = { false }
+    ) async throws -> Int {
         let text = String(repeating: "x", count: 8_000)
         for sent in 1...4_000 {
             _ = try await api.send(text, from: alice, to: bob)
-            if sent % 25 == 0, await watcher.inbox.frames.contains(where: { Self.isOffline($0, bob.id) }) { return sent }
+            if sent % 25 == 0, await watcher.inbox.frames.contains(where: { Self.isOffline($0, bob.id) }) || closed() { return sent }
         }
         _ = try await watcher.presence(bob.id, online: false)
         return 4_000
     }
+
+    /// The watcher sends nothing while it waits, and on a loaded machine the flood outlasted the
+    /// 90 s idle limit: the server closed the watcher's socket, and it never heard Bob go offline.
+    static let watcherIdleLimit: Double = 3_600
 
     static func isOffline(_ frame: ServerFrame, _ user: UserID) -> Bool {
         if case .presence(let who, false, _) = frame { who == user } else { false }
@@ -44,6 +51,7 @@ import ParleyServer
         try await TestServer.run(configure: {
             $0.writeTimeoutSeconds = 1
             $0.maxLagSeconds = 1_000  // so only the stalled write can end it
+            $0.idleTimeoutSeconds = Self.watcherIdleLimit
         }) { api in
             let (alice, bob, reader, watcher) = try await Self.setUp(api)
             try await reader.setReading(false)
@@ -57,14 +65,15 @@ import ParleyServer
         try await TestServer.run(configure: {
             $0.writeTimeoutSeconds = 2
             $0.maxLagSeconds = 2
+            $0.idleTimeoutSeconds = Self.watcherIdleLimit
         }) { api in
             let (alice, bob, reader, watcher) = try await Self.setUp(api)
             let done = Flag()
             let reading = Task { try await reader.readSlowly(bytesPerSecond: 20_000) { done.isSet } }
-            let sent = try await Self.floodUntilDropped(api, from: alice, to: bob, watcher: watcher)
+            let sent = try await Self.floodUntilDropped(api, from: alice, to: bob, watcher: watcher) { reader.isClosed }
             done.set()
             try await reading.value
-            try await reader.setReading(true)
+            try? await reader.setReading(true)  // already closed, when the flood stopped at the close
             try await reader.waitUntilClosed()
 
             let resumed = try await api.socket(bob, after: 0)

@@ -32,7 +32,8 @@ import Testing
 
             let again = try await api.socket(ada)
             again.send(.send(SendRequest(clientId: clientId, recipientId: grace.id, text: "stuck")))
-            let acked = try await again.inbox.waitFor("the resend's ack") { frames in
+            // A hang guard, not a timing check: the thawed pool's connections come back first.
+            let acked = try await again.inbox.waitFor("the resend's ack", timeout: .seconds(60)) { frames in
                 frames.lazy.compactMap { if case .sent(_, let message, _, _) = $0, message.clientId == clientId { message } else { nil } }.first
             }
             let stored = try await store.messages(in: acked.conversationId, as: ada.id, query: HistoryQuery(limit: 200)).messages

@@ -207,6 +207,15 @@ import Testing
             now: .now())
         #expect(inGroup.message.mentions == [bob])
         #expect(try await Self.carried(inGroup.deliveries.count, &signals) == Set(inGroup.deliveries))
+        // An ordinary group send and a group receipt, one function each (parley_group_send,
+        // parley_group_receipt): carried, the receipt's summary to the sender included.
+        let ordinary = try await a.send("plain in a group", from: bob, to: .conversation(group.conversationId))
+        #expect(try await Self.carried(ordinary.deliveries.count, &signals) == Set(ordinary.deliveries))
+        let read = try await a.updateReceipt(
+            in: group.conversationId, member: alice, deliveredSeq: ordinary.message.seq, readSeq: ordinary.message.seq, now: .now())
+        let summaries = read.deliveries.filter { if case .receiptSummary = $0.event.payload { true } else { false } }
+        #expect(summaries.map(\.recipient) == [bob], "the sender hears that everyone has read")
+        #expect(try await Self.carried(read.deliveries.count, &signals) == Set(read.deliveries))
 
         running.cancel()
         _ = await running.result

@@ -20,12 +20,12 @@ import Testing
             NewMessageAction(actor: ada.id, clientId: .random(), conversation: message.conversationId, seq: message.seq, change: .edit(second)),
             now: .now())
         // Both texts are in the file before the delete (so the check below can fail).
-        _ = try await store.pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        try await store.checkpointTruncatingWAL()
         let before = try Self.bytes(of: path)
         #expect(before.contains(Array(first.utf8)) && before.contains(Array(second.utf8)))
         _ = try await store.act(
             NewMessageAction(actor: ada.id, clientId: .random(), conversation: message.conversationId, seq: message.seq, change: .delete), now: .now())
-        _ = try await store.pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        try await store.checkpointTruncatingWAL()
         let after = try Self.bytes(of: path)
         #expect(!after.contains(Array(first.utf8)), "the text deleted for everyone")
         #expect(!after.contains(Array(second.utf8)), "the edited text deleted with it")

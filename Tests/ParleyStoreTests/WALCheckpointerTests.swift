@@ -86,8 +86,25 @@ import Testing
         let path = Self.temporaryPath()
         let pool = try Self.makePool(path)
         let (checkpointer, passes) = try Self.countingCheckpointer(path, pool, restartThreshold: 100)
-        try await Self.fill(GroupCommitWriter(pool: pool, afterCommit: checkpointer.committed), rows: 3000)
+        let writer = GroupCommitWriter(pool: pool, afterCommit: checkpointer.committed)
+        // A reader's snapshot holds the WAL while the first 300 rows go in, so it passes the
+        // threshold however the checkpointer keeps pace (on a loaded machine it kept the WAL
+        // below it, and no pass was needed).
+        var holding = Configuration()
+        holding.allowsUnsafeTransactions = true  // the read transaction outlives one access, on purpose
+        let reader = try DatabaseQueue(path: path, configuration: holding)
+        try reader.inDatabase { db in
+            try db.execute(sql: "BEGIN")
+            _ = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item")
+        }
+        try await Self.fill(writer, rows: 300)
+        try reader.inDatabase { db in try db.execute(sql: "COMMIT") }
+        try await Self.fill(writer, rows: 2700)
+        // A checkpoint is due after the last commit, and it finds the WAL past the threshold.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while passes.count.withLock({ $0 }) == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
         try checkpointer.close()
+        try reader.close()
         #expect(passes.count.withLock { $0 } >= 1)
         // 3,000 commits of a ~1 KB row each wrote more than 3,000 pages (12 MB) to the WAL.
         #expect(Self.fileBytes(path + "-wal") < 4 << 20, "the WAL started over")

@@ -84,6 +84,9 @@ struct RawConnection: Sendable {
     /// Reads about `bytesPerSecond` (in 1 KiB reads) until `until` says stop.
     func readSlowly(bytesPerSecond: Int, until stop: @Sendable () async -> Bool) async throws {
         try await channel.setOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 1024)).get()
+        // Few buffers per read(): NIO otherwise reads up to `maxMessagesPerRead` of them (8 KiB), and
+        // "20 KB/s" read 160 KB/s, about what a loaded machine's flood sends.
+        try await channel.setOption(.maxMessagesPerRead, value: 1).get()
         try await channel.setOption(.autoRead, value: false).get()
         let pause = Duration.milliseconds(max(1, 1_000 * 1024 / bytesPerSecond))
         while await !stop(), !isClosed {

@@ -70,12 +70,32 @@ final class TestCluster: Sendable {
 
     /// Deletes the node that counts `user`'s connection, with its presence counts, from the cluster
     /// tables, as the other nodes do when a node's heartbeat expires.
-    func dropNode(holding user: UserID) async throws {
+    @discardableResult
+    func dropNode(holding user: UserID) async throws -> [String] {
         try await store.transaction { db in
             let nodes = try await db.values("SELECT node_id FROM presence WHERE user_id = \(user.rawValue)", as: String.self, self.store.logger)
             try await db.query("DELETE FROM presence WHERE node_id = ANY(\(nodes))", logger: self.store.logger)
             try await db.query("DELETE FROM cluster_nodes WHERE node_id = ANY(\(nodes))", logger: self.store.logger)
+            return nodes
         }
+    }
+
+    /// ``dropNode(holding:)``, then `body` while the dropped node cannot beat: its heartbeat (an
+    /// insert into `cluster_nodes`, after which it restores its presence) waits on a lock that
+    /// reads do not. A beat that came between the drop and the lock undoes it, so then it drops again.
+    func whileDropped(holding user: UserID, _ body: @escaping @Sendable () async throws -> Void) async throws {
+        for _ in 0..<10 {
+            let nodes = try await dropNode(holding: user)
+            let held = try await store.transaction { db in
+                try await db.query("LOCK TABLE cluster_nodes IN SHARE ROW EXCLUSIVE MODE", logger: self.store.logger)
+                let back = try await db.values("SELECT node_id FROM cluster_nodes WHERE node_id = ANY(\(nodes))", as: String.self, self.store.logger)
+                guard back.isEmpty else { return false }
+                try await body()
+                return true
+            }
+            if held { return }
+        }
+        throw TestFailure("the node beat again before each of ten drops could be held")
     }
 
     /// REST and WebSocket calls against node `index`.

@@ -106,12 +106,16 @@ struct PresenceAnnouncer: Sendable {
         hub.send(.presence(userId: user, online: true, lastSeenAt: nil), to: contacts)
     }
 
-    /// Records when the user was last seen and tells their contacts, unless they are back already.
+    /// Tells the user's contacts, unless they are back already, then records when the user was last
+    /// seen. Contacts first: the record is a write, and a writer busy with a flood of sends held it
+    /// past the close's bound, which then dropped the announcement (the user stayed online to every
+    /// contact watching). The contacts are a read, which a busy writer does not hold up.
     func announceOffline(_ user: UserID) async throws {
         let now = Timestamp.now()
+        if try await !hub.onlineAnywhere(among: [user]).contains(user) {
+            hub.send(.presence(userId: user, online: false, lastSeenAt: now), to: try await store.contacts(of: user))
+        }
         try await store.recordLastSeen(user, at: now)
-        guard try await !hub.onlineAnywhere(among: [user]).contains(user) else { return }
-        hub.send(.presence(userId: user, online: false, lastSeenAt: now), to: try await store.contacts(of: user))
     }
 
     /// Tells a new connection the current presence of each of its user's contacts.
