@@ -147,10 +147,8 @@ extension SQLiteStore: MessageStore {
             && Int.fetchOne(
                 db.cachedStatement(sql: "SELECT COUNT(*) FROM conversation_members WHERE conversation_id = ? AND first_sent_seq IS NULL"),
                 arguments: [targetID.rawValue]) == 0
-        if isGroup {
-            deliveries += try statements.appendMessageEvents(message, now: now)
-        } else {
-            for member in members { deliveries.append(try appendEvent(.message(message), to: member, now: now, statements)) }
+        for member in members {
+            deliveries.append(try appendEvent(.message(message), to: member, now: now, statements))
         }
         if heldBack { deliveries += try GroupReceiptAggregate.refresh(targetID, now: now, statements, db) }
         return SendOutcome(message: message, duplicate: false, deliveries: deliveries, contactsFormed: contactsFormed)

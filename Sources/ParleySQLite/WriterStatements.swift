@@ -1,7 +1,6 @@
 import GRDB
 import GRDBSQLite
 import ParleyCore
-import ParleyStore
 
 /// The statements a send runs for every message, prepared once on the pool's writer connection and
 /// run through SQLite's C API (``RawStatement``); rarer writes keep GRDB's cached statements.
@@ -27,8 +26,6 @@ final class WriterStatements: @unchecked Sendable {
     private let firstSentSeq: RawStatement
     private let bumpStreamHead: RawStatement
     private let streamHead: RawStatement
-    private let bumpMemberHeads: RawStatement
-    private let insertMemberEvents: RawStatement
     private let connection: OpaquePointer
     private var finalized = false
 
@@ -61,16 +58,6 @@ final class WriterStatements: @unchecked Sendable {
             INSERT INTO events (user_id, pos, kind, conversation_id, seq, subject_id, delivered_seq, read_seq, created_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, on: connection)
-        bumpMemberHeads = try RawStatement(
-            "UPDATE users SET stream_head = stream_head + 1 WHERE id IN (SELECT user_id FROM conversation_members WHERE conversation_id = ?)",
-            on: connection)
-        insertMemberEvents = try RawStatement(
-            """
-            INSERT INTO events (user_id, pos, kind, conversation_id, seq, subject_id, delivered_seq, read_seq, created_at)
-            SELECT m.user_id, u.stream_head, \(EventKind.message.rawValue), ?1, ?2, NULL, NULL, NULL, ?3
-            FROM conversation_members m JOIN users u ON u.id = m.user_id WHERE m.conversation_id = ?1
-            RETURNING user_id, pos
-            """, on: connection)
         searchIndex = try SearchIndexLog(on: connection)
     }
 
@@ -97,18 +84,6 @@ final class WriterStatements: @unchecked Sendable {
         return try streamHead.firstRow(.text(user)) { $0.int64(0) }
     }
 
-    /// A message's event in the stream of every current member of its conversation, set-wise: two
-    /// statements per message instead of three per member (a group's fan-out on the writer thread).
-    /// Each member's position is their head moved by one, as ``nextPosition(of:)`` gives it.
-    func appendMessageEvents(_ message: Message, now: Timestamp) throws -> [Delivery] {
-        let conversation = RawValue.text(message.conversationId.rawValue)
-        try bumpMemberHeads.execute(conversation)
-        let event = StreamEvent.Payload.message(message)
-        return try insertMemberEvents.rows(conversation, .int(message.seq), .int(now.milliseconds)) { row in
-            Delivery(recipient: UserID(rawValue: row.text(0)), event: StreamEvent(position: row.int64(1), payload: event))
-        }
-    }
-
     /// A conversation's members, in user id order; lookups outside writes run it through GRDB.
     static let membersSQL = "SELECT user_id FROM conversation_members WHERE conversation_id = ? ORDER BY user_id"
 
@@ -127,10 +102,7 @@ final class WriterStatements: @unchecked Sendable {
     func finalize() {
         guard !finalized else { return }
         finalized = true
-        let all = [
-            sentBefore, userExists, members, insertMessage, insertEvent, bumpSeq, lastSeq, markSeen, firstSentSeq, bumpStreamHead, streamHead,
-            bumpMemberHeads, insertMemberEvents,
-        ]
+        let all = [sentBefore, userExists, members, insertMessage, insertEvent, bumpSeq, lastSeq, markSeen, firstSentSeq, bumpStreamHead, streamHead]
         for statement in all {
             statement.finalize()
         }
