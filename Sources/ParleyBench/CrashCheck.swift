@@ -35,7 +35,8 @@ public struct CrashCheck: Sendable {
         public var groups = 2
         /// Users sending files to a partner of their own, one file after another (rule 10).
         public var uploaders = 1
-        /// Seconds between kills, drawn uniformly from this range.
+        /// Seconds between kills, drawn uniformly from this range; a kill then also waits for the
+        /// load to move on: a message acknowledged and every uploader's next file sent.
         public var gap: ClosedRange<Double> = 0.3...1.5
         /// Each client writes a message this often.
         public var writeInterval: Duration = .milliseconds(15)

@@ -147,19 +147,19 @@ actor MigratedTemplate {
     private var made: Task<String, any Error>?
 
     func name() async throws -> String {
-        if made == nil {
-            made = Task {
-                let base = try await offCooperativePool { try PostgresTestServer.baseURL() }
-                let name = "template_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-                _ = try await offCooperativePool { try PostgresTestServer.run(PostgresTestServer.psql(), ["-d", base, "-qc", "CREATE DATABASE \(name)"]) }
-                var logger = Logger(label: "test-template")
-                logger.logLevel = .warning
-                let store = try await PostgresStore.connect(
-                    try DatabaseURL(PostgresTestServer.url(of: name, base: base)), poolSize: 1, logger: logger)
-                try await store.close()
-                return name
-            }
-        }
-        return try await made!.value
+        let making = made ?? Task { try await Self.make() }
+        made = making
+        return try await making.value
+    }
+
+    private static func make() async throws -> String {
+        let base = try await offCooperativePool { try PostgresTestServer.baseURL() }
+        let name = "template_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        _ = try await offCooperativePool { try PostgresTestServer.run(PostgresTestServer.psql(), ["-d", base, "-qc", "CREATE DATABASE \(name)"]) }
+        var logger = Logger(label: "test-template")
+        logger.logLevel = .warning
+        let store = try await PostgresStore.connect(try DatabaseURL(PostgresTestServer.url(of: name, base: base)), poolSize: 1, logger: logger)
+        try await store.close()
+        return name
     }
 }
