@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import ParleyFiles
 import ParleyStore
 import ServiceLifecycle
 import UnixSignals
@@ -40,6 +41,9 @@ public func buildApplication(
             await configuration.onServerRunning?(port)
         },
         logger: logger)
+    if configuration.files.blobStore == nil, let temporary = files.blobs as? LocalBlobStore {
+        app.addServices(TemporaryFilesRemoval(directory: temporary.root))
+    }
     app.addServices(StoreLifecycle(store: store, logger: logger))
     if let bus {
         // Started before the hub and stopped after it: draining connections still updates presence.

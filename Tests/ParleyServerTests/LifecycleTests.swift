@@ -8,6 +8,8 @@ import ParleySQLite
 import ParleyStore
 import Testing
 import HTTPTypes
+import Logging
+import ParleyServer
 import NIOWebSocket
 import WSCore
 
@@ -35,6 +37,18 @@ import WSCore
         let stored = try await reopened.messages(in: acked[0].conversationId, as: acked[0].senderId, query: HistoryQuery(limit: 200)).messages
         #expect(Set(acked).isSubset(of: Set(stored)))
         #expect(stored.map(\.seq) == Array(1...Int64(stored.count)))
+    }
+
+    /// A server given no files location keeps them in a temporary directory, removed when it stops.
+    @Test func aTemporaryFilesDirectoryIsRemovedAtShutdown() async throws {
+        let log = CapturedLog()
+        let directory = try await TestServer.run(logger: log.logger, configure: { $0.logLevel = .notice }) { _ in
+            let line = try #require(log.lines.first { $0.contains("temporary directory") })
+            let directory = String(try #require(line.firstMatch(of: /\/[^"\]\s]*parley-files-[0-9A-F-]+/)).output)
+            #expect(FileManager.default.fileExists(atPath: directory + "/blobs"))
+            return directory
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory))
     }
 
     @Test func sigtermShutsTheRealBinaryDownCleanly() async throws {
