@@ -155,6 +155,18 @@ extension Validation {
             scalar.properties.isEmoji || scalar.properties.isEmojiModifier || scalar.value == 0x200D || scalar.value == 0xFE0F
                 || scalar.value == 0x20E3 || (0xE0020...0xE007F).contains(scalar.value)
         }
-        return joinable ? .success(raw) : .failure(refused)
+        guard joinable, isWellFormedSequence(Array(scalars)) else { return .failure(refused) }
+        return .success(raw)
+    }
+
+    /// Refuses what renders like another emoji and would show as a second chip of it: a joiner at
+    /// the end or doubled, a selector repeated, a lone regional indicator (flags are pairs).
+    private static func isWellFormedSequence(_ scalars: [Unicode.Scalar]) -> Bool {
+        let isIndicator = { (scalar: Unicode.Scalar) in (0x1F1E6...0x1F1FF).contains(scalar.value) }
+        if scalars.contains(where: isIndicator) { return scalars.count == 2 && scalars.allSatisfy(isIndicator) }
+        guard scalars.last?.value != 0x200D else { return false }
+        return !zip(scalars, scalars.dropFirst()).contains { pair in
+            (pair.0.value == 0x200D || pair.0.value == 0xFE0F) && pair.0.value == pair.1.value
+        }
     }
 }

@@ -42,7 +42,8 @@ public enum Validation {
     /// The first two steps of ``messageText(_:)``: line endings unified, then trimmed. Clients count
     /// characters on this to show how many are left.
     public static func normalizedMessageText(_ raw: String) -> String {
-        trimmed(raw.contains("\r") ? raw.replacing("\r\n", with: "\n").replacing("\r", with: "\n") : raw)
+        // Scalars, not Characters: "\r\n" is one Character, which `contains("\r")` does not find.
+        trimmed(raw.unicodeScalars.contains("\r") ? raw.replacing("\r\n", with: "\n").replacing("\r", with: "\n") : raw)
     }
 
     /// Usernames: 3–32 characters of `a–z`, `0–9`, `_` and `.`, compared case-insensitively (stored lowercase).

@@ -10,36 +10,47 @@ extension PostgresStore {
         guard messages.contains(where: \.needsRendering) else { return messages }
         var completed: [Message] = []
         completed.reserveCapacity(messages.count)
-        for message in messages { completed.append(try await complete(message, for: viewer, db)) }
+        var leftAt: [ConversationID: Int64?] = [:]
+        for message in messages {
+            guard message.needsRendering else {
+                completed.append(message)
+                continue
+            }
+            if leftAt[message.conversationId] == nil { leftAt[message.conversationId] = try await self.leftAt(viewer, message.conversationId, db) }
+            completed.append(try await complete(message, for: viewer, leftAt: leftAt[message.conversationId] ?? nil, db))
+        }
         return completed
     }
 
     func complete(_ message: Message, for viewer: UserID, _ db: PostgresConnection) async throws -> Message {
+        guard message.needsRendering else { return message }
+        return try await complete(message, for: viewer, leftAt: try await leftAt(viewer, message.conversationId, db), db)
+    }
+
+    /// When `viewer` left the group `conversation` (nil while a member, or for a direct conversation).
+    func leftAt(_ viewer: UserID, _ conversation: ConversationID, _ db: PostgresConnection) async throws -> Int64? {
+        guard conversation.isGroup else { return nil }
+        return try await db.value(
+            "SELECT left_at FROM former_members WHERE user_id = \(viewer.rawValue) AND conversation_id = \(conversation.rawValue)",
+            as: Int64.self, logger)
+    }
+
+    /// Someone who left sees the text a message had when they left, the quote of then and only the
+    /// reactions made before (see SQLite's rendering).
+    private func complete(_ message: Message, for viewer: UserID, leftAt: Int64?, _ db: PostgresConnection) async throws -> Message {
         var message = message
-        // Edited after the viewer left the group: the text it had when they left (see SQLite's rendering).
-        if message.conversationId.isGroup, let edited = message.editedAt, !message.isDeleted,
-            let leftAt = try await db.value(
-                "SELECT left_at FROM former_members WHERE user_id = \(viewer.rawValue) AND conversation_id = \(message.conversationId.rawValue)",
-                as: Int64.self, logger),
-            edited.milliseconds >= leftAt,
-            let version = try await db.rows(
-                """
-                SELECT text, created_at, version FROM message_versions
-                WHERE conversation_id = \(message.conversationId.rawValue) AND seq = \(message.seq) AND replaced_at >= \(leftAt)
-                ORDER BY version LIMIT 1
-                """, logger
-            ).first
+        if let leftAt, let edited = message.editedAt, !message.isDeleted, edited.milliseconds >= leftAt,
+            let version = try await textBefore(leftAt, of: message.seq, in: message.conversationId, db)
         {
-            let (text, created, number) = try version.decode((String, Int64, Int32).self)
-            message.text = text
-            message.editedAt = number == 1 ? nil : Timestamp(milliseconds: created)
+            message.text = version.text
+            message.editedAt = version.editedAt
         }
-        if let quote = message.replyTo { message.replyTo = try await self.quote(of: quote.seq, in: message.conversationId, db) }
+        if let quote = message.replyTo { message.replyTo = try await self.quote(of: quote.seq, in: message.conversationId, asOf: leftAt, db) }
         if message.reactions != nil {
             let pairs = try await db.rows(
                 """
                 SELECT user_id, emoji FROM reactions WHERE conversation_id = \(message.conversationId.rawValue) AND seq = \(message.seq)
-                ORDER BY created_at, user_id
+                AND created_at < \(leftAt ?? Int64.max) ORDER BY created_at, user_id
                 """, logger
             ).map { row in
                 let (user, emoji) = try row.decode((String, String).self)
@@ -50,19 +61,42 @@ extension PostgresStore {
         return message
     }
 
+    /// The text a message had at `time` when it was edited since: its first version replaced then or later.
+    private func textBefore(_ time: Int64, of seq: Int64, in conversation: ConversationID, _ db: PostgresConnection) async throws -> (
+        text: String, editedAt: Timestamp?
+    )? {
+        guard
+            let version = try await db.rows(
+                """
+                SELECT text, created_at, version FROM message_versions
+                WHERE conversation_id = \(conversation.rawValue) AND seq = \(seq) AND replaced_at >= \(time)
+                ORDER BY version LIMIT 1
+                """, logger
+            ).first
+        else { return nil }
+        let (text, created, number) = try version.decode((String, Int64, Int32).self)
+        return (text, number == 1 ? nil : Timestamp(milliseconds: created))
+    }
+
     /// A message outside any connection: leases one only when there is something to complete.
     func completed(_ message: Message, for viewer: UserID) async throws -> Message {
         guard message.needsRendering else { return message }
         return try await read { db in try await self.complete(message, for: viewer, db) }
     }
 
-    func quote(of seq: Int64, in conversation: ConversationID, _ db: PostgresConnection) async throws -> ReplyQuote? {
+    /// The quote of the message at `seq`, with its text as it was at `time` for someone who left then.
+    func quote(of seq: Int64, in conversation: ConversationID, asOf time: Int64? = nil, _ db: PostgresConnection) async throws -> ReplyQuote? {
         guard
             let row = try await db.rows(
-                "SELECT sender_id, text, deleted_at FROM messages WHERE conversation_id = \(conversation.rawValue) AND seq = \(seq)", logger
+                "SELECT sender_id, text, deleted_at, edited_at FROM messages WHERE conversation_id = \(conversation.rawValue) AND seq = \(seq)",
+                logger
             ).first
         else { return nil }
-        let (sender, text, deleted) = try row.decode((String, String, Int64?).self)
+        let (sender, current, deleted, edited) = try row.decode((String, String, Int64?, Int64?).self)
+        var text = current
+        if let time, deleted == nil, let edited, edited >= time, let before = try await textBefore(time, of: seq, in: conversation, db) {
+            text = before.text
+        }
         return ReplyQuote(seq: seq, senderId: UserID(rawValue: sender), text: text, deleted: deleted != nil)
     }
 

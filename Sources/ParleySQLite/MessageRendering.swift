@@ -7,21 +7,54 @@ import ParleyStore
 /// Messages without a reply or reactions, nearly all of them, cost nothing here.
 ///
 /// Someone who left a group keeps what they could see up to then and nothing after: a message edited
-/// after they left shows them the text it had when they left (deleted is deleted for everyone: that
-/// text is gone).
+/// after they left shows them the text it had when they left, a quote the quoted text of then, and
+/// reactions only those made before (deleted is deleted for everyone: that text is gone).
 enum MessageRendering {
     static func complete(_ messages: [Message], for viewer: UserID, _ db: Database) throws -> [Message] {
         guard messages.contains(where: \.needsRendering) else { return messages }
-        return try messages.map { try complete($0, for: viewer, db) }
+        var leftAt: [ConversationID: Int64?] = [:]
+        return try messages.map { message in
+            guard message.needsRendering else { return message }
+            if leftAt[message.conversationId] == nil { leftAt[message.conversationId] = try Self.leftAt(viewer, message.conversationId, db) }
+            return try complete(message, for: viewer, leftAt: leftAt[message.conversationId] ?? nil, db)
+        }
     }
 
     static func complete(_ message: Message, for viewer: UserID, _ db: Database) throws -> Message {
+        guard message.needsRendering else { return message }
+        return try complete(message, for: viewer, leftAt: try leftAt(viewer, message.conversationId, db), db)
+    }
+
+    /// When `viewer` left the group `conversation` (nil while a member, or for a direct conversation).
+    static func leftAt(_ viewer: UserID, _ conversation: ConversationID, _ db: Database) throws -> Int64? {
+        guard conversation.isGroup else { return nil }
+        return try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT left_at FROM former_members WHERE user_id = ? AND conversation_id = ?"),
+            arguments: [viewer.rawValue, conversation.rawValue])
+    }
+
+    private static func complete(_ message: Message, for viewer: UserID, leftAt: Int64?, _ db: Database) throws -> Message {
         var message = message
-        if message.conversationId.isGroup, let edited = message.editedAt, !message.isDeleted,
-            let leftAt = try Int64.fetchOne(
-                db.cachedStatement(sql: "SELECT left_at FROM former_members WHERE user_id = ? AND conversation_id = ?"),
-                arguments: [viewer.rawValue, message.conversationId.rawValue]),
-            edited.milliseconds >= leftAt,
+        if let leftAt, let edited = message.editedAt, !message.isDeleted, edited.milliseconds >= leftAt,
+            let version = try textBefore(leftAt, of: message.seq, in: message.conversationId, db)
+        {
+            message.text = version.text
+            message.editedAt = version.editedAt
+        }
+        if let quote = message.replyTo {
+            message.replyTo = try self.quote(of: quote.seq, in: message.conversationId, asOf: leftAt, db)
+        }
+        if message.reactions != nil {
+            message.reactions = try reactions(of: message.seq, in: message.conversationId, for: viewer, before: leftAt, db)
+        }
+        return message
+    }
+
+    /// The text a message had at `time` when it was edited since: its first version replaced then or later.
+    private static func textBefore(_ time: Int64, of seq: Int64, in conversation: ConversationID, _ db: Database) throws -> (
+        text: String, editedAt: Timestamp?
+    )? {
+        guard
             let version = try Row.fetchOne(
                 db.cachedStatement(
                     sql: """
@@ -29,33 +62,34 @@ enum MessageRendering {
                         ORDER BY version LIMIT 1
                         """
                 ),
-                arguments: [message.conversationId.rawValue, message.seq, leftAt])
-        {
-            message.text = version[0]
-            message.editedAt = (version[2] as Int64) == 1 ? nil : Timestamp(milliseconds: version[1])
-        }
-        if let quote = message.replyTo {
-            message.replyTo = try self.quote(of: quote.seq, in: message.conversationId, db)
-        }
-        if message.reactions != nil {
-            message.reactions = try reactions(of: message.seq, in: message.conversationId, for: viewer, db)
-        }
-        return message
+                arguments: [conversation.rawValue, seq, time])
+        else { return nil }
+        return (version[0], (version[2] as Int64) == 1 ? nil : Timestamp(milliseconds: version[1]))
     }
 
-    static func quote(of seq: Int64, in conversation: ConversationID, _ db: Database) throws -> ReplyQuote? {
+    /// The quote of the message at `seq`, with its text as it was at `time` for someone who left then.
+    static func quote(of seq: Int64, in conversation: ConversationID, asOf time: Int64? = nil, _ db: Database) throws -> ReplyQuote? {
         guard
             let row = try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT sender_id, text, deleted_at FROM messages WHERE conversation_id = ? AND seq = ?"),
+                db.cachedStatement(sql: "SELECT sender_id, text, deleted_at, edited_at FROM messages WHERE conversation_id = ? AND seq = ?"),
                 arguments: [conversation.rawValue, seq])
         else { return nil }
-        return ReplyQuote(seq: seq, senderId: UserID(rawValue: row[0]), text: row[1], deleted: (row[2] as Int64?) != nil)
+        var text: String = row[1]
+        let deleted = (row[2] as Int64?) != nil
+        if let time, !deleted, let edited = row[3] as Int64?, edited >= time, let before = try textBefore(time, of: seq, in: conversation, db) {
+            text = before.text
+        }
+        return ReplyQuote(seq: seq, senderId: UserID(rawValue: row[0]), text: text, deleted: deleted)
     }
 
-    static func reactions(of seq: Int64, in conversation: ConversationID, for viewer: UserID, _ db: Database) throws -> [Reaction]? {
+    /// The reactions on a message, only those made before `time` for someone who left then.
+    static func reactions(of seq: Int64, in conversation: ConversationID, for viewer: UserID, before time: Int64? = nil, _ db: Database) throws
+        -> [Reaction]?
+    {
         let pairs = try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT user_id, emoji FROM reactions WHERE conversation_id = ? AND seq = ? ORDER BY created_at, user_id"),
-            arguments: [conversation.rawValue, seq]
+            db.cachedStatement(
+                sql: "SELECT user_id, emoji FROM reactions WHERE conversation_id = ? AND seq = ? AND created_at < ? ORDER BY created_at, user_id"),
+            arguments: [conversation.rawValue, seq, time ?? Int64.max]
         ).map { (user: UserID(rawValue: $0[0]), emoji: $0[1] as String) }
         return pairs.isEmpty ? nil : Reaction.aggregate(pairs, for: viewer)
     }

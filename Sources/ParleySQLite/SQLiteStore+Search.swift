@@ -4,7 +4,8 @@ import ParleyStore
 
 extension SQLiteStore: MessageSearchStore {
     /// Rules (docs/protocol.md "Search"): only what `user` can read (a member's conversations,
-    /// inside their spans in a group; never an entry, a deleted message or one they hid); words and
+    /// inside their spans in a group; never an entry, a deleted message, one they hid, or one edited
+    /// after they left the group: its new text is not theirs to see); words and
     /// phrases through the word index, CJK of three or more characters through the trigram index,
     /// shorter CJK by a bounded scan; newest first by rowid (the order messages were stored), or by bm25.
     public func search(_ query: SearchQuery, as user: UserID, limit: Int, offset: Int) async throws -> [SearchHit] {
@@ -88,6 +89,8 @@ struct SearchPlan {
                 AND m.seq >= sp.from_seq AND (sp.to_seq IS NULL OR m.seq <= sp.to_seq)))
             AND NOT EXISTS (SELECT 1 FROM hidden_messages h WHERE h.user_id = '\(user.rawValue)'
                 AND h.conversation_id = m.conversation_id AND h.seq = m.seq)
+            AND (m.edited_at IS NULL OR NOT EXISTS (SELECT 1 FROM former_members f WHERE f.user_id = '\(user.rawValue)'
+                AND f.conversation_id = m.conversation_id AND m.edited_at >= f.left_at))
             """
         let match = table.map { "\($0) MATCH ? AND " } ?? ""
         let ordering = table != nil && order == .relevance ? "s.rank" : table != nil ? "s.rowid DESC" : "m.rowid DESC"

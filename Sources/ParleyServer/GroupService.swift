@@ -13,7 +13,7 @@ struct GroupService: Sendable {
     func create(_ request: API.CreateGroupRequest, by user: UserID) async throws -> (outcome: GroupOutcome, conversation: ConversationSummary) {
         let clientId = try Self.clientId(request.clientId)
         let title = try Validation.groupTitle(request.title).get()
-        let members = try Self.userIDs(request.memberIds)
+        let members = try userIDs(request.memberIds)
         try await limit(user, naming: members)
         let outcome = try await store.createGroup(
             NewGroup(creator: user, clientId: clientId, title: title, memberIds: members, maxMembers: maxMembers), now: .now())
@@ -54,12 +54,10 @@ struct GroupService: Sendable {
         return id
     }
 
-    /// User ids from a request: each must be a UUID (anything else is no such user). At most the
-    /// ceiling of any group, so a request cannot make the store look up an unbounded list.
-    static func userIDs(_ raw: [UserID]) throws -> [UserID] {
-        guard raw.count <= Validation.maxGroupMembersCeiling else {
-            throw StoreError.groupFull(limit: Validation.maxGroupMembersCeiling)
-        }
+    /// User ids from a request: each must be a UUID (anything else is no such user). More than this
+    /// server's group limit cannot fit, so a request cannot make the store look up an unbounded list.
+    func userIDs(_ raw: [UserID]) throws -> [UserID] {
+        guard raw.count <= maxMembers else { throw StoreError.groupFull(limit: maxMembers) }
         return try raw.map { id in
             guard let valid = UserID(validating: id.rawValue) else { throw StoreError.userNotFound }
             return valid

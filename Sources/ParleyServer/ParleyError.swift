@@ -77,7 +77,7 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
         case .userNotFound: self.init(.userNotFound, "No such user.")
         case .conversationNotFound: self.init(.conversationNotFound, "No such conversation.")
         case .invalidRecipient: self.init(.invalidRecipient, "You cannot message yourself.")
-        case .clientIdConflict: self.init(.clientIdConflict, "This client id was already used for another conversation.")
+        case .clientIdConflict: self.init(.clientIdConflict, "This clientId was already used for something else: another message, action or conversation.")
         case .cursorBeyondEnd: self.init(.cursorBeyondEnd, "The cursor is beyond the conversation's last message.")
         case .forbidden(let reason): self.init(.forbidden, reason)
         case .invalidMembers(let reason): self.init(.invalidMembers, reason)

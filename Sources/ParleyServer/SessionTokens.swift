@@ -16,6 +16,14 @@ enum SessionTokens {
         LowercaseHex.string(Array(SHA256.hash(data: Array(token.utf8))))
     }
 
+    /// The credentials of an `Authorization` header in the Bearer scheme, whose name is
+    /// case-insensitive (RFC 9110 §11.1): `Bearer x`, `bearer x`, `BEARER  x`. Nil for another scheme.
+    static func bearerCredentials(_ header: String) -> String? {
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return String(parts[1].drop { $0 == " " })
+    }
+
     /// Tokens are 43 base64url characters; anything else is refused before touching the database.
     static func isWellFormed(_ token: String) -> Bool {
         token.utf8.count == 43

@@ -20,7 +20,7 @@ struct TokenAuthenticator: RouterMiddleware {
         var context = context
         if let header = request.headers[.authorization], request.uri.path != OperationsRoutes.metricsPath {
             do {
-                guard header.hasPrefix("Bearer "), case let token = String(header.dropFirst(7)), SessionTokens.isWellFormed(token)
+                guard let token = SessionTokens.bearerCredentials(header), SessionTokens.isWellFormed(token)
                 else { throw ParleyError(.unauthorized, "The Authorization header must be 'Bearer <token>'.") }
                 let hash = SessionTokens.hash(token)
                 guard let user = try await store.session(tokenHash: hash, now: .now())?.user else {

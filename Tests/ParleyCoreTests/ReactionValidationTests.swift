@@ -8,7 +8,10 @@ import Testing
         #expect((try? Validation.reactionEmoji(emoji).get()) == emoji)
     }
 
-    @Test(arguments: ["", "a", "1", "#", "❤", "👍👍", "👍 ", " 👍", "ok", "\u{200D}", "\u{FE0F}", "a\u{301}", "\u{1F44D}\u{0301}"])
+    @Test(arguments: [
+        "", "a", "1", "#", "❤", "👍👍", "👍 ", " 👍", "ok", "\u{200D}", "\u{FE0F}", "a\u{301}", "\u{1F44D}\u{0301}",
+        "👍\u{200D}", "👍\u{FE0F}\u{FE0F}\u{FE0F}\u{FE0F}", "🇯", "🇯🇵🇯", "👨\u{200D}\u{200D}👩",
+    ])
     func anythingElseIsRefused(text: String) {
         #expect(throws: Validation.Failure(.invalidEmoji, "A reaction is a single emoji.")) { try Validation.reactionEmoji(text).get() }
     }

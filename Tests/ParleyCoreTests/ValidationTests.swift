@@ -38,6 +38,8 @@ import Testing
 
     @Test func newlineAndTabAreKeptAndCarriageReturnsNormalized() throws {
         #expect(try Validation.messageText("a\tb\r\nc\rd").get() == "a\tb\nc\nd")
+        // Windows line endings alone (each "\r\n" is a single Character).
+        #expect(try Validation.messageText("line one\r\nline two\r\n\r\nthree").get() == "line one\nline two\n\nthree")
     }
 
     @Test func anyScriptAndEmojiPassUnchanged() throws {

@@ -78,6 +78,18 @@ import ParleyServer
         }
     }
 
+    /// The scheme's name is case-insensitive (RFC 9110 §11.1).
+    @Test func theBearerSchemeIsReadInAnyCase() async throws {
+        try await TestServer.run { api in
+            let alice = try await api.register("alice")
+            for header in ["bearer \(alice.token)", "BEARER \(alice.token)", "Bearer  \(alice.token)"] {
+                let me = try await api.request(.get, "/v1/me", headers: [.authorization: header])
+                #expect(me.status == .ok, "\(header)")
+            }
+            #expect(try await api.request(.get, "/v1/me", headers: [.authorization: "Bearerx \(alice.token)"]).status == .unauthorized)
+        }
+    }
+
     @Test func expiredAndMalformedTokensAreRefused() async throws {
         try await TestServer.run(configure: { $0.sessionLifetimeSeconds = -1 }) { api in
             let alice = try await api.register("alice")

@@ -27,6 +27,15 @@ import Testing
             let fromGrace = try await Self.search(api, ada, "q=\(Self.encoded("東京"))&from=grace").decode(API.SearchResults.self)
             #expect(fromGrace.results.count == 1)
             #expect(try await Self.search(api, ada, "q=").decode(API.SearchResults.self).results.isEmpty)
+            // Form encoding, as URLSearchParams and HTML forms write it: `+` is a space, `%2B` a plus.
+            _ = try await api.send("東京 タワー and C++ notes", from: ada, in: chat)
+            for (parameters, found) in [
+                ("q=\(Self.encoded("タワー"))+\(Self.encoded("東京"))", true), ("q=meeting+from%3Aada", true), ("q=meeting+from%3Agrace", false),
+                ("q=C%2B%2B", true),
+            ] {
+                let page = try await Self.search(api, grace, parameters).decode(API.SearchResults.self)
+                #expect(page.results.isEmpty != found, "\(parameters)")
+            }
             for hostile in ["\"", "\"unbalanced", "NEAR(a b)", "a* -b ^c", "<img src=x onerror=alert(1)>", "'; DROP TABLE messages; --", "%_\\"] {
                 let response = try await Self.search(api, ada, "q=\(Self.encoded(hostile))")
                 #expect(response.status == .ok, "\(hostile)")

@@ -231,16 +231,33 @@ import Testing
         let group = try await world.group(with: [world.grace.id])
         let message = try await world.store.send("plan A", from: world.ada.id, to: .conversation(group)).message
         let start = Timestamp.now().milliseconds
-        _ = try await world.act(world.ada, message.seq, .edit("plan A2"), in: group, at: Timestamp(milliseconds: start + 1))
+        let at = { (offset: Int64) in Timestamp(milliseconds: start + offset) }
+        _ = try await world.act(world.ada, message.seq, .edit("plan A2"), in: group, at: at(1))
+        let reply = try await world.store.send(
+            NewMessage(sender: world.ada.id, clientId: .random(), target: .conversation(group), text: "agreed", replyToSeq: message.seq), now: at(2)
+        ).message
+        _ = try await world.act(world.grace, message.seq, .react("👍"), in: group, at: at(3))
+        _ = try await world.act(world.grace, reply.seq, .react("👍"), in: group, at: at(4))
         _ = try await world.store.changeGroup(
-            MembershipChange(actor: world.grace.id, clientId: .random(), conversation: group, action: .leave, maxMembers: 256),
-            now: Timestamp(milliseconds: start + 10))
-        _ = try await world.act(world.ada, message.seq, .edit("plan B"), in: group, at: Timestamp(milliseconds: start + 20))
-        _ = try await world.act(world.ada, message.seq, .edit("plan C"), in: group, at: Timestamp(milliseconds: start + 30))
+            MembershipChange(actor: world.grace.id, clientId: .random(), conversation: group, action: .leave, maxMembers: 256), now: at(10))
+        _ = try await world.act(world.ada, message.seq, .edit("plan B secret"), in: group, at: at(20))
+        _ = try await world.act(world.ada, message.seq, .edit("plan C secret"), in: group, at: at(30))
+        _ = try await world.act(world.ada, message.seq, .react("🎉"), in: group, at: at(31))
+        _ = try await world.act(world.ada, reply.seq, .react("🎉"), in: group, at: at(32))
         #expect(try await world.store.versions(in: group, seq: message.seq, as: world.grace.id).map(\.text) == ["plan A"])
-        #expect(try await world.store.versions(in: group, seq: message.seq, as: world.ada.id).map(\.text) == ["plan A", "plan A2", "plan B"])
+        #expect(try await world.store.versions(in: group, seq: message.seq, as: world.ada.id).map(\.text) == ["plan A", "plan A2", "plan B secret"])
+        // Nothing that changed after she left reaches her: not the text, not the quote, not who reacted.
         let gracesCopy = try await world.store.messages(in: group, as: world.grace.id, query: HistoryQuery(limit: 50)).messages
-        #expect(gracesCopy.first { $0.seq == message.seq }?.text == "plan A2")
+        let original = try #require(gracesCopy.first { $0.seq == message.seq }), answer = try #require(gracesCopy.first { $0.seq == reply.seq })
+        #expect(original.text == "plan A2" && original.reactions?.map(\.emoji) == ["👍"])
+        #expect(answer.replyTo?.preview == "plan A2" && answer.reactions?.map(\.emoji) == ["👍"])
+        let adasCopy = try await world.store.messages(in: group, as: world.ada.id, query: HistoryQuery(limit: 50)).messages
+        #expect(adasCopy.first { $0.seq == reply.seq }?.replyTo?.preview == "plan C secret", "members see the quote as it is now")
+        #expect(adasCopy.first { $0.seq == reply.seq }?.reactions?.count == 2)
+        let found = try await world.store.search(try SearchQuery.parse("secret"), as: world.grace.id, limit: 10, offset: 0)
+        #expect(found.isEmpty, "the text written after she left: \(found.map(\.text))")
+        #expect(try await world.store.search(try SearchQuery.parse("secret"), as: world.ada.id, limit: 10, offset: 0).count == 1)
+        #expect(try await world.store.search(try SearchQuery.parse("agreed"), as: world.grace.id, limit: 10, offset: 0).count == 1)
     }
 
     @Test(arguments: StoreBackend.all)

@@ -50,7 +50,7 @@ struct AccountRoutes {
         router.get("/v1/users") { request, context in
             let me = try context.requireUser()
             let query = QueryReader(request: request)
-            let prefix = try Validation.searchQuery(query.string("query") ?? "").get()
+            let prefix = try Validation.searchQuery(query.text("query") ?? "").get()
             let limit = try query.int("limit", default: 20, range: 1...20)
             if let wait = searchLimiter.acquire(me.rawValue) {
                 throw ParleyError(.rateLimited, "Too many searches; try again in \(wait) s.", retryAfter: wait)

@@ -17,7 +17,7 @@ struct GroupRoutes {
         router.post("/v1/conversations/:id/members") { request, context in
             let me = try context.requireUser()
             let body = try await JSONBody.decode(API.AddMembersRequest.self, from: request, context: context)
-            let users = try GroupService.userIDs(body.userIds)
+            let users = try groups.userIDs(body.userIds)
             let outcome = try await groups.change(
                 try Self.id(context), .add(users, shareHistory: body.shareHistory ?? false), clientId: body.clientId, by: me)
             return try Self.answer(outcome, invited: true)

@@ -81,4 +81,16 @@ struct QueryReader {
     func string(_ name: String) -> String? {
         request.uri.queryParameters.get(name)
     }
+
+    /// A text parameter (a search), read as HTML forms and `URLSearchParams` write it: `+` is a
+    /// space and `%2B` a plus. The first one named wins; nil when absent or not UTF-8.
+    func text(_ name: String) -> String? {
+        guard let query = request.uri.query else { return nil }
+        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts[0].replacing("+", with: " ").removingPercentEncoding == name else { continue }
+            return parts.count == 2 ? parts[1].replacing("+", with: " ").removingPercentEncoding : ""
+        }
+        return nil
+    }
 }

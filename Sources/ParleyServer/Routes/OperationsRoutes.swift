@@ -55,7 +55,7 @@ struct OperationsRoutes {
             }
             return
         }
-        let given = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil } ?? ""
+        let given = request.headers[.authorization].flatMap(SessionTokens.bearerCredentials) ?? ""
         // Compare digests, so the time taken says nothing about how much of the token was right.
         guard SHA256.hash(data: Data(given.utf8)) == SHA256.hash(data: Data(metricsToken.utf8)) else {
             throw ParleyError(.unauthorized, "Metrics need 'Authorization: Bearer <metrics token>'.")

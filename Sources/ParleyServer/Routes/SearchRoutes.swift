@@ -34,7 +34,7 @@ struct SearchRoutes {
 
     /// The query text, then the parameters, which take precedence over the same filters in it.
     static func query(_ reader: QueryReader) throws -> SearchQuery {
-        let raw = reader.string("q") ?? ""
+        let raw = reader.text("q") ?? ""
         var query = try SearchQuery.parse(raw)
         if let order = reader.string("order") {
             guard let parsed = SearchOrder(rawValue: order) else { throw ParleyError(.invalidQuery, "'order' is newest or relevance.") }
