@@ -11,6 +11,7 @@ import ParleyCore
 /// 4. When the owner leaves, the longest-standing admin, else the longest-standing member,
 ///    becomes owner; when the last member leaves, the group closes.
 /// 5. Nothing is written when a rule refuses: the plan is made before any write.
+/// 6. A rename to the current title, or a role someone has already, changes nothing and writes no entry.
 public struct GroupPlan: Sendable, Equatable {
     /// The entry to append, if any.
     public var entry: GroupEntry?
@@ -73,6 +74,7 @@ public struct GroupPlan: Sendable, Equatable {
             return plan
         case .rename(let title):
             guard isAdmin else { throw StoreError.forbidden("Only admins can rename the group.") }
+            guard title != state.title else { return GroupPlan(entry: nil) }  // nothing changes: no line "renamed to" the same
             var plan = GroupPlan(entry: GroupEntry(type: .renamed, title: title))
             plan.title = title
             return plan
@@ -80,7 +82,8 @@ public struct GroupPlan: Sendable, Equatable {
             guard me.role == .owner else { throw StoreError.forbidden("Only the owner can make or dismiss admins.") }
             guard role != .owner else { throw StoreError.invalidRole }
             guard user != actor else { throw StoreError.forbidden("The owner's role cannot change.") }
-            guard state.member(user) != nil else { throw StoreError.memberNotFound }
+            guard let member = state.member(user) else { throw StoreError.memberNotFound }
+            guard member.role != role else { return GroupPlan(entry: nil) }  // already so: nothing to write
             var plan = GroupPlan(entry: GroupEntry(type: .role, userIds: [user], role: role))
             plan.roles[user] = role
             return plan

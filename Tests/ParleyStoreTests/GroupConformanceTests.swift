@@ -310,6 +310,21 @@ struct GroupWorld {
         }
     }
 
+    /// GroupPlan rule 6: no line says the group was renamed to its own name, or someone made what they are.
+    @Test(arguments: StoreBackend.all)
+    func aChangeToWhatIsAlreadySoWritesNothing(backend: StoreBackend) async throws {
+        let world = try await GroupWorld(backend)
+        let group = try await world.group(with: [world.grace.id])
+        #expect(try await world.change(group, .setRole(world.grace.id, .admin)).entry?.entry?.type == .role)
+        let lastSeq = try await world.store.conversation(group, as: world.ada.id).lastSeq
+        for action in [MembershipChange.Action.rename("Group"), .setRole(world.grace.id, .admin)] {
+            let outcome = try await world.change(group, action)
+            #expect(outcome.entry == nil && outcome.deliveries.isEmpty, "\(action)")
+        }
+        #expect(try await world.store.conversation(group, as: world.ada.id).lastSeq == lastSeq)
+        #expect(try await world.change(group, .setRole(world.grace.id, .member)).entry?.entry?.role == .member)
+    }
+
     @Test(arguments: StoreBackend.all)
     func aMessageCannotReuseAnActionsClientId(backend: StoreBackend) async throws {
         let world = try await GroupWorld(backend)
