@@ -105,7 +105,14 @@ public enum Attachments {
             }
         }
         var name = String(scalars).trimmingCharacters(in: " .")
-        while name.utf8.count > 255 { name.removeLast() }
+        if name.utf8.count > 255 {
+            // Cut the stem, not the extension: "report….pdf" still opens as a PDF.
+            let dot = name.lastIndex(of: ".").flatMap { name[$0...].utf8.count <= 16 && $0 != name.startIndex ? $0 : nil }
+            var stem = String(name[..<(dot ?? name.endIndex)])
+            let suffix = dot.map { String(name[$0...]) } ?? ""
+            while stem.utf8.count + suffix.utf8.count > 255 { stem.removeLast() }
+            name = stem + suffix
+        }
         return name.isEmpty || name == ".." ? fallback : name
     }
 }

@@ -9,10 +9,8 @@ extension Validation {
     /// Group titles: trimmed, 1–100 characters, no control characters (newlines and tabs included).
     public static func groupTitle(_ raw: String) -> Result<String, Failure> {
         let title = trimmed(raw)
-        guard (1...maxTitleCharacters).contains(title.count),
-            !title.unicodeScalars.contains(where: { isForbiddenControl($0) || $0 == "\n" || $0 == "\t" })
-        else {
-            return .failure(Failure(.invalidTitle, "Title must be 1–\(maxTitleCharacters) characters without control characters."))
+        guard (1...maxTitleCharacters).contains(title.count), !title.unicodeScalars.contains(where: isForbiddenInName) else {
+            return .failure(Failure(.invalidTitle, "Title must be 1–\(maxTitleCharacters) characters without control or direction-override characters."))
         }
         return .success(title)
     }

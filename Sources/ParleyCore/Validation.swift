@@ -61,9 +61,8 @@ public enum Validation {
     /// Display names: trimmed, 1–64 characters, no control characters.
     public static func displayName(_ raw: String) -> Result<String, Failure> {
         let name = trimmed(raw)
-        guard (1...64).contains(name.count), !name.unicodeScalars.contains(where: { isForbiddenControl($0) || $0 == "\n" || $0 == "\t" })
-        else {
-            return .failure(Failure(.invalidDisplayName, "Display name must be 1–64 characters without control characters."))
+        guard (1...64).contains(name.count), !name.unicodeScalars.contains(where: isForbiddenInName) else {
+            return .failure(Failure(.invalidDisplayName, "Display name must be 1–64 characters without control or direction-override characters."))
         }
         return .success(name)
     }
@@ -99,6 +98,17 @@ public enum Validation {
         let v = scalar.value
         if v == 0x0A || v == 0x09 { return false }
         return v < 0x20 || v == 0x7F || (0x80...0x9F).contains(v)
+    }
+
+    /// Characters that reorder the text around them: in a name they make it read as another name
+    /// ("Ada\u{202E}nimda" shows as "Adaadmin"), so names refuse them (message text keeps them).
+    static func isDirectionOverride(_ scalar: Unicode.Scalar) -> Bool {
+        (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+    }
+
+    /// What a name (display name, group title) may not hold: controls, line breaks, direction overrides.
+    static func isForbiddenInName(_ scalar: Unicode.Scalar) -> Bool {
+        isForbiddenControl(scalar) || scalar == "\n" || scalar == "\t" || isDirectionOverride(scalar)
     }
 
     static func trimmed(_ s: String) -> String {

@@ -6,7 +6,8 @@ import Testing
     @Test func titlesAreTrimmedAndBounded() throws {
         #expect(try Validation.groupTitle("  Lisbon 🇵🇹  ").get() == "Lisbon 🇵🇹")
         #expect(try Validation.groupTitle(String(repeating: "👨‍👩‍👧‍👦", count: 100)).get().count == 100)
-        for bad in ["", "   ", "\n\t", String(repeating: "a", count: 101), "tab\there", "line\nbreak", "nul\u{0}"] {
+        for bad in ["", "   ", "\n\t", String(repeating: "a", count: 101), "tab\there", "line\nbreak", "nul\u{0}", "Family\u{202E}nimda", "a\u{2066}b\u{2069}"]
+        {
             #expect(throws: Validation.Failure.self, "\(bad.debugDescription)") { try Validation.groupTitle(bad).get() }
         }
     }

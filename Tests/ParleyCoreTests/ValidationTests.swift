@@ -62,6 +62,16 @@ import Testing
         #expect((try? Validation.displayName("   ").get()) == nil)
         #expect((try? Validation.displayName(String(repeating: "n", count: 65)).get()) == nil)
         #expect((try? Validation.displayName("two\nlines").get()) == nil)
+        #expect((try? Validation.displayName("Ada\u{202E}nimda").get()) == nil, "a direction override makes a name read as another")
+        #expect(try Validation.displayName("שלום Ada").get() == "שלום Ada", "right-to-left scripts themselves are names")
+    }
+
+    @Test func aLongFileNameIsCutBeforeItsExtension() {
+        let long = String(repeating: "é", count: 200) + ".pdf"
+        let cut = Attachments.cleanName(long)
+        #expect(cut.utf8.count <= 255 && cut.hasSuffix(".pdf") && cut.hasPrefix("éé"))
+        #expect(Attachments.cleanName(String(repeating: "x", count: 300)).utf8.count == 255)
+        #expect(Attachments.cleanName("a." + String(repeating: "y", count: 300)).utf8.count == 255, "no extension that long: cut at the end")
     }
 
     @Test func passwordsAreEightToSeventyTwoBytes() {
