@@ -4,7 +4,7 @@ import { BackgroundAlerts } from "./background-alerts.js";
 import { ChatView } from "./chat-view.js";
 import { $, toast } from "./dom.js";
 import { entryLines } from "./entries.js";
-import { messagePreview } from "./format.js";
+import { isolate, messagePreview } from "./format.js";
 import { GroupPanel } from "./group-panel.js";
 import { ListView } from "./list-view.js";
 import { NewGroupDialog } from "./new-group.js";
@@ -147,15 +147,15 @@ function start() {
     const summary = store.conversations.get(message.conversationId);
     if (summary && store.isGroup(summary)) {
       // In a group, who wrote it matters as much as where.
-      const title = `“${store.titleOf(summary)}”`;
+      const title = `“${isolate(store.titleOf(summary))}”`;
       if (message.entry) announce(`${title}: ${entryLines(message, (id) => store.nameOf(id, summary), store.me).join(". ")}`);
-      else announce(`New message from ${store.nameOf(message.senderId, summary) ?? "someone"} in ${title}: ${messagePreview(message).slice(0, 140)}`);
+      else announce(`New message from ${isolate(store.nameOf(message.senderId, summary) ?? "someone")} in ${title}: ${messagePreview(message).slice(0, 140)}`);
       return;
     }
     const name = summary ? store.other(summary)?.displayName : "someone";
-    announce(`New message from ${name}: ${messagePreview(message).slice(0, 140)}`);
+    announce(`New message from ${isolate(name)}: ${messagePreview(message).slice(0, 140)}`);
   };
-  store.onInvitation = (invitation) => announce(`${invitation.inviter?.displayName ?? "Someone"} invited you to “${invitation.title}”`);
+  store.onInvitation = (invitation) => announce(`${isolate(invitation.inviter?.displayName ?? "Someone")} invited you to “${isolate(invitation.title)}”`);
   notificationSettings.attach(store, push);
   chatNotifications.attach(store, () => chat.id);
   store.subscribe(() => {

@@ -3,7 +3,7 @@
 // the composer.
 import { $, avatar, el } from "./dom.js";
 import { departure } from "./entries.js";
-import { presenceText, typingText } from "./format.js";
+import { isolate, presenceText, typingText } from "./format.js";
 import { memberCount } from "./group-panel.js";
 
 /** Title, avatar and status line: the other person (presence) or the group (members, typing). */
@@ -38,7 +38,7 @@ export function renderHeader(view, summary) {
   const typing = store.typingIn(view.id);
   let status;
   if (group) {
-    const names = typing.map((userId) => store.nameOf(userId, summary) ?? "Someone");
+    const names = typing.map((userId) => isolate(store.nameOf(userId, summary) ?? "Someone"));
     status = typingText(names) || (summary && !summary.leftSeq ? memberCount(summary.members.length) : "");
   } else {
     status = typing.length ? "typing…" : presenceText(store.presenceOf(other?.userId));

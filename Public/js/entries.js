@@ -1,7 +1,7 @@
 // Membership entries (messages with `entry`, text empty) as the lines people read: "Ada added
 // Grace", "You left", "Alan is now the owner". The same words serve the chat, the list preview
 // and screen reader announcements.
-import { joinNames } from "./format.js";
+import { isolate, joinNames } from "./format.js";
 
 /**
  * The lines one entry shows. `name(userId)` gives a display name (or null while it is fetched);
@@ -9,12 +9,12 @@ import { joinNames } from "./format.js";
  */
 export function entryLines(message, name, me) {
   const entry = message.entry ?? {};
-  const who = (id) => name(id) ?? "Someone";
+  const who = (id) => isolate(name(id) ?? "Someone");
   const actor = message.senderId === me ? "You" : who(message.senderId);
   const them = joinNames((entry.userIds ?? []).map((id) => (id === me ? "you" : who(id))));
   switch (entry.type) {
     case "created": {
-      const lines = [`${actor} created the group “${entry.title ?? ""}”`];
+      const lines = [`${actor} created the group “${isolate(entry.title ?? "")}”`];
       if (entry.userIds?.length) lines.push(`${actor} added ${them}`);
       return lines;
     }
@@ -30,7 +30,7 @@ export function entryLines(message, name, me) {
     }
     case "role":
       return [entry.role === "admin" ? `${actor} made ${them} an admin` : `${actor} dismissed ${them} as admin`];
-    case "renamed": return [`${actor} renamed the group to “${entry.title ?? ""}”`];
+    case "renamed": return [`${actor} renamed the group to “${isolate(entry.title ?? "")}”`];
     default: return [`${actor} changed the group`];  // a kind of entry newer than this page
   }
 }

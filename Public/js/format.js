@@ -107,6 +107,14 @@ export function directConversationId(a, b) {
 }
 
 /** "Ada", "Ada and Grace", "Ada, Grace and Alan". */
+/**
+ * A name (or title) set inside a sentence as a unit of its own (FSI … PDI): a right-to-left
+ * name, or one holding direction overrides, cannot reorder the words around it.
+ */
+export function isolate(name) {
+  return `\u2068${name}\u2069`;
+}
+
 export function joinNames(names) {
   if (names.length <= 1) return names[0] ?? "";
   return `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;

@@ -1,8 +1,9 @@
 // What groups add to the chat store: invitations, the names of people who are not (or no longer)
 // members, the refetch a membership entry calls for, idempotent actions, and unread counts.
 //
-// Unread in a group is not lastSeq − readSeq (entries and my own messages do not count), so the
-// server's unreadCount / mentionCount are kept and moved: +1 for each new message of someone else
+// Unread (in every conversation, direct ones too) is not lastSeq − readSeq: entries, my own
+// messages, messages deleted for everyone and those I hid do not count. So the server's
+// unreadCount / mentionCount are kept and moved: +1 for each new message of someone else
 // (and for each that mentions me), recounted from the loaded thread when my read cursor moves, or
 // read again from the server when the thread does not hold every message after the cursor.
 
@@ -167,6 +168,19 @@ export class GroupState {
   merge(summary, known) {
     Object.assign(summary, maxAggregate(maxAggregate(summary, known), this.earlyAggregates.get(summary.id)));
     this.earlyAggregates.delete(summary.id);
+    this.mergeUnread(summary, known);
+    if (known && known.lastSeq > summary.lastSeq) {
+      if (known.title) summary.title = known.title;
+      if (known.leftSeq && !summary.leftSeq) summary.leftSeq = known.leftSeq;
+    }
+    for (const member of summary.members) {
+      this.users.set(member.userId, { id: member.userId, username: member.username, displayName: member.displayName, photo: member.photo });
+    }
+    if (!summary.leftSeq) this.invitations.delete(summary.id);
+  }
+
+  /** The unread part of a merge, for any conversation. */
+  mergeUnread(summary, known) {
     // My read cursor may be ahead of the server's read (a receipt on its way): count from mine.
     const myKnown = known && this.store.me_(known), myRead = this.store.me_(summary);
     if (myKnown && myRead && myKnown.readSeq > myRead.readSeq) {
@@ -178,16 +192,10 @@ export class GroupState {
       // The stream is ahead of this read: what it told is newer.
       summary.unreadCount = known.unreadCount;
       summary.mentionCount = known.mentionCount;
-      if (known.title) summary.title = known.title;
-      if (known.leftSeq && !summary.leftSeq) summary.leftSeq = known.leftSeq;
     }
-    for (const member of summary.members) {
-      this.users.set(member.userId, { id: member.userId, username: member.username, displayName: member.displayName, photo: member.photo });
-    }
-    if (!summary.leftSeq) this.invitations.delete(summary.id);
   }
 
-  /** A new message in a group arrived: it counts as unread when it is someone else's words. */
+  /** A new message arrived: it counts as unread when it is someone else's words. */
   countIncoming(summary, message) {
     if (message.entry || message.deletedAt || message.senderId === this.store.me) return;
     const mine = this.store.me_(summary);

@@ -1,7 +1,7 @@
 // The conversation list (people and groups), pending group invitations on top, and the "new chat" search.
 import { $, avatar, el, errorText, reconcile } from "./dom.js";
 import { entryLines } from "./entries.js";
-import { messagePreview, smartTime } from "./format.js";
+import { isolate, messagePreview, smartTime } from "./format.js";
 import { DELETED_TEXT } from "./message-actions.js";
 import { quietIcon } from "./notifications.js";
 
@@ -98,7 +98,7 @@ export class ListView {
   invitationRow({ invitation }) {
     const li = el("li", "invitation");
     const id = invitation.conversationId;
-    const text = el("p", "invitation-text", `${invitation.inviter?.displayName ?? "Someone"} invited you to “${invitation.title}”`);
+    const text = el("p", "invitation-text", `${isolate(invitation.inviter?.displayName ?? "Someone")} invited you to “${isolate(invitation.title)}”`);
     text.id = `invitation-${id}`;
     const count = el("p", "muted invitation-count", invitation.memberCount === 1 ? "1 member" : `${invitation.memberCount} members`);
     const error = el("p", "error invitation-error");
@@ -138,7 +138,7 @@ export class ListView {
     if (last.entry) return entryLines(last, (id) => store.nameOf(id, summary), store.me)[0];
     const text = last.deletedAt ? DELETED_TEXT : messagePreview(last);
     if (last.senderId === store.me) return `You: ${text}`;
-    if (store.isGroup(summary)) return `${store.nameOf(last.senderId, summary) ?? "…"}: ${text}`;
+    if (store.isGroup(summary)) return `${isolate(store.nameOf(last.senderId, summary) ?? "…")}: ${text}`;
     return text;
   }
 

@@ -229,7 +229,7 @@ export class MessageActions {
     if (!summary) return;
     if (summary.lastMessage?.seq === message.seq) summary.lastMessage = message;
     // Deleted messages do not count as unread.
-    if (message.deletedAt && store.isGroup(summary) && message.seq > (store.me_(summary)?.readSeq ?? 0)) store.groups.recount(summary);
+    if (message.deletedAt && message.seq > (store.me_(summary)?.readSeq ?? 0)) store.groups.recount(summary);
   }
 
   /** I deleted a message for myself (here or on another device): it leaves my view and my preview. */
@@ -249,7 +249,7 @@ export class MessageActions {
       summary.lastMessage = left.reduce((a, m) => (!a || m.seq > a.seq ? m : a), null) ?? undefined;
       store.api.conversation(hidden.conversationId).then((fresh) => { store.addSummary(fresh); store.changed(); }).catch(() => {});
     }
-    if (store.isGroup(summary) && hidden.seq > (store.me_(summary)?.readSeq ?? 0)) store.groups.recount(summary);
+    if (hidden.seq > (store.me_(summary)?.readSeq ?? 0)) store.groups.recount(summary);
   }
 }
 

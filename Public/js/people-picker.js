@@ -11,6 +11,7 @@ export class PeoplePicker {
     Object.assign(this, { api, input, results, chips, exclude, onChange, remember });
     this.picked = new Map();
     this.generation = 0;
+    this.shownFor = "";  // the search text the results shown answer (null while one is on its way)
     let debounce;
     input.addEventListener("input", () => {
       clearTimeout(debounce);
@@ -20,14 +21,28 @@ export class PeoplePicker {
     input.addEventListener("keydown", (event) => {
       if (event.key !== "Enter" || event.isComposing) return;
       event.preventDefault();
-      this.results.querySelector("button.person")?.click();
+      clearTimeout(debounce);
+      this.pickFirst(input.value.trim());
     });
+  }
+
+  /**
+   * Enter: the first person found for what the box says now — searched at once when the results
+   * shown answer an earlier text (a fast typist is ahead of the debounce) — added, never taken off:
+   * Enter on someone already picked does nothing.
+   */
+  async pickFirst(query) {
+    if (this.shownFor !== query) await this.search(query);
+    if (this.shownFor !== query || this.input.value.trim() !== query) return;
+    const first = this.results.querySelector("button.person");
+    if (first && first.getAttribute("aria-pressed") !== "true") first.click();
   }
 
   reset() {
     this.picked.clear();
     this.input.value = "";
     this.results.replaceChildren();
+    this.shownFor = "";
     this.renderChips();
   }
 
@@ -35,8 +50,9 @@ export class PeoplePicker {
 
   async search(query) {
     const generation = ++this.generation;  // an older answer arriving late must not overwrite a newer one
-    if (!query) { this.results.replaceChildren(); return; }
-    if ([...query].length < 3) { this.results.replaceChildren(el("li", "muted hint", "Type at least 3 characters")); return; }
+    this.shownFor = null;
+    if (!query) { this.results.replaceChildren(); this.shownFor = query; return; }
+    if ([...query].length < 3) { this.results.replaceChildren(el("li", "muted hint", "Type at least 3 characters")); this.shownFor = query; return; }
     try {
       const { users } = await this.api.searchUsers(query);
       if (generation !== this.generation) return;
@@ -45,6 +61,7 @@ export class PeoplePicker {
       for (const user of users) this.remember?.(user);
       this.results.replaceChildren(...shown.map((user) => this.resultRow(user)));
       if (!shown.length) this.results.replaceChildren(el("li", "muted hint", "Nobody found"));
+      this.shownFor = query;
     } catch (error) {
       if (generation === this.generation) this.results.replaceChildren(el("li", "error hint", error.message));
     }

@@ -289,17 +289,9 @@ export class ChatStore {
     return [...this.conversations.values()].sort((a, b) => b.lastActivityAt - a.lastActivityAt || (a.id < b.id ? 1 : -1));
   }
 
+  /** The server's count, kept moving (GroupState): deleted, hidden and my own messages never count. */
   unread(summary) {
-    if (this.isGroup(summary)) return Math.max(0, summary.unreadCount ?? 0);
-    const read = this.me_(summary)?.readSeq ?? 0;
-    let count = summary.lastSeq - read;
-    // Messages deleted for everyone, or hidden by me, do not count (as far as this page knows them).
-    const thread = count > 0 ? this.threads.get(summary.id) : null;
-    if (thread) {
-      for (const message of thread.messages.values()) if (message.seq > read && message.deletedAt) count--;
-      for (const seq of thread.hidden ?? []) if (seq > read) count--;
-    }
-    return Math.max(0, count);
+    return Math.max(0, summary.unreadCount ?? 0);
   }
 
   /** Sends still in the outbox for a conversation (queued actions are not messages of their own). */
@@ -405,7 +397,7 @@ export class ChatStore {
     if (!mine || mine.readSeq >= seq) return;
     mine.readSeq = seq;
     mine.deliveredSeq = Math.max(mine.deliveredSeq, seq);
-    if (this.isGroup(summary)) this.groups.recount(summary);
+    this.groups.recount(summary);
     this.onRead(id, seq);
     this.sendReceipt(id, { readSeq: seq });
     this.changed();
@@ -532,11 +524,10 @@ export class ChatStore {
 
   applyMessage(message) {
     let summary = this.conversations.get(message.conversationId);
-    const group = this.isGroup(summary ?? message.conversationId);
     if (!summary) {
       this.api.conversation(message.conversationId).then((s) => { this.addSummary(s); this.changed(); }).catch(() => {});
     } else if (message.seq > summary.lastSeq || !summary.lastMessage) {
-      if (group && message.seq > summary.lastSeq) this.groups.countIncoming(summary, message);
+      if (message.seq > summary.lastSeq) this.groups.countIncoming(summary, message);
       summary.lastSeq = Math.max(summary.lastSeq, message.seq);
       summary.lastMessage = message;
       summary.lastActivityAt = message.createdAt;
@@ -549,7 +540,7 @@ export class ChatStore {
     if (sender && !message.entry) {
       sender.readSeq = Math.max(sender.readSeq, message.seq);
       sender.deliveredSeq = Math.max(sender.deliveredSeq, message.seq);
-      if (group && message.senderId === this.me) this.groups.recount(summary);
+      if (message.senderId === this.me) this.groups.recount(summary);
     }
     if (message.entry) this.groups.applyEntry(message, summary);
     if (message.senderId === this.me) {
@@ -573,7 +564,7 @@ export class ChatStore {
       return;
     }
     moveCursors(summary, receipt);
-    if (receipt.userId === this.me && this.isGroup(summary)) this.groups.recount(summary);  // read on another device
+    if (receipt.userId === this.me) this.groups.recount(summary);  // read on another device
   }
 
   /**
@@ -585,6 +576,7 @@ export class ChatStore {
     const known = this.conversations.get(summary.id);
     summary.members ??= [];
     if (this.isGroup(summary)) this.groups.merge(summary, known);
+    else this.groups.mergeUnread(summary, known);
     if (known) {
       for (const member of known.members) moveCursors(summary, member);
       if (known.lastSeq > summary.lastSeq) {

@@ -14,7 +14,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 from conftest import page_problems, sign_in
-from test_web_client import bubbles, by_id, type_and_send, websocket_count
+from test_web_client import bubbles, by_id, list_rows, type_and_send, websocket_count
 from test_web_groups import wait
 
 # MARK: helpers
@@ -338,6 +338,28 @@ def test_delete_for_everyone_leaves_a_tombstone_live_and_its_replies_say_so(serv
     by_id(a, "delete-for-everyone").click()
     wait(b, lambda d: preview(d, "Alice Liddell") == "This message was deleted")
     wait(a, lambda d: preview(d, "Bob Builder") == "You: This message was deleted")
+
+
+def test_a_chat_not_opened_yet_counts_no_deleted_or_hidden_message_as_unread(server, browsers):
+    """The list's badge is the server's count, kept moving: a chat whose messages this page has not
+    loaded must not count what was deleted for everyone, or hidden by me on another device."""
+    alice, bob = two_people(server)
+    sent = [send(server, alice, f"note {n}", recipient=bob["user"]["id"]) for n in range(1, 4)]
+    conversation = sent[0]["conversationId"]
+    act(server, alice, conversation, sent[0]["seq"], "delete")
+    act(server, bob, conversation, sent[1]["seq"], "hide")
+    unread = lambda: next(c["unreadCount"] for c in server.conversations(bob) if c["id"] == conversation)
+    assert unread() == 1
+    b = browsers()
+    sign_in(b, server, bob)
+    badge = lambda d: next((r["badge"] for r in list_rows(d) if r["name"] == "Alice Liddell"), "missing")
+    wait(b, lambda d: badge(d) == "1")
+    # Live: a new message counts, its delete for everyone takes it back.
+    late = send(server, alice, "note 4", conversation=conversation)
+    wait(b, lambda d: badge(d) == "2")
+    act(server, alice, conversation, late["seq"], "delete")
+    wait(b, lambda d: badge(d) == "1")
+    assert unread() == 1
 
 
 def test_delete_for_me_hides_it_on_all_my_devices_and_nobody_elses(server, browsers):

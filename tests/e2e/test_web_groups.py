@@ -66,15 +66,20 @@ def row(driver, name):
                  if li.find_element(By.CSS_SELECTOR, ".row-name").text == name), None)
 
 
+def words(text):
+    """What a person reads: without the invisible isolates names are set in (format.js `isolate`)."""
+    return text.replace("\u2068", "").replace("\u2069", "")
+
+
 def row_info(driver, name):
     return driver.execute_script("""
         const li = [...document.querySelectorAll('#conversation-list li')].find(li => li.querySelector('.row-name')?.textContent === arguments[0]);
-        return li && {preview: li.querySelector('.row-preview').textContent, online: !!li.querySelector('.dot'),
+        return li && {preview: li.querySelector('.row-preview').textContent.replace(/[\u2068\u2069]/g, ''), online: !!li.querySelector('.dot'),
           badges: [...li.querySelectorAll('.badge')].map(b => b.textContent), label: li.querySelector('button').getAttribute('aria-label')}""", name)
 
 
 def entry_lines(driver):
-    return driver.execute_script("return [...document.querySelectorAll('#message-list .entry-line')].map(s => s.textContent)")
+    return driver.execute_script("return [...document.querySelectorAll('#message-list .entry-line')].map(s => s.textContent.replace(/[\u2068\u2069]/g, ''))")
 
 
 def senders(driver):
@@ -84,11 +89,11 @@ def senders(driver):
 
 
 def status_line(driver):
-    return by_id(driver, "chat-status").text
+    return words(by_id(driver, "chat-status").text)
 
 
 def announcements(driver):
-    return driver.execute_script("return document.getElementById('announcer').textContent")
+    return words(driver.execute_script("return document.getElementById('announcer').textContent"))
 
 
 def open_panel(driver):
@@ -117,7 +122,7 @@ def pick_person(driver, input_id, results_id, query, display_name):
 
 
 def chips(driver, chips_id):
-    return driver.execute_script(f"return [...document.querySelectorAll('#{chips_id} .chip span')].map(s => s.textContent)")
+    return driver.execute_script(f"return [...document.querySelectorAll('#{chips_id} .chip span')].map(s => s.textContent.replace(/[\u2068\u2069]/g, ''))")
 
 
 def dialog_open(driver, dialog_id):
@@ -252,7 +257,7 @@ def test_a_stranger_is_invited_and_accepts_while_another_declines(server, browse
 
     # Linus, a stranger to Ada, gets an invitation live, and nothing of the group until he accepts.
     invitation = wait(n, lambda d: next(iter(d.find_elements(By.CSS_SELECTOR, "#invitation-list li")), None))
-    assert invitation.find_element(By.CSS_SELECTOR, ".invitation-text").text == "Ada Lovelace invited you to “Book club”"
+    assert words(invitation.find_element(By.CSS_SELECTOR, ".invitation-text").text) == "Ada Lovelace invited you to “Book club”"
     assert row(n, "Book club") is None
     assert "Ada Lovelace invited you to “Book club”" in announcements(n)
     invitation.find_element(By.XPATH, ".//button[text()='Accept']").click()
@@ -554,3 +559,37 @@ def test_groups_at_phone_width_and_in_dark_mode_have_no_serious_axe_violation(se
             wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#info-body ul"))
             check(d, f"{label} message info")
     assert not problems, "\n".join(problems)
+
+
+def test_names_are_isolated_so_none_can_reorder_the_words_around_it(server, browsers):
+    """A name holding a direction override (an old account's; the server refuses new ones) or a
+    right-to-left name is set in FSI…PDI in entry lines, previews and typing: "Eve\u202e" cannot
+    turn "Ada added Eve and you" into "…Eveuoy dna"."""
+    ada = server.register("ada", "Ada Lovelace")
+    a = browsers()
+    sign_in(a, server, ada)
+    wait(a, lambda d: by_id(d, "conversation-list") is not None)
+    lines = a.execute_script("""return import('/js/entries.js').then(m => m.entryLines(
+        {senderId: 'ada', entry: {type: 'added', userIds: ['eve', 'me']}}, (id) => id === 'eve' ? 'Eve\u202e' : 'Ada', 'me'))""")
+    assert lines == ["\u2068Ada\u2069 added \u2068Eve\u202e\u2069 and you"], lines
+
+
+def test_enter_picks_who_the_box_names_now_and_never_takes_anyone_off(server, browsers):
+    """A fast typist presses Enter before the search's debounce and answer: Enter waits for the
+    answer to what the box says now, and only adds (Enter on someone picked already does nothing)."""
+    ada, grace, linus = people(server, "ada", "grace", "linus")
+    a = open_app(browsers, server, ada)
+    by_id(a, "new-group").click()
+    wait(a, lambda d: dialog_open(d, "new-group-dialog"))
+    search = by_id(a, "group-people-input")
+    search.send_keys("grace" + Keys.ENTER)
+    wait(a, lambda d: chips(d, "group-chips") == ["Grace Hopper"])
+    search.send_keys(Keys.CONTROL, "a")
+    search.send_keys("linus" + Keys.ENTER)  # the results still show "grace" when Enter arrives
+    wait(a, lambda d: chips(d, "group-chips") == ["Grace Hopper", "Linus Torvalds"])
+    search.send_keys(Keys.CONTROL, "a")
+    search.send_keys("grace" + Keys.ENTER)
+    wait(a, lambda d: d.execute_script("""const b = document.querySelector('#group-people-results button.person');
+        return !!b && b.textContent.includes('Grace Hopper') && b.getAttribute('aria-pressed') === 'true'"""))
+    assert chips(a, "group-chips") == ["Grace Hopper", "Linus Torvalds"], "Enter on someone picked keeps them"
+    assert dialog_open(a, "new-group-dialog")
