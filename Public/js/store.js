@@ -319,7 +319,7 @@ export class ChatStore {
     const entry = {
       clientId: files?.clientId ?? crypto.randomUUID(), conversationId,
       recipientId: this.conversations.has(conversationId) || this.isGroup(conversationId) ? null : recipientId,
-      text, createdAt: Date.now(), status: "sending", error: null,
+      text, createdAt: files?.createdAt ?? Date.now(), status: "sending", error: null,
     };
     if (replyToSeq) entry.replyToSeq = replyToSeq;
     if (files) Object.assign(entry, { attachments: files.attachments, uploading: true });

@@ -13,6 +13,9 @@
 //    ends and the outbox sends it, with the clientId it had from the start, so it arrives once.
 // 5. Cancel (or deleting the pending message) stops the upload and DELETEs it on the server.
 // 6. Two tabs never upload one file at once (a Web Lock per file).
+// 7. Each file's record also holds its whole message (`message`): the outbox lives in localStorage,
+//    which the browser writes to disk lazily, IndexedDB when asked. After a crash that kept the files
+//    and lost the outbox entry, the message is put back in the outbox (same clientId) and goes on.
 import { reencode } from "./image-prep.js";
 import { CHUNK, TusError, append, create, offsetOf, remove, sha256 } from "./tus.js";
 import { allRecords, deleteRecord, readRecord, saveRecord } from "./upload-db.js";
@@ -32,16 +35,33 @@ export class Uploads {
 
   get token() { return this.store.session.token; }
 
-  /** On start: records no message needs any more go; every message still uploading goes on. */
+  /**
+   * On start: records no message needs any more go, those of a message the outbox lost bring it
+   * back (rule 7); every message still uploading goes on.
+   */
   async resume() {
     const records = await allRecords().catch(() => []);
     const wanted = new Set(this.pendingKeys());
+    const inOutbox = new Set(this.store.outbox.map((entry) => entry.clientId));
+    const lost = new Map();  // clientId → the surviving records of a message missing from the outbox
     for (const record of records) {
       if (record.userId !== this.store.me || this.arriving.has(record.key) || this.records.has(record.key)) continue;
       if (wanted.has(record.key)) this.records.set(record.key, record);
+      else if (record.message && !inOutbox.has(record.clientId)) lost.set(record.clientId, [...(lost.get(record.clientId) ?? []), record]);
       else deleteRecord(record.key);
     }
+    for (const found of lost.values()) this.restore(found);
     for (const entry of this.store.outbox) if (entry.uploading) this.goOn(entry);
+  }
+
+  /** Rule 7: the message of these records back in the outbox, with the files that are still there. */
+  restore(found) {
+    const { conversationId, recipientId, text, replyToSeq, createdAt, attachments } = found[0].message;
+    const keys = new Set(found.map((record) => record.key));
+    for (const record of found) this.records.set(record.key, record);
+    this.store.send(conversationId, recipientId, text, replyToSeq, {
+      clientId: found[0].clientId, createdAt, attachments: attachments.filter((attachment) => keys.has(attachment.key)),
+    });
   }
 
   stop() {
@@ -56,19 +76,23 @@ export class Uploads {
   /** A message with files (`items`: `{file, info, asFile}` from the tray). */
   async send({ conversationId, recipientId, text, replyToSeq, items }) {
     const clientId = crypto.randomUUID();
-    const attachments = [];
+    const attachments = [], records = [];
     for (const { file, info, asFile } of items) {
       const key = crypto.randomUUID();
       this.arriving.add(key);
       const encode = !asFile && info.kind === "image" && info.reencode;
-      const record = { key, userId: this.store.me, clientId, conversationId, caption: text, name: file.name, size: file.size,
-                       type: file.type, blob: file, encode };
-      this.records.set(key, record);
-      await saveRecord(record).catch(() => {});  // no IndexedDB: it still uploads, without surviving a reload
+      records.push({ key, userId: this.store.me, clientId, conversationId, caption: text, name: file.name, size: file.size,
+                     type: file.type, blob: file, encode });
       attachments.push({ key, name: file.name, size: file.size, mimeType: file.type, kind: info.kind, width: info.width, height: info.height,
                          durationMs: info.durationMs, thumbnail: info.thumbnail, placeholder: info.placeholder });
     }
-    const entry = this.store.send(conversationId, recipientId, text, replyToSeq, { clientId, attachments });
+    const createdAt = Date.now();
+    for (const record of records) {
+      record.message = { conversationId, recipientId, text, replyToSeq, createdAt, attachments };  // rule 7
+      this.records.set(record.key, record);
+      await saveRecord(record).catch(() => {});  // no IndexedDB: it still uploads, without surviving a reload
+    }
+    const entry = this.store.send(conversationId, recipientId, text, replyToSeq, { clientId, attachments, createdAt });
     for (const { key } of attachments) this.arriving.delete(key);
     this.goOn(entry);
   }

@@ -487,6 +487,36 @@ def test_an_upload_cut_by_a_reload_goes_on_from_the_server_offset_and_the_messag
     assert [m["text"] for m in server.history(bob, conversation)] == ["hi", "the backup"]
 
 
+def test_a_crash_that_loses_the_outbox_but_keeps_the_file_brings_the_message_back(server, browsers, tmp_path):
+    """The browser writes localStorage (the outbox) to disk lazily and IndexedDB (the files) when
+    asked: a crash can keep the file and lose its message. The page puts the message back (same
+    clientId) instead of deleting the file (uploads.js rule 7)."""
+    alice, bob, conversation, a = chat_of_two(server, browsers)
+    data = os.urandom(2 * MIB + 777)
+    a.execute_script("sessionStorage.setItem('test.holdAfter', '1')")
+    attach(a, write(tmp_path, "minutes.pdf", data))
+    wait(a, lambda d: len(tray(d)["items"]) == 1)
+    send_with_enter(a, "the minutes")
+    wait(a, lambda d: d.execute_script("return window.__held") == [MIB])
+    [entry] = outbox(a, alice)
+    # The crash: the outbox never reached the disk.
+    a.execute_script("localStorage.removeItem('parley.outbox.' + arguments[0])", alice["user"]["id"])
+    a.execute_script("sessionStorage.setItem('test.holdAfter', '0')")
+    a.refresh()
+    row = wait(a, lambda d: (m := last(d)) and m["uploads"] and m["uploads"][0]["value"] == MIB and m)
+    assert row["text"] == "the minutes" and row["status"] == "sending"
+    [restored] = outbox(a, alice)
+    assert restored["clientId"] == entry["clientId"] and restored["createdAt"] == entry["createdAt"]
+    wait(a, lambda d: d.execute_script("return window.__held") == [MIB])
+    a.execute_script("window.__release()")
+    wait(a, lambda d: (m := last(d)) and m["seq"] and m["status"] != "sending", timeout=30)
+    assert outbox(a, alice) == []
+    [message] = attachments_of(server, bob, conversation)
+    assert message["text"] == "the minutes" and message["clientId"] == entry["clientId"]
+    assert (message["attachments"][0]["name"], message["attachments"][0]["size"]) == ("minutes.pdf", len(data))
+    assert [m["text"] for m in server.history(bob, conversation)] == ["hi", "the minutes"]
+
+
 def test_too_large_full_storage_and_rate_limits_are_told_and_a_failed_upload_is_retried(server, browsers, tmp_path):
     alice, bob, conversation, a = chat_of_two(server, browsers)
     limit = int(requests.options(server.url + "/v1/uploads", timeout=10).headers["Tus-Max-Size"])
