@@ -135,7 +135,11 @@ function start() {
   const push = new PushControl(api, session.user.id);
   // The page in the background: it shows the notification a push would have (the server pushes none while it is connected).
   const alerts = new BackgroundAlerts(store, push);
-  store.onUpdated = (message) => alerts.updated(message);
+  store.onUpdated = (message) => {
+    alerts.updated(message);
+    // Deleted for everyone: its words leave the screen reader's region too (it keeps the last five).
+    if (message.deletedAt) for (const line of $("announcer").querySelectorAll("p")) if (line.dataset.message === messageKey(message)) line.remove();
+  };
   store.onRead = (id, seq) => alerts.read(id, seq);
   store.onProfile = (user) => {
     setMe(user);  // mine, changed on another device: saved and shown in the menu
@@ -149,11 +153,11 @@ function start() {
       // In a group, who wrote it matters as much as where.
       const title = `“${isolate(store.titleOf(summary))}”`;
       if (message.entry) announce(`${title}: ${entryLines(message, (id) => store.nameOf(id, summary), store.me).join(". ")}`);
-      else announce(`New message from ${isolate(store.nameOf(message.senderId, summary) ?? "someone")} in ${title}: ${messagePreview(message).slice(0, 140)}`);
+      else announce(`New message from ${isolate(store.nameOf(message.senderId, summary) ?? "someone")} in ${title}: ${messagePreview(message).slice(0, 140)}`, message);
       return;
     }
     const name = summary ? store.other(summary)?.displayName : "someone";
-    announce(`New message from ${isolate(name)}: ${messagePreview(message).slice(0, 140)}`);
+    announce(`New message from ${isolate(name)}: ${messagePreview(message).slice(0, 140)}`, message);
   };
   store.onInvitation = (invitation) => announce(`${isolate(invitation.inviter?.displayName ?? "Someone")} invited you to “${isolate(invitation.title)}”`);
   notificationSettings.attach(store, push);
@@ -236,13 +240,17 @@ async function route() {
   store.changed();
 }
 
-function announce(text) {
+/** Says `text` to screen readers (a polite live region); `message`, when it is about one, marks the line. */
+function announce(text, message = null) {
   const region = $("announcer");
   const line = document.createElement("p");
   line.textContent = text;
+  if (message) line.dataset.message = messageKey(message);
   region.append(line);
   while (region.childElementCount > 5) region.firstElementChild.remove();
 }
+
+function messageKey(message) { return `${message.conversationId}#${message.seq}`; }
 
 window.addEventListener("hashchange", route);
 navigator.serviceWorker?.register("/sw.js").catch(() => {});

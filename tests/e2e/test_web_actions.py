@@ -355,11 +355,13 @@ def test_a_chat_not_opened_yet_counts_no_deleted_or_hidden_message_as_unread(ser
     badge = lambda d: next((r["badge"] for r in list_rows(d) if r["name"] == "Alice Liddell"), "missing")
     wait(b, lambda d: badge(d) == "1")
     # Live: a new message counts, its delete for everyone takes it back.
+    announced = lambda d: d.execute_script("return document.getElementById('announcer').textContent")
     late = send(server, alice, "note 4", conversation=conversation)
-    wait(b, lambda d: badge(d) == "2")
+    wait(b, lambda d: badge(d) == "2" and "note 4" in announced(d))
     act(server, alice, conversation, late["seq"], "delete")
     wait(b, lambda d: badge(d) == "1")
     assert unread() == 1
+    assert "note 4" not in announced(b), "a message deleted for everyone leaves the screen reader's region too"
 
 
 def test_delete_for_me_hides_it_on_all_my_devices_and_nobody_elses(server, browsers):
