@@ -174,7 +174,8 @@ function start() {
   });
   app = { store, chat, list, socket, push, alerts };
   $("remove-photo").hidden = !session.user.photo;
-  store.uploads.resume();  // messages whose files were uploading when the page went away go on
+  // What a crash took from the outbox comes back first; then messages whose files were uploading go on.
+  store.recoverOutbox().finally(() => store.uploads.resume());
   socket.start();
   push.start().catch(() => push.refresh().catch(() => {}));
   route();

@@ -9,6 +9,10 @@
 // 4. A refusal (validation, not found) marks it "failed" with the reason; retry() sends it again,
 //    remove() drops it. Rate limits and server trouble are not refusals: it is retried later.
 // 5. Pending messages show after the last confirmed one, in the order written.
+// 6. Every save also goes to a copy in IndexedDB (outbox-copy.js), which a browser crash does not
+//    lose as it can lose localStorage's last minute. At start, entries only the copy holds are put
+//    back, in the order written: one already sent is answered `duplicate` (rule 2's idempotency), so
+//    putting back too much is harmless and putting back too little is what this prevents.
 //
 // Receipt rules (cursors only move forward, so the furthest known always wins):
 // 1. My cursors that cannot be sent (no connection) are kept and sent when the connection is back.
@@ -27,6 +31,7 @@
 // so a newer server never stalls the resume position of an older page.
 
 import { directConversationId } from "./format.js";
+import { readOutboxCopy, saveOutboxCopy } from "./outbox-copy.js";
 import { GroupState } from "./group-state.js";
 import { MessageActions } from "./message-actions.js";
 import { NotificationSettings } from "./notifications.js";
@@ -89,7 +94,20 @@ export class ChatStore {
 
   saveOutbox() {
     localStorage.setItem(this.outboxKey, JSON.stringify(this.outbox));
+    saveOutboxCopy(this.me, this.outbox);
     this.uploads?.outboxChanged();  // files of a message that left the outbox stop uploading
+  }
+
+  /** Rule 6: what the copy holds and localStorage lost comes back (call once, at start). */
+  async recoverOutbox() {
+    const known = new Set(this.outbox.map((entry) => entry.clientId));
+    const lost = (await readOutboxCopy(this.me)).filter((entry) => entry.clientId && !known.has(entry.clientId));
+    if (!lost.length) return;
+    // In the order written: createdAt, the copy's order among equals (sort is stable).
+    this.outbox = [...this.outbox, ...lost].sort((a, b) => (a.createdAt ?? 0) - (b.createdAt ?? 0));
+    this.saveOutbox();
+    this.changed();
+    this.flush();
   }
 
   // MARK: snapshot

@@ -684,3 +684,30 @@ def test_in_a_group_the_owner_deletes_anyones_message_members_only_their_own_and
     type_and_send(l, "Count me in")
     wait(g, lambda d: (r := row_of(d, "Count me in")) and r["quote"] == {"name": "Ada Lovelace", "text": "Lunch at noon?"})
     wait(a, lambda d: (r := row_of(d, "Count me in")) and r["quote"] == {"name": "You", "text": "Lunch at noon?"})
+
+
+def test_an_outbox_entry_only_the_indexeddb_copy_kept_goes_out_after_a_restart(server, browsers):
+    """store.js outbox rule 6: a browser crash can lose localStorage's last minute, not IndexedDB's
+    copy. What only the copy holds is put back at start, in the order written, and sent once."""
+    alice, bob = two_people(server)
+    first = send(server, alice, "hello", recipient=bob["user"]["id"])
+    conversation = first["conversationId"]
+    a = open_chat(browsers, server, alice, conversation)
+    lost = {"clientId": str(uuid.uuid4()), "conversationId": conversation, "recipientId": None, "text": "written before the crash",
+            "createdAt": 1, "status": "sending", "error": None}
+    kept = a.execute_async_script("""const [me, entry, done] = arguments;
+        import('/js/outbox-copy.js').then(async (copy) => {
+          copy.saveOutboxCopy(me, [entry]);
+          for (let i = 0; i < 50; i++) {
+            const now = await copy.readOutboxCopy(me);
+            if (now.length === 1) return done(now);
+            await new Promise((r) => setTimeout(r, 20));
+          }
+          done(null);
+        });""", alice["user"]["id"], lost)
+    assert kept and kept[0]["clientId"] == lost["clientId"]
+    a.refresh()
+    wait(a, lambda d: [m["text"] for m in server.history(bob, conversation)] == ["hello", "written before the crash"])
+    wait(a, lambda d: d.execute_script("return localStorage.getItem('parley.outbox.' + arguments[0])", alice["user"]["id"]) == "[]")
+    [message] = [m for m in server.history(bob, conversation) if m["text"] == "written before the crash"]
+    assert message["clientId"] == lost["clientId"]
