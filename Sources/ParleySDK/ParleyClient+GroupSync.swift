@@ -11,13 +11,14 @@ import ParleyCore
 /// 2. `receiptSummary` keeps the furthest `everyoneDeliveredSeq` / `everyoneReadSeq` seen.
 /// 3. `invitation` adds to ``ParleyClient/invitations`` unless I am already in that group; the list is
 ///    read again on every connection (invitations answered on another device disappear).
-/// 4. Unread in a group: entries, my own messages and deleted or hidden ones never count. A new message of someone else
+/// 4. Unread (in a group, and in a direct conversation too): entries, my own messages and deleted or hidden ones never
+///    count, so the server's count is kept rather than last seq − my read seq. A new message of someone else
 ///    after my read cursor adds one (and one mention if it names me); when my cursor moves the
 ///    count is made again from the messages held, or read from the server if some are missing.
 extension ParleyClient {
     /// Rule 4, for a message newer than anything the summary had.
     func countUnread(_ message: Message, in summary: inout ConversationSummary) {
-        guard summary.kind == .group, message.entry == nil, message.senderId != me.id, !message.isDeleted else { return }
+        guard message.entry == nil, message.senderId != me.id, !message.isDeleted else { return }
         let readSeq = summary.members.first { $0.userId == me.id }?.readSeq ?? 0
         guard message.seq > readSeq else { return }
         summary.unreadCount = max(0, summary.unreadCount) + 1
@@ -26,7 +27,7 @@ extension ParleyClient {
 
     /// Rule 4, after my read cursor moved.
     func recountUnread(_ id: ConversationID) {
-        guard var summary = conversations[id], summary.kind == .group, let mine = summary.members.first(where: { $0.userId == me.id }) else { return }
+        guard var summary = conversations[id], let mine = summary.members.first(where: { $0.userId == me.id }) else { return }
         var unread: Int64 = 0
         var mentions: Int64 = 0
         if mine.readSeq < summary.lastSeq {

@@ -73,13 +73,6 @@ extension ParleyClient {
         flushOutbox()
     }
 
-    /// Rule 5 in a direct conversation: held deleted messages and hidden ones after my read cursor.
-    func uncountedUnread(in id: ConversationID, after readSeq: Int64) -> Int64 {
-        let deleted = (messages[id] ?? [:]).values.filter { $0.seq > readSeq && $0.isDeleted && $0.senderId != me.id }.count
-        let hidden = (hiddenSeqs[id] ?? []).filter { $0 > readSeq }.count
-        return Int64(deleted + hidden)
-    }
-
     /// Rule 4 for a summary read from the server (it may have been read before the hide): its
     /// preview is never a hidden message.
     func hidingPreview(_ summary: ConversationSummary) -> ConversationSummary {

@@ -5,20 +5,14 @@ import ParleyCore
 extension ParleyClient {
     /// Messages from others I have not read.
     ///
-    /// In a direct conversation: last seq − my read seq (the server's rule, kept current from events:
-    /// sending moves my own cursor, so my messages never count), less the deleted and hidden ones. In a group, entries and my own
-    /// messages never count, so the server's `unreadCount` is kept instead: one more for each new
-    /// message of someone else after my read cursor, counted again when that cursor moves.
+    /// Entries, my own messages and the deleted and hidden ones never count, which last seq − my read
+    /// seq cannot tell for messages this device does not hold, so the server's `unreadCount` is kept:
+    /// one more for each new message of someone else after my read cursor, counted again when that
+    /// cursor moves (``ParleyClient`` group sync rule 4, for every conversation).
     public func unreadCount(_ id: ConversationID) -> Int64 {
         guard let summary = conversations[id] else { return 0 }
-        let mine = summary.members.first { $0.userId == me.id }
-        if summary.kind == .group {
-            if let mine, mine.readSeq >= summary.lastSeq { return 0 }
-            return max(0, summary.unreadCount)
-        }
-        let readSeq = mine?.readSeq ?? 0
-        guard summary.lastSeq > readSeq else { return 0 }
-        return max(0, summary.lastSeq - readSeq - uncountedUnread(in: id, after: readSeq))
+        if let mine = summary.members.first(where: { $0.userId == me.id }), mine.readSeq >= summary.lastSeq { return 0 }
+        return max(0, summary.unreadCount)
     }
 
     /// Unread messages of a group that mention me (`@username`); 0 in a direct conversation.

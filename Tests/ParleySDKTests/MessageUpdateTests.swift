@@ -76,6 +76,29 @@ import Testing
         #expect(client.unreadCount(fixture.conversation) == 0, "a deleted message is not unread")
     }
 
+    /// Rule 5 for messages this device never held: deleted or hidden while it was away, they are
+    /// not in last seq − my read seq's reach, so the server's count is what counts (and then moves).
+    @Test func rule5_messagesDeletedOrHiddenWhileAwayAreNotUnreadInADirectConversation() async throws {
+        let fixture = Fixture()
+        var summary = fixture.summary(lastSeq: 5, lastMessage: fixture.message(5, from: fixture.grace, "still here"), myRead: 1)
+        summary.unreadCount = 1  // seqs 2–4 were deleted for everyone or hidden by me elsewhere
+        fixture.api.conversationList = [summary]
+        let client = try fixture.makeClient()
+        let connection = try await fixture.connect(client)
+        _ = try await eventually("conversation") { client.conversations[fixture.conversation] }
+        #expect(client.unreadCount(fixture.conversation) == 1, "not lastSeq − readSeq = 4")
+        connection.push(.event(StreamEvent(position: 1, payload: .message(fixture.message(6, from: fixture.grace, "one more")))))
+        _ = try await eventually("one more") { client.unreadCount(fixture.conversation) == 2 ? true : nil }
+        var gone = fixture.message(6, from: fixture.grace, "")
+        gone.deletedAt = Timestamp(milliseconds: 99_000)
+        // Seqs 2–4 are not held, so the count is read again: the server's, as it is now.
+        var now = fixture.summary(lastSeq: 6, lastMessage: gone, myRead: 1)
+        now.unreadCount = 1
+        fixture.api.conversationList = [now]
+        connection.push(.event(StreamEvent(position: 2, payload: .messageUpdated(gone))))
+        _ = try await eventually("deleted again") { client.unreadCount(fixture.conversation) == 1 ? true : nil }
+    }
+
     @Test func rules4and5_aHiddenMessageLeavesTheTimelineAndStaysOutEvenAfterARestart() async throws {
         let fixture = Fixture()
         let (client, connection) = try await connectedClient(fixture)
