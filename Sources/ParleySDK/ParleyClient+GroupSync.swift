@@ -60,6 +60,15 @@ extension ParleyClient {
         } else if let left = summary.leftSeq, message.seq > left {
             summary.leftSeq = nil  // in again: a new span
         }
+        // In (again): a member from this entry on, before the read that follows brings the list, so a
+        // message arriving meanwhile can be marked read (my cursors start before the entry, as the server's).
+        let joinsMe = ([.added, .created].contains(entry.type) && names.contains(me.id)) || (entry.type == .joined && message.senderId == me.id)
+        if joinsMe, !summary.members.contains(where: { $0.userId == me.id }) {
+            summary.members.append(
+                ConversationMember(
+                    userId: me.id, username: me.username, displayName: me.displayName, deliveredSeq: message.seq - 1, readSeq: message.seq - 1,
+                    role: .member, photo: me.photo))
+        }
         if let title = entry.title, entry.type == .renamed || entry.type == .created, message.seq >= summary.lastSeq { summary.title = title }
         if entry.type == .left { summary.members.removeAll { $0.userId == message.senderId } }
         if entry.type == .removed { summary.members.removeAll { names.contains($0.userId) } }

@@ -20,6 +20,8 @@ extension TerminalChat {
         case "/accept", "/decline": await answerInvitation(command == "/accept", arguments)
         default:
             guard let chat, chat.isGroup else { return say("Open a group first (/list, then /open N).") }
+            // Once I am out, every group command meets this (the chat's own reason is about sending).
+            guard chat.cannotSendReason == nil else { return say(Self.notAMember) }
             await groupAction(command, arguments, in: chat)
         }
     }
@@ -41,11 +43,15 @@ extension TerminalChat {
         case "/members":
             await chat.refreshMembers()
             for member in chat.members { say("  \(member.name) (@\(member.username))" + (member.roleLabel.map { " — \($0)" } ?? "")) }
-            if chat.members.isEmpty, let reason = chat.cannotSendReason { say(reason) }
+            if chat.cannotSendReason != nil { say(Self.notAMember) }  // out since the read
         case "/add":
             let usernames = arguments.split(separator: " ").map(String.init)
             guard !usernames.isEmpty else { return say("Usage: /add USER…") }
             guard let users = await users(named: usernames) else { return }
+            // The server names one already in by id: name them here, before asking.
+            if let present = users.first(where: { user in chat.members.contains { $0.id == user.id } }) {
+                return say("\(present.displayName) is already a member.")
+            }
             guard let invited = await chat.addMembers(users) else { return say(chat.errorMessage ?? "Could not add.") }
             if !invited.isEmpty { say("Invited (they join when they accept): " + GroupText.joinNames(invited.map(\.displayName))) }
         case "/remove", "/admin", "/unadmin":
@@ -89,10 +95,15 @@ extension TerminalChat {
         }
     }
 
-    /// The users of these usernames, or `nil` after saying which one does not exist.
+    /// The users of these usernames, or `nil` after saying which one does not exist (or is me).
     private func users(named usernames: [String]) async -> [User]? {
         var users: [User] = []
         for username in usernames {
+            // Search leaves me out, which would read "No user named …".
+            if username.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "@ ")) == client.me.username {
+                say("You can't add yourself: you are in the group already.")
+                return nil
+            }
             do {
                 users.append(try await printer.user(named: username))
             } catch {
@@ -102,6 +113,8 @@ extension TerminalChat {
         }
         return users
     }
+
+    static let notAMember = "You are no longer a member of this group."
 
     /// `"Trip 2026" grace alan` or `Trip grace alan`: the title (quoted, or the first word) and the words after it.
     static func titleAndWords(_ text: String) -> (String, [String])? {

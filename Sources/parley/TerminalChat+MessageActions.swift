@@ -12,6 +12,9 @@ final class MessageNumbers {
     /// The lines last printed for each numbered message, without its status mark: a change to the
     /// message (edit, delete, reaction, its quote) prints it again, nothing else does.
     var printed: [ClientMessageID: [String]] = [:]
+    /// Every message and entry printed since the chat opened: the stream may bring one that opening
+    /// the chat printed already (the entries of a group I just made), and each is printed once.
+    var shown: Set<ClientMessageID> = []
 
     /// The message's number, given now if it had none.
     func number(for id: ClientMessageID) -> Int {
@@ -31,6 +34,7 @@ final class MessageNumbers {
         ids = []
         numbers = [:]
         printed = [:]
+        shown = []
     }
 }
 
@@ -50,7 +54,7 @@ extension TerminalChat {
     /// Prints a message (numbered; `marked` with "» " first, the message a search found) or an
     /// entry, and remembers what was printed.
     func printItem(_ item: TimelineItem, marked: Bool = false) {
-        guard let chat else { return }
+        guard let chat, numbers.shown.insert(item.id).inserted else { return }
         guard item.entry == nil else { return printer.lines(for: item, in: chat.conversation).forEach(say) }
         let number = numbers.number(for: item.id)
         let lines = printer.lines(for: item, in: chat.conversation, number: number)

@@ -47,8 +47,9 @@ struct ChatPrinter {
     }
 
     /// One line for news from a chat that is not open: "• New message from Ada: hi", "• Ada in Trip: hi".
+    /// None for a message deleted before it came (one written and deleted while I was away).
     func notice(for message: Message) -> String? {
-        guard let summary = client.conversations[message.conversationId] else { return nil }
+        guard !message.isDeleted, let summary = client.conversations[message.conversationId] else { return nil }
         guard summary.kind == .group else {
             return "• New message from \(client.otherMember(of: summary)?.displayName ?? "someone"): \(message.text)"
         }

@@ -1,0 +1,133 @@
+"""`parley chat` in groups, through a pseudo-terminal, against a real server: read receipts after being
+re-added, news of messages deleted while away, a new group's entries printed once, and what group
+commands say when they cannot be done."""
+import io
+import re
+import tempfile
+import time
+import uuid
+
+import pexpect
+import requests
+
+from conftest import BINARY
+from test_terminal_client import _auth, _register_alice
+from test_terminal_message_actions import _act, _eventually, _terminal
+
+
+def _login_alice(server):
+    response = requests.post(f"{server.url}/v1/auth/login", json={"username": "alice", "password": "wonderland1"}, timeout=10)
+    response.raise_for_status()
+    return response.json()
+
+
+def _befriend(server, a, b):
+    """Both write in their direct conversation: contacts, so either may put the other in a group."""
+    conversation = server.send(a, "hi", recipient=b["user"]["id"])["conversationId"]
+    server.send(b, "hello", conversation=conversation)
+
+
+def _group(server, owner, title, members):
+    response = requests.post(f"{server.url}/v1/groups", headers=_auth(owner), timeout=10,
+                             json={"clientId": str(uuid.uuid4()), "title": title, "memberIds": [m["user"]["id"] for m in members]})
+    response.raise_for_status()
+    return response.json()["conversation"]["id"]
+
+
+def _alice_and_crew(server, home):
+    """Alice (the terminal's user, signed in in `home`), Bob, and Bob's group "Crew" with her in it."""
+    bob = server.register("bob", "Bob Builder")
+    _register_alice(server, home, bob, "Alice Liddell")
+    alice = _login_alice(server)
+    _befriend(server, bob, alice)
+    return alice, bob, _group(server, bob, "Crew", [alice])
+
+
+def _recorded(home):
+    """The terminal and everything it printed from its start (news of the time away comes before
+    "[online]"), as a growing buffer."""
+    output = io.StringIO()
+    terminal = pexpect.spawn(BINARY, ["chat", "--home", home], encoding="utf-8", timeout=20, dimensions=(40, 160))
+    terminal.logfile_read = output
+    terminal.expect(r"\[online\]")
+    return terminal, output
+
+
+def test_the_first_message_after_i_am_added_back_is_marked_read(server):
+    with tempfile.TemporaryDirectory() as home:
+        alice, bob, group = _alice_and_crew(server, home)
+        me = alice["user"]["id"]
+
+        def mine():
+            summary = next(c for c in server.conversations(alice) if c["id"] == group)
+            return next(m["readSeq"] for m in summary["members"] if m["userId"] == me), summary["lastSeq"], summary["unreadCount"]
+
+        terminal = _terminal(home)
+        terminal.sendline("/list")
+        terminal.expect(r"(\d+)\. Crew")
+        terminal.sendline("/open " + terminal.match.group(1))
+        terminal.expect("── Crew")
+        requests.post(f"{server.url}/v1/conversations/{group}/members/{me}/remove", json={"clientId": str(uuid.uuid4())},
+                      headers=_auth(bob), timeout=10).raise_for_status()
+        terminal.expect("removed you")
+        # Added back, and a message at once: it comes before the client has read the group again.
+        requests.post(f"{server.url}/v1/conversations/{group}/members", json={"clientId": str(uuid.uuid4()), "userIds": [me]},
+                      headers=_auth(bob), timeout=10).raise_for_status()
+        last = server.send(bob, "welcome back", conversation=group)["seq"]
+        terminal.expect("Bob Builder: welcome back")
+        _eventually(lambda: mine() == (last, last, 0), f"readSeq {last} and nothing unread (now {mine()})", timeout=10)
+        terminal.sendline("/quit")
+        terminal.expect(pexpect.EOF)
+
+
+def test_a_message_deleted_while_i_was_away_is_not_announced(server):
+    with tempfile.TemporaryDirectory() as home:
+        alice, bob, group = _alice_and_crew(server, home)
+        terminal = _terminal(home)  # once, so that what comes next is news
+        terminal.sendline("/quit")
+        terminal.expect(pexpect.EOF)
+        deleted = server.send(bob, "soon gone", conversation=group)
+        _act(server, bob, group, deleted["seq"], "delete")
+        server.send(bob, "still here", conversation=group)
+        terminal, output = _recorded(home)  # the time away is caught up before "[online]"
+        terminal.sendline("/quit")
+        terminal.expect(pexpect.EOF)
+        notices = re.findall(r"• Bob Builder in Crew:[^\r\n]*", output.getvalue())
+        assert notices == ["• Bob Builder in Crew: still here"], notices
+
+
+def test_a_new_group_prints_its_entries_once(server):
+    with tempfile.TemporaryDirectory() as home:
+        alice, bob, _ = _alice_and_crew(server, home)
+        terminal, output = _recorded(home)
+        terminal.sendline('/group new "Trip" bob')
+        terminal.expect("── Trip")
+        terminal.sendline("first message")
+        terminal.expect(re.escape('✓ "first message"'))
+        time.sleep(1)  # the stream's copy of the entry, had it been printed again
+        terminal.sendline("/quit")
+        terminal.expect(pexpect.EOF)
+        printed = output.getvalue()
+        assert printed.count("You created the group “Trip”") == 1, printed
+        assert printed.count("You added Bob Builder") == 1, printed
+
+
+def test_group_commands_that_cannot_be_done_say_why_in_words(server):
+    with tempfile.TemporaryDirectory() as home:
+        _alice_and_crew(server, home)
+        terminal = _terminal(home)
+        terminal.sendline('/group new "Trip" alice')
+        terminal.expect(re.escape("You can't add yourself: you are in the group already."))
+        terminal.sendline('/group new "Trip" bob')
+        terminal.expect("── Trip")
+        terminal.sendline("/add @bob")
+        terminal.expect(re.escape("Bob Builder is already a member."))
+        terminal.sendline("/add alice")
+        terminal.expect(re.escape("You can't add yourself"))
+        terminal.sendline("/leave")
+        terminal.expect("You left")
+        for command in ["/leave", "/members", "/add bob"]:
+            terminal.sendline(command)
+            terminal.expect(re.escape("You are no longer a member of this group."))
+        terminal.sendline("/quit")
+        terminal.expect(pexpect.EOF)
