@@ -4,7 +4,6 @@ commands say when they cannot be done."""
 import io
 import re
 import tempfile
-import time
 import uuid
 
 import pexpect
@@ -104,7 +103,12 @@ def test_a_new_group_prints_its_entries_once(server):
         terminal.expect("── Trip")
         terminal.sendline("first message")
         terminal.expect(re.escape('✓ "first message"'))
-        time.sleep(1)  # the stream's copy of the entry, had it been printed again
+        # Bob writes after it: the stream is in order, so once his line is printed, the stream's copy
+        # of the entries has come too (and would have been printed again).
+        listed = requests.get(f"{server.url}/v1/conversations", headers=_auth(alice), timeout=10).json()["conversations"]
+        trip = next(c["id"] for c in listed if c.get("title") == "Trip")
+        server.send(bob, "and after it", conversation=trip)
+        terminal.expect("and after it")
         terminal.sendline("/quit")
         terminal.expect(pexpect.EOF)
         printed = output.getvalue()
