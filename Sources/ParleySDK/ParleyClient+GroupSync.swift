@@ -41,6 +41,8 @@ extension ParleyClient {
                 if message.mentions?.contains(me.id) == true { mentions += 1 }
             }
         }
+        // Most calls (each message I send) change nothing: no write to the local store then.
+        guard summary.unreadCount != unread || (summary.mentionCount ?? 0) != mentions else { return }
         summary.unreadCount = unread
         summary.mentionCount = mentions
         conversations[id] = summary

@@ -45,7 +45,9 @@ import WSCore
                 try await Task.sleep(for: .microseconds(300))
             }
         }
-        _ = try await b.message(seq: 100)  // well under way
+        // Under way (the flood goes on to 5,000): the shutdown meets sends in flight, whatever the
+        // machine's pace. Waiting for a long run of them here only measured the disk under load.
+        _ = try await b.message(seq: 20)
         await group.triggerGracefulShutdown()
         try await running.value
         sending.cancel()
@@ -62,7 +64,7 @@ import WSCore
         }
         let acked = Set(await a.inbox.frames.compactMap { if case .sent(_, let message, _, _) = $0 { message.clientId } else { nil } })
         let unanswered = stored.filter { !acked.contains($0.clientId) }
-        #expect(stored.count >= 100)
+        #expect(stored.count >= 20)
         #expect(unanswered.isEmpty, "\(unanswered.count) of \(stored.count) committed sends got no answer")
     }
 
