@@ -460,15 +460,22 @@ def test_a_big_upload_shows_progress_and_cancel_deletes_it_on_the_server(server,
     assert attachments_of(server, bob, conversation) == []
 
 
+def send_held_after_one_chunk(a, alice, path, caption):
+    """Sends `path` with `caption`; its upload stops after the first MiB, held by the page's test
+    hook. Returns the message's outbox entry."""
+    a.execute_script("sessionStorage.setItem('test.holdAfter', '1')")
+    attach(a, path)
+    wait(a, lambda d: len(tray(d)["items"]) == 1)
+    send_with_enter(a, caption)
+    wait(a, lambda d: d.execute_script("return window.__held") == [MIB])
+    [entry] = outbox(a, alice)
+    return entry
+
+
 def test_an_upload_cut_by_a_reload_goes_on_from_the_server_offset_and_the_message_arrives_once(server, browsers, tmp_path):
     alice, bob, conversation, a = chat_of_two(server, browsers)
     data = os.urandom(3 * MIB + 12345)
-    a.execute_script("sessionStorage.setItem('test.holdAfter', '1')")
-    attach(a, write(tmp_path, "backup.zip", data))
-    wait(a, lambda d: len(tray(d)["items"]) == 1)
-    send_with_enter(a, "the backup")
-    wait(a, lambda d: d.execute_script("return window.__held") == [MIB])
-    [entry] = outbox(a, alice)
+    entry = send_held_after_one_chunk(a, alice, write(tmp_path, "backup.zip", data), "the backup")
     assert entry["uploading"] and entry["text"] == "the backup"
     # Every PATCH of the next page waits too: the page shows where the server is before going on.
     a.execute_script("sessionStorage.setItem('test.holdAfter', '0')")
@@ -493,12 +500,7 @@ def test_a_crash_that_loses_the_outbox_but_keeps_the_file_brings_the_message_bac
     clientId) instead of deleting the file (uploads.js rule 7)."""
     alice, bob, conversation, a = chat_of_two(server, browsers)
     data = os.urandom(2 * MIB + 777)
-    a.execute_script("sessionStorage.setItem('test.holdAfter', '1')")
-    attach(a, write(tmp_path, "minutes.pdf", data))
-    wait(a, lambda d: len(tray(d)["items"]) == 1)
-    send_with_enter(a, "the minutes")
-    wait(a, lambda d: d.execute_script("return window.__held") == [MIB])
-    [entry] = outbox(a, alice)
+    entry = send_held_after_one_chunk(a, alice, write(tmp_path, "minutes.pdf", data), "the minutes")
     # The crash: the outbox never reached the disk.
     a.execute_script("localStorage.removeItem('parley.outbox.' + arguments[0])", alice["user"]["id"])
     a.execute_script("sessionStorage.setItem('test.holdAfter', '0')")
