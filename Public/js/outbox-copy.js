@@ -5,9 +5,9 @@ import { database } from "./idb.js";
 
 const copies = database("parley-outbox", "outboxes", "userId");
 
-/** Keeps `entries` as `userId`'s outbox; failures only lose the extra safety. */
-export function saveOutboxCopy(userId, entries) {
-  copies.run("readwrite", (store) => store.put({ userId, json: JSON.stringify(entries) })).catch(() => {});
+/** Keeps `json` (the outbox as localStorage has it) as `userId`'s; failures only lose the extra safety. */
+export function saveOutboxCopy(userId, json) {
+  copies.run("readwrite", (store) => store.put({ userId, json })).catch(() => {});
 }
 
 /** `userId`'s outbox as last saved here ([] when there is none or IndexedDB is unavailable). */

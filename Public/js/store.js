@@ -93,8 +93,9 @@ export class ChatStore {
   }
 
   saveOutbox() {
-    localStorage.setItem(this.outboxKey, JSON.stringify(this.outbox));
-    saveOutboxCopy(this.me, this.outbox);
+    const json = JSON.stringify(this.outbox);  // once, for both places
+    localStorage.setItem(this.outboxKey, json);
+    saveOutboxCopy(this.me, json);
     this.uploads?.outboxChanged();  // files of a message that left the outbox stop uploading
   }
 

@@ -697,7 +697,7 @@ def test_an_outbox_entry_only_the_indexeddb_copy_kept_goes_out_after_a_restart(s
             "createdAt": 1, "status": "sending", "error": None}
     kept = a.execute_async_script("""const [me, entry, done] = arguments;
         import('/js/outbox-copy.js').then(async (copy) => {
-          copy.saveOutboxCopy(me, [entry]);
+          copy.saveOutboxCopy(me, JSON.stringify([entry]));
           for (let i = 0; i < 50; i++) {
             const now = await copy.readOutboxCopy(me);
             if (now.length === 1) return done(now);
