@@ -148,6 +148,14 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The example app of Examples/EchoBot, built here too: the full test run builds it with the rest
+        // instead of building every dependency again for the example's own package.
+        .executableTarget(
+            name: "EchoBot",
+            dependencies: ["ParleySDK", "ParleyViewModels"],
+            path: "Examples/EchoBot/Sources/EchoBot",
+            swiftSettings: swiftSettings
+        ),
         // Test helpers shared by the test targets: a real PostgreSQL server, the test server's settings.
         .target(
             name: "ParleyTestSupport",

@@ -1,5 +1,5 @@
-"""The SDK used from another package, as an app would: Examples/EchoBot (built by scripts/test)
-signs in through ParleySDK, answers messages through its outbox, and lists its chats through
+"""The SDK used as an app would: Examples/EchoBot (a package of its own, whose source scripts/test
+builds as the main package's EchoBot target, and whose manifest it checks) signs in through ParleySDK, answers messages through its outbox, and lists its chats through
 ParleyViewModels, against a real server."""
 import subprocess
 
@@ -7,11 +7,11 @@ import requests
 
 from conftest import ROOT
 
-BOT = ROOT / "Examples" / "EchoBot" / ".build" / "debug" / "EchoBot"
+BOT = ROOT / ".build" / "debug" / "EchoBot"
 
 
 def test_an_app_package_using_the_sdk_answers_messages(server):
-    assert BOT.exists(), "scripts/test builds Examples/EchoBot before the end-to-end tests"
+    assert BOT.exists(), "scripts/test builds EchoBot (swift build --build-tests) before the end-to-end tests"
     ada = server.register("ada", "Ada Lovelace")
     bot = subprocess.Popen([str(BOT), server.url, "echobot", "echo-password-1", "2"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
