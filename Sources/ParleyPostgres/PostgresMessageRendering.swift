@@ -78,12 +78,6 @@ extension PostgresStore {
         return (text, number == 1 ? nil : Timestamp(milliseconds: created))
     }
 
-    /// A message outside any connection: leases one only when there is something to complete.
-    func completed(_ message: Message, for viewer: UserID) async throws -> Message {
-        guard message.needsRendering else { return message }
-        return try await read { db in try await self.complete(message, for: viewer, db) }
-    }
-
     /// The quote of the message at `seq`, with its text as it was at `time` for someone who left then.
     func quote(of seq: Int64, in conversation: ConversationID, asOf time: Int64? = nil, _ db: PostgresConnection) async throws -> ReplyQuote? {
         guard

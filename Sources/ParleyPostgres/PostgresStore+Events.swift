@@ -76,13 +76,13 @@ extension PostgresStore: EventLog {
                     let text = c.13, let created = c.14
                 else { continue }
                 let message = Message((id, messageConversation, seq, sender, clientID, text, created, c.15, c.16, c.18, c.19, c.20, c.21 ?? 0, c.23))
-                payload = .message(try await completed(message, for: user))
+                payload = .message(message)
             case .messageUpdated:
                 guard let id = c.8, let messageConversation = c.9, let seq = c.10, let sender = c.11, let clientID = c.12,
                     let text = c.13, let created = c.14
                 else { continue }
                 let message = Message((id, messageConversation, seq, sender, clientID, text, created, c.15, c.16, c.18, c.19, c.20, c.21 ?? 0, c.23))
-                payload = .messageUpdated(try await completed(message, for: user))
+                payload = .messageUpdated(message)
             case .messageHidden:
                 guard let seq = c.22 else { continue }
                 payload = .messageHidden(MessageRef(conversationId: conversation, seq: seq))
@@ -114,7 +114,34 @@ extension PostgresStore: EventLog {
             }
             events.append(StreamEvent(position: position, payload: payload))
         }
-        return .events(events, head: head)
+        return .events(try await completingMessages(of: events, for: user), head: head)
+    }
+
+    /// The replay's messages as the viewer sees them now (``complete(_:for:_:)``): one connection for
+    /// all of them, and one departure lookup per group, however many of its messages need it.
+    private func completingMessages(of events: [StreamEvent], for user: UserID) async throws -> [StreamEvent] {
+        let indices = events.indices.filter {
+            switch events[$0].payload {
+            case .message(let message), .messageUpdated(let message): message.needsRendering
+            default: false
+            }
+        }
+        guard !indices.isEmpty else { return events }
+        let messages: [Message] = indices.compactMap {
+            switch events[$0].payload {
+            case .message(let message), .messageUpdated(let message): message
+            default: nil
+            }
+        }
+        let completed = try await read { db in try await self.complete(messages, for: user, db) }
+        var events = events
+        for (index, message) in zip(indices, completed) {
+            switch events[index].payload {
+            case .message: events[index] = StreamEvent(position: events[index].position, payload: .message(message))
+            default: events[index] = StreamEvent(position: events[index].position, payload: .messageUpdated(message))
+            }
+        }
+        return events
     }
 
     public func streamHead(of user: UserID) async throws -> Int64 {

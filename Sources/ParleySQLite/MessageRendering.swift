@@ -12,12 +12,25 @@ import ParleyStore
 enum MessageRendering {
     static func complete(_ messages: [Message], for viewer: UserID, _ db: Database) throws -> [Message] {
         guard messages.contains(where: \.needsRendering) else { return messages }
-        var leftAt: [ConversationID: Int64?] = [:]
-        return try messages.map { message in
-            guard message.needsRendering else { return message }
-            if leftAt[message.conversationId] == nil { leftAt[message.conversationId] = try Self.leftAt(viewer, message.conversationId, db) }
-            return try complete(message, for: viewer, leftAt: leftAt[message.conversationId] ?? nil, db)
+        var departures = Departures()
+        return try messages.map { try complete($0, for: viewer, departures: &departures, db) }
+    }
+
+    /// When the viewer left each group met so far: a page or a replay asks once per conversation.
+    struct Departures {
+        private var leftAt: [ConversationID: Int64?] = [:]
+
+        mutating func leftAt(_ viewer: UserID, _ conversation: ConversationID, _ db: Database) throws -> Int64? {
+            if let known = leftAt[conversation] { return known }
+            let found = try MessageRendering.leftAt(viewer, conversation, db)
+            leftAt[conversation] = .some(found)
+            return found
         }
+    }
+
+    static func complete(_ message: Message, for viewer: UserID, departures: inout Departures, _ db: Database) throws -> Message {
+        guard message.needsRendering else { return message }
+        return try complete(message, for: viewer, leftAt: try departures.leftAt(viewer, message.conversationId, db), db)
     }
 
     static func complete(_ message: Message, for viewer: UserID, _ db: Database) throws -> Message {

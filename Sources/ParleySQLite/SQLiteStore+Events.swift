@@ -65,14 +65,15 @@ extension SQLiteStore: EventLog {
                 arguments: [user.rawValue, after, limit])
             var events: [StreamEvent] = []
             events.reserveCapacity(rows.count)
+            var departures = MessageRendering.Departures()
             for row in rows {
                 let conversation = ConversationID(rawValue: row[2])
                 let payload: StreamEvent.Payload
                 switch EventKind(rawValue: row[1]) {
                 case .message:
-                    payload = .message(try MessageRendering.complete(Message(row: row, at: 7), for: user, db))
+                    payload = .message(try MessageRendering.complete(Message(row: row, at: 7), for: user, departures: &departures, db))
                 case .messageUpdated:
-                    payload = .messageUpdated(try MessageRendering.complete(Message(row: row, at: 7), for: user, db))
+                    payload = .messageUpdated(try MessageRendering.complete(Message(row: row, at: 7), for: user, departures: &departures, db))
                 case .messageHidden:
                     payload = .messageHidden(MessageRef(conversationId: conversation, seq: row[7 + Columns.messageCount]))
                 case .receipt:

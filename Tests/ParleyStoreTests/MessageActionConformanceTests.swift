@@ -254,6 +254,22 @@ import Testing
         let adasCopy = try await world.store.messages(in: group, as: world.ada.id, query: HistoryQuery(limit: 50)).messages
         #expect(adasCopy.first { $0.seq == reply.seq }?.replyTo?.preview == "plan C secret", "members see the quote as it is now")
         #expect(adasCopy.first { $0.seq == reply.seq }?.reactions?.count == 2)
+        // Her replay says the same, event by event, whichever event carries the message.
+        let replayed = try await world.store.allEvents(of: world.grace.id).compactMap { event -> Message? in
+            switch event.payload {
+            case .message(let message), .messageUpdated(let message): message.conversationId == group ? message : nil
+            default: nil
+            }
+        }
+        // The creation entry, the message, its edit, the reply, the two reactions, her leaving.
+        let order = [message.seq - 1, message.seq, message.seq, reply.seq, message.seq, reply.seq, reply.seq + 1]
+        #expect(replayed.map(\.seq) == order)
+        for copy in replayed where copy.seq == message.seq {
+            #expect(copy.text == "plan A2" && copy.reactions?.map(\.emoji) == ["👍"], "replayed: \(copy.text) \(copy.reactions ?? [])")
+        }
+        for copy in replayed where copy.seq == reply.seq {
+            #expect(copy.replyTo?.preview == "plan A2" && copy.reactions?.map(\.emoji) == ["👍"], "replayed: \(copy.replyTo?.preview ?? "")")
+        }
         let found = try await world.store.search(try SearchQuery.parse("secret"), as: world.grace.id, limit: 10, offset: 0)
         #expect(found.isEmpty, "the text written after she left: \(found.map(\.text))")
         #expect(try await world.store.search(try SearchQuery.parse("secret"), as: world.ada.id, limit: 10, offset: 0).count == 1)
