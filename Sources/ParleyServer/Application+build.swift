@@ -23,7 +23,8 @@ public func buildApplication(
     let server = ServerContext(configuration: configuration, store: store, bus: bus, logger: logger)
     let logger = server.logger
     let vapid = try await VAPIDKey.load(configuration.push, store: store)
-    let files = try await FileStorageSetup.make(configuration.files, store: store, clustered: bus != nil, logger: logger)
+    let files = try await FileStorageSetup.make(
+        configuration.files, store: store, clustered: bus != nil, now: configuration.rateLimitClock, logger: logger)
     var app = Application(
         router: makeRouter(server, vapid: vapid, files: files),
         server: .parley(
@@ -113,18 +114,19 @@ struct ServerContext: Sendable {
             typingTimeoutSeconds: configuration.typingTimeoutSeconds, writeTimeoutSeconds: configuration.writeTimeoutSeconds,
             maxLagSeconds: configuration.maxLagSeconds, idleTimeoutSeconds: configuration.idleTimeoutSeconds,
             answerTimeoutSeconds: configuration.answerTimeoutSeconds, metrics: metrics, bus: bus, logger: logger)
-        sendLimiter = RateLimiter(ratePerSecond: configuration.sendsPerSecond, burst: configuration.sendBurst)
-        registerLimiter = RateLimiter(ratePerSecond: configuration.loginsPerMinute / 60, burst: configuration.loginBurst)
+        let now = configuration.rateLimitClock
+        sendLimiter = RateLimiter(ratePerSecond: configuration.sendsPerSecond, burst: configuration.sendBurst, now: now)
+        registerLimiter = RateLimiter(ratePerSecond: configuration.loginsPerMinute / 60, burst: configuration.loginBurst, now: now)
         loginThrottle = LoginThrottle(
             .init(
                 perAddressPerMinute: configuration.loginsPerMinute, perAddressBurst: configuration.loginBurst,
                 firstBackoff: .milliseconds(Int64(max(0.001, configuration.loginBackoffSeconds) * 1_000)),
-                perUsernamePerHour: configuration.loginFailuresPerUsernamePerHour))
-        searchLimiter = RateLimiter(ratePerSecond: configuration.searchesPerMinute / 60, burst: configuration.searchesPerMinute)
-        messageSearchLimiter = RateLimiter(ratePerSecond: configuration.messageSearchesPerMinute / 60, burst: 30)
-        conversationLimiter = RateLimiter(ratePerSecond: configuration.conversationsPerHour / 3600, burst: configuration.conversationsPerHour)
-        typingLimiter = RateLimiter(ratePerSecond: configuration.typingPerSecond, burst: 5)
-        groupLimiter = RateLimiter(ratePerSecond: configuration.groupActionsPerHour / 3600, burst: configuration.groupActionsPerHour)
+                perUsernamePerHour: configuration.loginFailuresPerUsernamePerHour), now: now)
+        searchLimiter = RateLimiter(ratePerSecond: configuration.searchesPerMinute / 60, burst: configuration.searchesPerMinute, now: now)
+        messageSearchLimiter = RateLimiter(ratePerSecond: configuration.messageSearchesPerMinute / 60, burst: 30, now: now)
+        conversationLimiter = RateLimiter(ratePerSecond: configuration.conversationsPerHour / 3600, burst: configuration.conversationsPerHour, now: now)
+        typingLimiter = RateLimiter(ratePerSecond: configuration.typingPerSecond, burst: 5, now: now)
+        groupLimiter = RateLimiter(ratePerSecond: configuration.groupActionsPerHour / 3600, burst: configuration.groupActionsPerHour, now: now)
         health = StorageHealth(logger: logger)
         messenger = Messenger(
             store: store, hub: hub, sendLimiter: sendLimiter, conversationLimiter: conversationLimiter, metrics: metrics,

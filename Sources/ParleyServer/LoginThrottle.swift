@@ -40,8 +40,8 @@ final class LoginThrottle: Sendable {
     init(_ settings: Settings, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
         self.settings = settings
         self.now = now
-        perAddress = RateLimiter(ratePerSecond: settings.perAddressPerMinute / 60, burst: settings.perAddressBurst)
-        perUsername = RateLimiter(ratePerSecond: settings.perUsernamePerHour / 3600, burst: settings.perUsernamePerHour)
+        perAddress = RateLimiter(ratePerSecond: settings.perAddressPerMinute / 60, burst: settings.perAddressBurst, now: now)
+        perUsername = RateLimiter(ratePerSecond: settings.perUsernamePerHour / 3600, burst: settings.perUsernamePerHour, now: now)
     }
 
     /// Whether an attempt for `username` from `address` may go ahead; `nil`, or whole seconds to wait.

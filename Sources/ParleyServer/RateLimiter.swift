@@ -13,11 +13,13 @@ final class RateLimiter: Sendable {
     private let ratePerSecond: Double
     private let burst: Double
     private let buckets = Mutex<[String: Bucket]>([:])
-    private let clock = ContinuousClock()
+    private let now: @Sendable () -> ContinuousClock.Instant
 
-    init(ratePerSecond: Double, burst: Double) {
+    /// `now` is the time source (``ServerConfiguration/rateLimitClock``; tests stop it).
+    init(ratePerSecond: Double, burst: Double, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
         self.ratePerSecond = ratePerSecond
         self.burst = max(1, burst)
+        self.now = now
     }
 
     /// Takes one token for `key`; returns `nil` when allowed, or the whole seconds to wait.
@@ -31,7 +33,7 @@ final class RateLimiter: Sendable {
     }
 
     private func take(_ key: String, spend: Bool) -> Int? {
-        let now = clock.now
+        let now = now()
         return buckets.withLock { buckets in
             var bucket = buckets[key] ?? Bucket(tokens: burst, updated: now)
             bucket.tokens = min(burst, bucket.tokens + Self.seconds(now - bucket.updated) * ratePerSecond)
@@ -54,7 +56,7 @@ final class RateLimiter: Sendable {
 
     /// Drops buckets that have refilled completely (called periodically).
     func sweep() {
-        let now = clock.now
+        let now = now()
         buckets.withLock { buckets in
             buckets = buckets.filter { _, bucket in
                 bucket.tokens + Self.seconds(now - bucket.updated) * ratePerSecond < burst

@@ -25,6 +25,9 @@ public struct ServerConfiguration: Sendable {
     /// The wait after the free wrong guesses from one address at one account; it doubles with each
     /// further wrong guess (see ``LoginThrottle``).
     public var loginBackoffSeconds: Double = 1
+    /// The time every rate limit and the login throttle go by: the continuous clock. Tests that
+    /// check a limit stop it, so a slow machine cannot refill a bucket while the test runs.
+    public var rateLimitClock: @Sendable () -> ContinuousClock.Instant = { .now }
     /// User searches per user a minute (a bucket of this size).
     public var searchesPerMinute: Double = 30
     /// Message searches per user (`GET /v1/search`), bursts of 30: enough to search as one types.

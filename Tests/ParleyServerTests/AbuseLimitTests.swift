@@ -1,3 +1,4 @@
+import ParleyTestSupport
 import Foundation
 import HTTPTypes
 import ParleyCore
@@ -10,7 +11,9 @@ import ParleyStore
 /// Limits on what strangers can do, and the smaller hardening items of the security review.
 @Suite struct AbuseLimitTests {
     @Test func startingConversationsIsRateLimitedButOldOnesAreFree() async throws {
-        try await TestServer.run(configure: { $0.conversationsPerHour = 3 }) { api in
+        try await TestServer.run(configure: {
+            $0.conversationsPerHour = 3; $0.stopRateLimitClock()
+        }) { api in
             let spammer = try await api.register("spammer")
             var targets: [Account] = []
             for index in 0..<5 { targets.append(try await api.register("target\(index)")) }
@@ -32,7 +35,9 @@ import ParleyStore
     }
 
     @Test func typingBeyondItsBudgetIsDropped() async throws {
-        try await TestServer.run(configure: { $0.typingPerSecond = 0.05 }) { api in  // the burst of 5, no refill while it runs
+        try await TestServer.run(configure: {
+            $0.typingPerSecond = 0.05; $0.stopRateLimitClock()
+        }) { api in  // the burst of 5, no refill
             let alice = try await api.register("alice"), bob = try await api.register("bob")
             let conversation = try await api.send("hi", from: alice, to: bob).conversationId
             let a = try await api.socket(alice), b = try await api.socket(bob)
@@ -52,7 +57,9 @@ import ParleyStore
     }
 
     @Test func theDirectoryCannotBeListedBySearching() async throws {
-        try await TestServer.run(configure: { $0.searchesPerMinute = 4 }) { api in
+        try await TestServer.run(configure: {
+            $0.searchesPerMinute = 4; $0.stopRateLimitClock()
+        }) { api in
             let me = try await api.register("searcher")
             for name in ["alice", "alfred", "albert", "bob"] { _ = try await api.register(name, displayName: "\(name.capitalized) Smith") }
             for short in ["a", "al", "al%00"] {

@@ -1,3 +1,4 @@
+import ParleyTestSupport
 import Foundation
 import HTTPTypes
 import NIOCore
@@ -65,7 +66,7 @@ import ParleyServer
     /// Per client address (see LoginThrottleTests for the per-account rules).
     @Test func loginsAreThrottledWithRetryAfter() async throws {
         try await TestServer.run(configure: {
-            $0.loginBurst = 3; $0.loginsPerMinute = 1
+            $0.loginBurst = 3; $0.loginsPerMinute = 1; $0.stopRateLimitClock()
         }) { api in
             _ = try await api.register("alice")
             for _ in 0..<3 {

@@ -1,3 +1,4 @@
+import ParleyTestSupport
 import Foundation
 import HTTPTypes
 import NIOCore
@@ -179,7 +180,9 @@ import Testing
     }
 
     @Test func createsAndAddsAreRateLimitedPerUser() async throws {
-        try await TestServer.run(configure: { $0.groupActionsPerHour = 2 }) { api in
+        try await TestServer.run(configure: {
+            $0.groupActionsPerHour = 2; $0.stopRateLimitClock()
+        }) { api in
             let (ada, grace, _) = try await api.threeFriends()
             for _ in 0..<2 { _ = try await api.createGroup(by: ada, title: "G", members: [grace]) }
             let third = try await api.action(.post, "/v1/groups", by: ada, API.CreateGroupRequest(clientId: .random(), title: "G", memberIds: [grace.id]))

@@ -1,3 +1,4 @@
+import ParleyTestSupport
 import Foundation
 import HTTPTypes
 import ParleyCore
@@ -85,8 +86,8 @@ import ParleyServer
 
     @Test func sendsAreRateLimitedPerUser() async throws {
         try await TestServer.run(configure: {
-            $0.sendBurst = 3; $0.sendsPerSecond = 0.01
-        }) { api in  // no refill while it runs
+            $0.sendBurst = 3; $0.sendsPerSecond = 0.01; $0.stopRateLimitClock()
+        }) { api in
             let alice = try await api.register("alice"), bob = try await api.register("bob")
             for i in 0..<3 { _ = try await api.send("m\(i)", from: alice, to: bob) }
             let limited = try await api.request(

@@ -74,19 +74,24 @@ import Foundation
 
 @Suite struct RateLimiterTests {
     @Test func burstThenRetryAfterPerKey() {
-        let limiter = RateLimiter(ratePerSecond: 0.5, burst: 2)
+        let clock = LoginBackoffRulesTests.ManualClock()
+        let limiter = RateLimiter(ratePerSecond: 0.5, burst: 2, now: { clock.now })
         #expect(limiter.acquire("a") == nil)
         #expect(limiter.acquire("a") == nil)
         #expect(limiter.acquire("a") == 2, "one token takes 2 s at 0.5/s")
         #expect(limiter.acquire("b") == nil, "keys are independent")
     }
 
-    @Test func tokensRefillOverTime() async throws {
-        let limiter = RateLimiter(ratePerSecond: 50, burst: 1)
+    @Test func tokensRefillOverTime() {
+        let clock = LoginBackoffRulesTests.ManualClock()
+        let limiter = RateLimiter(ratePerSecond: 50, burst: 1, now: { clock.now })
         #expect(limiter.acquire("a") == nil)
         #expect(limiter.acquire("a") != nil)
-        try await Task.sleep(for: .milliseconds(60))
+        clock.advance(by: .milliseconds(19))
+        #expect(limiter.acquire("a") != nil, "a token takes 20 ms at 50/s")
+        clock.advance(by: .milliseconds(2))
         #expect(limiter.acquire("a") == nil)
+        #expect(limiter.acquire("a") != nil, "the burst is one")
     }
 }
 

@@ -57,6 +57,7 @@ import Testing
             $0.files.maxUploadBytes = 1000
             $0.files.quotaBytes = 1500
             $0.files.uploadsPerMinute = 6
+            $0.stopRateLimitClock()
         }) { api in
             let ada = try await api.register("ada")
             let tooLarge = try await api.createUpload(ada, length: 1001)

@@ -32,12 +32,15 @@ final class FileService: Sendable {
     let digests = UploadDigests(capacity: 10_000)
     let logger: Logger
 
-    init(store: any ParleyStore, blobs: any BlobStore, configuration: FileConfiguration, links: FileLinks, logger: Logger) {
+    init(
+        store: any ParleyStore, blobs: any BlobStore, configuration: FileConfiguration, links: FileLinks,
+        now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }, logger: Logger
+    ) {
         self.store = store
         self.blobs = blobs
         self.configuration = configuration
         self.links = links
-        self.limiter = RateLimiter(ratePerSecond: configuration.uploadsPerMinute / 60, burst: configuration.uploadsPerMinute)
+        self.limiter = RateLimiter(ratePerSecond: configuration.uploadsPerMinute / 60, burst: configuration.uploadsPerMinute, now: now)
         self.logger = logger
     }
 

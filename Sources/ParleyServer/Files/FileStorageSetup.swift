@@ -12,13 +12,16 @@ import ParleyStore
 enum FileStorageSetup {
     /// The file service, its blob store checked: in a cluster (`clustered`) every node must reach
     /// the same blobs, so a local directory that another node does not share refuses to start.
-    static func make(_ configuration: FileConfiguration, store: any ParleyStore, clustered: Bool, logger: Logger) async throws -> FileService {
+    static func make(
+        _ configuration: FileConfiguration, store: any ParleyStore, clustered: Bool,
+        now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }, logger: Logger
+    ) async throws -> FileService {
         let blobs = try openBlobStore(configuration.blobStore, logger: logger)
         if clustered, let local = blobs as? LocalBlobStore { try await checkShared(local, store: store) }
         let key = try await store.sharedSecret(
             named: FileLinks.secretName, orStore: LowercaseHex.string(Array(SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) })))
         let links = FileLinks(key: SymmetricKey(data: Data(key.utf8)), lifetimeSeconds: configuration.linkLifetimeSeconds)
-        return FileService(store: store, blobs: blobs, configuration: configuration, links: links, logger: logger)
+        return FileService(store: store, blobs: blobs, configuration: configuration, links: links, now: now, logger: logger)
     }
 
     static func openBlobStore(_ location: String?, logger: Logger) throws -> any BlobStore {
