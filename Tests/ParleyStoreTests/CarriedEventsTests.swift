@@ -137,7 +137,7 @@ import Testing
     /// and as B's store replays it. (The limit catches a notification never heard; it is wide because
     /// the whole suite runs at once, and on a loaded 2-core CI runner this test's database alone can
     /// take a minute to be made and migrated.)
-    @Test(.timeLimit(.minutes(5))) func anotherNodeReceivesSendsAndReceiptsWhole() async throws {
+    @Test(.timeLimit(.minutes(10))) func anotherNodeReceivesSendsAndReceiptsWhole() async throws {
         var logger = Logger(label: "carried-events-test")
         logger.logLevel = .critical
         let url = try DatabaseURL(try await PostgresTestServer.freshDatabaseAsync())

@@ -80,7 +80,7 @@ import Testing
 
     /// Rule 3. The test controls the batch rather than waiting for one: a blocker holds the
     /// database's writer until both jobs are queued, so the writer's next batch takes both.
-    @Test(.timeLimit(.minutes(1))) func aFailedCommitFailsEveryJobOfTheBatchAndWritesNothing() async throws {
+    @Test(.timeLimit(.minutes(10))) func aFailedCommitFailsEveryJobOfTheBatchAndWritesNothing() async throws {
         let pool = try Self.makePool()
         let writer = GroupCommitWriter(pool: pool)
         let answered = Mutex<[Bool]>([])
@@ -98,7 +98,7 @@ import Testing
     }
 
     /// Rule 5: once the pool is closed, waiting and later jobs get the error; none waits for ever.
-    @Test(.timeLimit(.minutes(1))) func jobsAfterThePoolClosedFailInsteadOfWaiting() async throws {
+    @Test(.timeLimit(.minutes(10))) func jobsAfterThePoolClosedFailInsteadOfWaiting() async throws {
         let pool = try Self.makePool()
         let writer = GroupCommitWriter(pool: pool)
         try await writer.write { db in try db.execute(sql: "INSERT INTO item (n) VALUES (1)") }
@@ -122,7 +122,7 @@ import Testing
 
     /// Rule 6: deferred writes of a failed job go with it; the others are made after the last job,
     /// in order, in the batch's transaction; a failing apply fails the batch and leaves nothing.
-    @Test(.timeLimit(.minutes(1))) func deferredWritesFollowTheirJobsAndCommitWithTheBatch() async throws {
+    @Test(.timeLimit(.minutes(10))) func deferredWritesFollowTheirJobsAndCommitWithTheBatch() async throws {
         let pool = try Self.makePool()
         let log = ItemLog()
         let writer = GroupCommitWriter(pool: pool, deferred: log)

@@ -9,7 +9,7 @@ import Testing
 
 /// ``PostgresGroupFunctions``: an ordinary group send or a group receipt written by a function
 /// leaves and answers what the statements from Swift leave and answer, and its notifications carry it.
-@Suite(.timeLimit(.minutes(5))) struct GroupFunctionsTests {
+@Suite(.timeLimit(.minutes(10))) struct GroupFunctionsTests {
     enum Step {
         case send(Int)
         /// A receipt by a member, up to the group's last seq.

@@ -17,7 +17,7 @@ import Testing
 /// - the store, with Parley's own pool settings, works again after every restart, and the process
 ///   is still alive (postgres-nio's pool trapped on a restart with a larger standing minimum).
 @Suite struct PostgresRestartTests {
-    @Test(.timeLimit(.minutes(4))) func noAcknowledgedSendIsLostAcrossRestarts() async throws {
+    @Test(.timeLimit(.minutes(10))) func noAcknowledgedSendIsLostAcrossRestarts() async throws {
         let server = try await offCooperativePool { try DedicatedPostgres() }
         defer { server.remove() }
         var logger = Logger(label: "restart-test")

@@ -12,7 +12,7 @@ import Testing
         try await store.search(try SearchQuery.parse(q), as: user, limit: 20, offset: 0).map(\.text)
     }
 
-    @Test(.timeLimit(.minutes(1))) func aSendEditedAndAnotherDeletedInTheirOwnBatchAreIndexedAsTheyEnd() async throws {
+    @Test(.timeLimit(.minutes(10))) func aSendEditedAndAnotherDeletedInTheirOwnBatchAreIndexedAsTheyEnd() async throws {
         let store = try SQLiteStore(path: WALCheckpointerTests.temporaryPath(), durability: .normal)
         let ada = try await store.makeUser("ada"), grace = try await store.makeUser("grace")
         let first = try await store.send("hello grace", from: ada.id, to: .user(grace.id)).message
@@ -50,7 +50,7 @@ import Testing
 
     /// A send that fails after its message row was written (here: the database refuses its event
     /// row) takes its index entry back with its savepoint.
-    @Test(.timeLimit(.minutes(1))) func aSendThatFailsLeavesNothingInTheIndex() async throws {
+    @Test(.timeLimit(.minutes(10))) func aSendThatFailsLeavesNothingInTheIndex() async throws {
         let store = try SQLiteStore(path: WALCheckpointerTests.temporaryPath(), durability: .normal)
         let ada = try await store.makeUser("ada"), grace = try await store.makeUser("grace")
         let first = try await store.send("hello grace", from: ada.id, to: .user(grace.id)).message

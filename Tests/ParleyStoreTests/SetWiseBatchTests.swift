@@ -9,7 +9,7 @@ import Testing
 
 /// ``PostgresSetWiseBatch``: a batch written set-wise leaves exactly what `parley_send` once per
 /// element leaves, and answers the same rows.
-@Suite(.timeLimit(.minutes(5))) struct SetWiseBatchTests {
+@Suite(.timeLimit(.minutes(10))) struct SetWiseBatchTests {
     /// What the sends can change, as text, in a stable order.
     static let snapshot = """
         SELECT concat_ws('|', 'm', conversation_id, seq, id, sender_id, client_id, text, created_at) FROM messages
