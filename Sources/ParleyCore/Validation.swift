@@ -94,6 +94,13 @@ public enum Validation {
         return .success(raw.lowercased())
     }
 
+    /// Whether `text` holds a control character other than a tab or a line break: NUL among them,
+    /// which PostgreSQL refuses in text. Searches, addresses and ids holding one are refused where
+    /// they arrive, with the route's own error.
+    public static func holdsControlCharacters(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0 != "\r" && isForbiddenControl($0) }
+    }
+
     static func isForbiddenControl(_ scalar: Unicode.Scalar) -> Bool {
         let v = scalar.value
         if v == 0x0A || v == 0x09 { return false }

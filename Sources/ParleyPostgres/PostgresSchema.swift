@@ -197,7 +197,7 @@ enum PostgresSchema {
                 // trigrams written for the other messages, and a recheck without `unaccent`.
                 """
                 CREATE INDEX messages_cjk ON messages USING GIN (text gin_trgm_ops)
-                WHERE entry IS NULL AND deleted_at IS NULL AND \(SearchStatement.holdsCJK.replacing("m.text", with: "text"))
+                WHERE entry IS NULL AND deleted_at IS NULL AND text ~ '\(SearchStatement.cjkClass)'
                 """,
                 "DROP INDEX messages_trigrams",
             ]
@@ -295,6 +295,32 @@ enum PostgresSchema {
         ("v15-set-wise-batch", PostgresSetWiseBatch.statements),
         // An ordinary group send and a group receipt in one statement each (``PostgresGroupFunctions``).
         ("v16-group-functions", PostgresGroupFunctions.statements),
+        (
+            "v17-search-widths",
+            [
+                // Widths folded as SQLite's index folds them (``SearchText``): half-width katakana (ｶﾀｶﾅ)
+                // is found as カタカナ and the other way round, full-width Latin as Latin. NFKC does it
+                // inside PostgreSQL; the CJK index and its predicate hold the text so normalized.
+                "DROP INDEX messages_words",
+                "DROP INDEX messages_cjk",
+                """
+                CREATE FUNCTION parley_width(text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+                AS $$ SELECT normalize($1, NFKC) $$
+                """,
+                """
+                CREATE OR REPLACE FUNCTION parley_fold(text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+                AS $$ SELECT lower(unaccent('unaccent'::regdictionary, normalize($1, NFKC))) $$
+                """,
+                """
+                CREATE INDEX messages_words ON messages USING GIN (to_tsvector('simple'::regconfig, parley_fold(text)))
+                WHERE entry IS NULL AND deleted_at IS NULL
+                """,
+                """
+                CREATE INDEX messages_cjk ON messages USING GIN (parley_width(text) gin_trgm_ops)
+                WHERE entry IS NULL AND deleted_at IS NULL AND \(SearchStatement.holdsCJK.replacing("m.text", with: "text"))
+                """,
+            ]
+        ),
     ]
 
     static func migrate(_ client: PostgresClient, logger: Logger) async throws {

@@ -99,9 +99,10 @@ struct SearchStatement {
 
     mutating func filter(_ condition: String) { conditions.append(condition) }
 
-    /// The predicate of the trigram index `messages_cjk` (migration `v8-search-cjk`): said in a query
-    /// the same way, so the planner may use that index. The ranges are ``SearchText``'s CJK.
-    static let holdsCJK = "m.text ~ '\(cjkClass)'"
+    /// The predicate of the trigram index `messages_cjk` (migration `v17-search-widths`): said in a
+    /// query the same way, so the planner may use that index. The ranges are ``SearchText``'s CJK, in
+    /// the text with its widths folded (half-width katakana is CJK then).
+    static let holdsCJK = "parley_width(m.text) ~ '\(cjkClass)'"
     static let cjkClass = "[\\u1100-\\u11ff\\u3040-\\u30ff\\u3130-\\u318f\\u3400-\\u4dbf\\u4e00-\\u9fff\\uac00-\\ud7af\\uf900-\\ufaff\\U00020000-\\U0002fa1f]"
 
     /// `text` for a `LIKE` pattern: its backslashes, `%` and `_` taken literally.
@@ -109,17 +110,18 @@ struct SearchStatement {
         text.replacing("\\", with: "\\\\").replacing("%", with: "\\%").replacing("_", with: "\\_")
     }
 
-    /// A CJK term, found as a substring: in the raw text when it is nothing but CJK (folding leaves
-    /// CJK as written, and the trigram index holds the raw text), else in the folded text.
+    /// A CJK term, found as a substring: in the text with only its widths folded when it is nothing
+    /// but CJK (folding leaves CJK as written, and the trigram index holds that text), else in the
+    /// folded text. Both sides go through the same SQL fold.
     mutating func cjk(_ term: String) {
         let pattern = "%" + Self.escapedForLike(term) + "%"
         let pure = SearchText.isOnlyCJK(term)
-        filter(pure ? "m.text LIKE \(bind(pattern))" : "parley_fold(m.text) LIKE \(bind(pattern))")
-        // A mixed term's CJK runs are in the raw text as written: matched there too, they let the
+        filter(pure ? "parley_width(m.text) LIKE parley_width(\(bind(pattern)))" : "parley_fold(m.text) LIKE parley_fold(\(bind(pattern)))")
+        // A mixed term's CJK runs are in that text as written: matched there too, they let the
         // trigram index of CJK messages pick the candidates the folded match then checks.
         if !pure {
             for run in term.split(whereSeparator: { !SearchText.isOnlyCJK(String($0)) || $0.isWhitespace }) where run.count >= 3 {
-                filter("m.text LIKE \(bind("%" + Self.escapedForLike(String(run)) + "%"))")
+                filter("parley_width(m.text) LIKE parley_width(\(bind("%" + Self.escapedForLike(String(run)) + "%")))")
             }
         }
     }

@@ -333,6 +333,21 @@ enum SQLiteSchema {
                     ALTER TABLE uploads ADD COLUMN photo_of TEXT;
                     """)
         }
+        migrator.registerMigration("v12-search-widths") { db in
+            // SearchText.fold now gives CJK runs their compatibility form (NFKC: half-width katakana
+            // is CJK and becomes full-width, its voiced marks composed). The index is rebuilt with
+            // it: contentless tables remove an entry only given the text it was added with.
+            try db.execute(
+                sql: """
+                    INSERT INTO message_search(message_search) VALUES ('delete-all');
+                    INSERT INTO message_search_cjk(message_search_cjk) VALUES ('delete-all');
+                    INSERT INTO message_search(rowid, text)
+                        SELECT rowid, parley_fold(text) FROM messages WHERE entry IS NULL AND deleted_at IS NULL;
+                    INSERT INTO message_search_cjk(rowid, text)
+                        SELECT rowid, parley_fold(text) FROM messages
+                        WHERE entry IS NULL AND deleted_at IS NULL AND parley_cjk(parley_fold(text));
+                    """)
+        }
         return migrator
     }
 }

@@ -69,9 +69,8 @@ struct SearchPlan {
         if term.count >= 3 {
             filter("m.rowid IN (SELECT rowid FROM message_search_cjk WHERE message_search_cjk MATCH ?)", Self.quoted(term))
         } else {
-            // CJK is stored as written (SearchText.fold): a term of nothing else is found in the raw text.
-            let pure = SearchText.isOnlyCJK(term)
-            filter(pure ? "instr(m.text, ?) > 0" : "instr(parley_fold(m.text), ?) > 0", term)
+            // In the text folded as the term was (SearchText.fold: ｶﾀ is カタ there).
+            filter("instr(parley_fold(m.text), ?) > 0", term)
         }
     }
 

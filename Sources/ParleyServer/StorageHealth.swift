@@ -40,7 +40,7 @@ final class StorageHealth: Sendable {
                 state.failingSince = now
                 state.lastLogged = now
                 state.failuresSinceLog = 0
-                return ("Storage cannot write (disk full or I/O errors): answering storage_unavailable until it can", 1)
+                return ("Storage cannot write (a full disk, I/O errors, or a database that is away or busy past its timeouts): answering storage_unavailable until it can", 1)
             }
             guard let last = state.lastLogged, now - last >= logInterval else { return nil }
             state.lastLogged = now

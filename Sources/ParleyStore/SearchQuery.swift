@@ -40,9 +40,10 @@ public struct SearchQuery: Sendable, Equatable {
 
     /// Parses `raw`: words, `"phrases"` (an unbalanced quote runs to the end), `from:`, `in:`,
     /// `before:`, `after:` (UTC days `2026-11-20` or milliseconds). Throws `invalidQuery` for a
-    /// query over ``maxCharacters`` or a date that is neither.
+    /// query over ``maxCharacters``, one holding control characters, or a date that is neither.
     public static func parse(_ raw: String) throws -> SearchQuery {
         guard raw.count <= maxCharacters else { throw Validation.Failure(.invalidQuery, "A search is at most \(maxCharacters) characters.") }
+        guard !Validation.holdsControlCharacters(raw) else { throw Validation.Failure(.invalidQuery, "A search cannot hold control characters.") }
         var query = SearchQuery()
         var rest = Substring(raw)
         while let start = rest.firstIndex(where: { !$0.isWhitespace }) {
@@ -101,8 +102,9 @@ public struct SearchQuery: Sendable, Equatable {
 }
 
 /// What search compares: case, accents and widths folded away, the same for the index and the query.
-/// Chinese, Japanese and Korean are left as written: folding "accents" off kana would make が a か
-/// (and PostgreSQL's `unaccent`, the other backend's fold, leaves them too).
+/// Chinese, Japanese and Korean keep their marks: folding "accents" off kana would make が a か. They
+/// take their compatibility form only (NFKC, as PostgreSQL's `parley_width`): half-width ｶﾀｶﾅ is
+/// カタカナ, ﾊﾟ is パ.
 public enum SearchText {
     public static func fold(_ text: String) -> String {
         // Plain ASCII (most messages) has only case to fold: no trip through Foundation's folding,
@@ -114,20 +116,25 @@ public enum SearchText {
         for character in text {
             let isCJK = character.unicodeScalars.contains(where: isCJK)
             if isCJK != runIsCJK, !run.isEmpty {
-                folded += runIsCJK ? run : foldLatin(run)
+                folded += runIsCJK ? compatibilityForm(run) : foldLatin(run)
                 run = ""
             }
             runIsCJK = isCJK
             run.append(character)
         }
-        return folded + (runIsCJK ? run : foldLatin(run))
+        return folded + (runIsCJK ? compatibilityForm(run) : foldLatin(run))
+    }
+
+    /// NFKC. Composed again: Foundation on Linux leaves its voiced marks apart (ﾊﾟ gave ハ and U+309A).
+    private static func compatibilityForm(_ text: String) -> String {
+        text.precomposedStringWithCompatibilityMapping.precomposedStringWithCanonicalMapping
     }
 
     private static func foldLatin(_ text: String) -> String {
         text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
     }
 
-    /// Whether `text` holds Han, Hiragana, Katakana or Hangul.
+    /// Whether `text` holds Han, Hiragana, Katakana (half-width too) or Hangul.
     public static func hasCJK(_ text: String) -> Bool {
         text.unicodeScalars.contains(where: isCJK)
     }
@@ -141,7 +148,7 @@ public enum SearchText {
     static func isCJK(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x3040...0x30FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xAC00...0xD7AF, 0x1100...0x11FF, 0x3130...0x318F, 0xF900...0xFAFF,
-            0x20000...0x2FA1F:
+            0xFF61...0xFFDC, 0x20000...0x2FA1F:
             true
         default: false
         }

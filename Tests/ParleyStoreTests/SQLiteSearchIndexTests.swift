@@ -48,6 +48,41 @@ import Testing
         try await store.close()
     }
 
+    /// Migration `v12-search-widths`: an index written with the older fold (half-width katakana
+    /// folded as Latin, its voiced marks dropped) is rebuilt with the fold the store uses now, so
+    /// the message is found by what it says and its edit removes what the index holds.
+    @Test func theIndexOfAnOlderFoldIsRebuilt() async throws {
+        let path = WALCheckpointerTests.temporaryPath()
+        var store = try SQLiteStore(path: path, durability: .normal)
+        let ada = try await store.makeUser("ada"), grace = try await store.makeUser("grace")
+        let message = try await store.send("ﾊﾟｰﾃｨｰは明日", from: ada.id, to: .user(grace.id)).message
+        try await store.pool.write { db in
+            let rowid = try Int64.fetchOne(db, sql: "SELECT rowid FROM messages WHERE id = ?", arguments: [message.id.rawValue])
+            try db.execute(sql: "INSERT INTO message_search (message_search) VALUES ('delete-all')")
+            try db.execute(sql: "INSERT INTO message_search_cjk (message_search_cjk) VALUES ('delete-all')")
+            for table in ["message_search", "message_search_cjk"] {
+                try db.execute(sql: "INSERT INTO \(table) (rowid, text) VALUES (?, 'ハーティーは明日')", arguments: [rowid])
+            }
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v12-search-widths'")
+        }
+        #expect(try await hits("パーティー", grace.id, store).isEmpty, "the older index does not have it")
+        try await store.close()
+        store = try SQLiteStore(path: path, durability: .normal)
+        #expect(try await hits("パーティー", grace.id, store) == ["ﾊﾟｰﾃｨｰは明日"])
+        #expect(try await hits("ﾊﾟｰﾃｨ", grace.id, store) == ["ﾊﾟｰﾃｨｰは明日"])
+        _ = try await store.act(
+            NewMessageAction(actor: ada.id, clientId: .random(), conversation: message.conversationId, seq: message.seq, change: .edit("ランチは明日")),
+            now: .now())
+        #expect(try await hits("パーティー", grace.id, store).isEmpty)
+        #expect(try await hits("ハーティー", grace.id, store).isEmpty, "nothing of the older fold is left")
+        #expect(try await hits("ランチ", grace.id, store) == ["ランチは明日"])
+        try await store.pool.write { db in
+            try db.execute(sql: "INSERT INTO message_search (message_search, rank) VALUES ('integrity-check', 0)")
+            try db.execute(sql: "INSERT INTO message_search_cjk (message_search_cjk, rank) VALUES ('integrity-check', 0)")
+        }
+        try await store.close()
+    }
+
     /// A send that fails after its message row was written (here: the database refuses its event
     /// row) takes its index entry back with its savepoint.
     @Test(.timeLimit(.minutes(10))) func aSendThatFailsLeavesNothingInTheIndex() async throws {

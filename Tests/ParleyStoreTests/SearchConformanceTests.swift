@@ -166,4 +166,22 @@ import Testing
         #expect(try await found("会議の写真", as: world.alan) == ["中の会議の写真"], "long CJK inside the span")
         #expect(try await found("会議", as: world.grace).count == 3)
     }
+
+    /// Half-width katakana, full-width Latin: found whichever width is stored or typed, on each backend.
+    @Test(arguments: StoreBackend.all)
+    func widthsAreFoldedOnBothSides(backend: StoreBackend) async throws {
+        let world = try await ActionWorld(backend)
+        let chat = ConversationID.direct(world.ada.id, world.grace.id)
+        let texts = ["ｶﾀｶﾅ半角", "ﾊﾟｰﾃｨｰは明日", "カタカナ全角", "ＰＡＲＴＹ ｔｉｍｅ"]
+        for text in texts { _ = try await world.store.send(text, from: world.ada.id, to: .conversation(chat)) }
+        func found(_ q: String) async throws -> Set<String> { Set(try await Self.search(world.store, q, as: world.grace).map(\.text)) }
+        #expect(try await found("ｶﾀｶﾅ半角") == [texts[0]], "the exact half-width text")
+        #expect(try await found("カタカナ半角") == [texts[0]], "half-width stored, full-width typed")
+        #expect(try await found("ｶﾀｶﾅ") == [texts[0], texts[2]], "four characters, either width")
+        #expect(try await found("ｶﾀ") == [texts[0], texts[2]], "two characters, either width")
+        #expect(try await found("パーティー") == [texts[1]], "voiced marks composed")
+        #expect(try await found("ﾊﾟｰﾃｨｰ") == [texts[1]])
+        #expect(try await found("party") == [texts[3]], "full-width Latin")
+        #expect(try await found("ｐａｒｔｙ") == [texts[3]])
+    }
 }

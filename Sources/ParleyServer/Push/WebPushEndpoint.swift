@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 
 /// Which push-service endpoints a client may register: the server will POST to them, so an endpoint
 /// is a request the server makes on a user's behalf and must not reach inside its own network.
@@ -18,7 +19,7 @@ enum WebPushEndpoint {
     static let maxLength = 2_048
 
     static func validate(_ text: String, allowLoopbackHTTP: Bool = false) -> URL? {
-        guard text.count <= maxLength, let components = URLComponents(string: text), let url = components.url,
+        guard text.count <= maxLength, !Validation.holdsControlCharacters(text), let components = URLComponents(string: text), let url = components.url,
             let host = components.host?.lowercased(), !host.isEmpty, components.user == nil, components.password == nil
         else { return nil }
         let bracketed = host.hasPrefix("[") && host.hasSuffix("]")

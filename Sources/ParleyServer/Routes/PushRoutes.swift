@@ -24,7 +24,8 @@ struct PushRoutes {
         router.delete("/v1/push/subscriptions") { request, context in
             let me = try context.requireUser()
             let body = try await JSONBody.decode(API.WebPushUnsubscribeBody.self, from: request, context: context)
-            guard try await store.deletePushSubscription(endpoint: body.endpoint, of: me) else {
+            // An endpoint with a control character was never saved (and PostgreSQL refuses NUL in text).
+            guard !Validation.holdsControlCharacters(body.endpoint), try await store.deletePushSubscription(endpoint: body.endpoint, of: me) else {
                 throw ParleyError(.notFound, "No such push subscription.")
             }
             return Response(status: .noContent)

@@ -42,7 +42,9 @@ struct SearchRoutes {
         }
         if let from = reader.string("from"), !from.isEmpty {
             // A username is at most 32 characters; openapi.yaml allows 64 and refuses more.
-            guard from.unicodeScalars.count <= 64 else { throw ParleyError(.invalidQuery, "'from' is a username.") }
+            guard from.unicodeScalars.count <= 64, !Validation.holdsControlCharacters(from) else {
+                throw ParleyError(.invalidQuery, "'from' is a username.")
+            }
             query.fromUsername = from.lowercased()
         }
         if let conversation = reader.string("in") {

@@ -48,6 +48,7 @@ struct FrameResponder: Sendable {
             // too much of it needs no answer.
             if isTyping, typingLimiter.acquire(user.rawValue) != nil { return }
             do {
+                guard ConversationID(validating: conversation.rawValue) != nil else { throw StoreError.conversationNotFound }
                 let members = try await store.memberIDs(of: conversation)
                 guard members.contains(user) else { throw StoreError.conversationNotFound }
                 hub.setTyping(isTyping, user: user, in: conversation, audience: members.filter { $0 != user })
