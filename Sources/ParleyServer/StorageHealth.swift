@@ -40,7 +40,8 @@ final class StorageHealth: Sendable {
                 state.failingSince = now
                 state.lastLogged = now
                 state.failuresSinceLog = 0
-                return ("Storage cannot write (a full disk, I/O errors, or a database that is away or busy past its timeouts): answering storage_unavailable until it can", 1)
+                let cause = "a full disk, I/O errors, or a database that is away or busy past its timeouts"
+                return ("Storage cannot write (\(cause)): answering storage_unavailable until it can", 1)
             }
             guard let last = state.lastLogged, now - last >= logInterval else { return nil }
             state.lastLogged = now
