@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import ParleyCore
 import ParleyStore
 import SQLiteProcessSetup
@@ -68,6 +69,9 @@ public final class SQLiteStore: ParleyStore, Sendable {
                 function: DatabaseFunction("parley_cjk", argumentCount: 1, pure: true) { values in
                     String.fromDatabaseValue(values[0]).map(SearchText.hasCJK) ?? false
                 })
+            guard parley_register_search_functions(UnsafeMutableRawPointer(db.sqliteConnection)) == SQLITE_OK else {
+                throw DatabaseError(message: "could not add parley_width_forms")
+            }
         }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -23,3 +23,32 @@ __attribute__((constructor)) static void parley_sqlite_process_setup(void) {
 int parley_sqlite_process_setup_applied(void) { return applied; }
 
 int parley_gathered_wal_writes_registered(void) { return gatheringRegistered; }
+
+// `parley_width_forms(text)`: 1 when UTF-8 text holds what NFKC changes inside CJK, where
+// SearchText.fold gives CJK its compatibility form: voiced sound marks U+3099–309C, compatibility
+// ideographs U+F900–FAFF, half-width forms U+FF61–FFDC. Short CJK searches read each message of a
+// window; this byte scan lets them fold (in Swift, costly per call) only the few messages it changes.
+static void parley_width_forms(sqlite3_context *context, int argc, sqlite3_value **argv) {
+    (void)argc;
+    const unsigned char *s = sqlite3_value_text(argv[0]);
+    int n = sqlite3_value_bytes(argv[0]);
+    for (int i = 0; s && i + 2 < n; i++) {
+        if (s[i] == 0xE3 && s[i + 1] == 0x82 && s[i + 2] >= 0x99 && s[i + 2] <= 0x9C) {
+            sqlite3_result_int(context, 1);
+            return;
+        }
+        if (s[i] == 0xEF) {
+            unsigned int cp = 0xF000u | ((s[i + 1] & 0x3Fu) << 6) | (s[i + 2] & 0x3Fu);
+            if ((cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0xFF61 && cp <= 0xFFDC)) {
+                sqlite3_result_int(context, 1);
+                return;
+            }
+        }
+    }
+    sqlite3_result_int(context, 0);
+}
+
+int parley_register_search_functions(void *db) {
+    return sqlite3_create_function_v2(
+        (sqlite3 *)db, "parley_width_forms", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, 0, parley_width_forms, 0, 0, 0);
+}

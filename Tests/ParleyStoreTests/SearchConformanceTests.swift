@@ -172,7 +172,7 @@ import Testing
     func widthsAreFoldedOnBothSides(backend: StoreBackend) async throws {
         let world = try await ActionWorld(backend)
         let chat = ConversationID.direct(world.ada.id, world.grace.id)
-        let texts = ["ｶﾀｶﾅ半角", "ﾊﾟｰﾃｨｰは明日", "カタカナ全角", "ＰＡＲＴＹ ｔｉｍｅ"]
+        let texts = ["ｶﾀｶﾅ半角", "ﾊﾟｰﾃｨｰは明日", "カタカナ全角", "ＰＡＲＴＹ ｔｉｍｅ", "\u{F900}の字"]
         for text in texts { _ = try await world.store.send(text, from: world.ada.id, to: .conversation(chat)) }
         func found(_ q: String) async throws -> Set<String> { Set(try await Self.search(world.store, q, as: world.grace).map(\.text)) }
         #expect(try await found("ｶﾀｶﾅ半角") == [texts[0]], "the exact half-width text")
@@ -183,5 +183,7 @@ import Testing
         #expect(try await found("ﾊﾟｰﾃｨｰ") == [texts[1]])
         #expect(try await found("party") == [texts[3]], "full-width Latin")
         #expect(try await found("ｐａｒｔｙ") == [texts[3]])
+        #expect(try await found("\u{8C48}") == [texts[4]], "a compatibility ideograph found by its unified one")
+        #expect(try await found("\u{F900}の") == [texts[4]])
     }
 }

@@ -13,4 +13,8 @@ int parley_gathered_wal_writes_register(void);
 /// Whether the set-up registered that VFS.
 int parley_gathered_wal_writes_registered(void);
 
+/// Adds `parley_width_forms(text)` to a connection (a `sqlite3 *`): 1 when the text holds what NFKC
+/// changes inside CJK (see SQLiteProcessSetup.c). SQLITE_OK when added.
+int parley_register_search_functions(void *db);
+
 #endif
