@@ -41,6 +41,9 @@ import ParleyCore
 ///    conversation meanwhile (order is kept). Upload progress is persisted with the entry (the
 ///    upload's id as soon as the server made it), so after a restart the upload goes on from the
 ///    server's offset and the message is then sent once, with its client id.
+/// 14. ``retry(_:)`` of a message with files asks the server again about each file before the send:
+///    an upload that expired or was removed while the message waited (the send was refused) is
+///    made again from the file on this device.
 public struct MessageOutbox: Sendable, Equatable {
     /// Every unconfirmed message and action, in the order written.
     public internal(set) var entries: [OutboxEntry]
@@ -137,12 +140,19 @@ public struct MessageOutbox: Sendable, Equatable {
         return nil
     }
 
-    /// Rule 5: a failed message is sent again.
+    /// Rules 5 and 14: a failed message is sent again, its files checked again first.
     public mutating func retry(_ clientId: ClientMessageID) {
         guard let index = entries.firstIndex(where: { $0.clientId == clientId }), entries[index].state != .sending else { return }
         entries[index].state = .sending
         entries[index].attempts = 0
         entries[index].retryAt = nil
+        if let files = entries[index].attachments {
+            entries[index].attachments = files.map { file in
+                var file = file
+                file.uploaded = false
+                return file
+            }
+        }
     }
 
     /// Rule 5: only failed messages can be deleted (one in flight might still be stored). What waits

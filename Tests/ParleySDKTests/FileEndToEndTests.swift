@@ -74,6 +74,48 @@ import Testing
         alice.stop()
         await server.stop()
     }
+
+    /// Rule 14: the file went up while the app had no WebSocket, then the upload vanished (removed,
+    /// or expired) before the message went out. The send is refused; Retry makes the upload again
+    /// from the file on this device, and the message arrives once.
+    @Test func retryingAMessageWhoseUploadVanishedUploadsTheFileAgain() async throws {
+        let (server, aliceSession, bobSession) = try await ServerHarness.withAliceAndBob()
+        let direct = ConversationID.direct(aliceSession.user.id, bobSession.user.id)
+        let bob = try server.client(bobSession, directory: temporaryDirectory())
+        bob.start()
+        let aliceHome = temporaryDirectory()
+        let url = server.url(of: 0)
+        let api = HTTPParleyAPI(baseURL: url)
+        // HTTP works, the WebSocket cannot connect (a closed port): the file goes up, the message waits.
+        let closed = try #require(URL(string: "http://127.0.0.1:1"))
+        let offline = try ParleyClient(
+            session: aliceSession, api: api, transport: WebSocketTransport(serverURL: closed),
+            store: ClientStorage(directory: aliceHome).store(for: aliceSession.user.id))
+        offline.start()
+        let file = try Self.file(bytes: 300_000, seed: 7)
+        let clientId = try offline.sendFiles([file.path], caption: "the plan", in: direct, to: bobSession.user.id)
+        let uploadId = try await eventually("uploaded") {
+            offline.outbox.entries.first?.attachments?.first.flatMap { $0.uploaded ? $0.uploadId : nil }
+        }
+        offline.stop()
+        try await api.deleteUpload(uploadId, token: aliceSession.token)
+
+        let alice = try server.client(aliceSession, directory: aliceHome)
+        alice.start()
+        _ = try await eventually("refused: the upload is gone") {
+            if case .failed = alice.outbox.entries.first?.state { true } else { nil }
+        }
+        alice.retry(clientId)
+        let message = try await eventually("bob has it", timeout: .seconds(60)) { bob.timeline(direct).first { $0.id == clientId } }
+        let attachment = try #require(message.attachments.first)
+        #expect(attachment.id != uploadId, "a new upload")
+        _ = try await eventually("confirmed") { alice.outbox.entries.isEmpty ? true : nil }
+        #expect(bob.timeline(direct).count == 1 && message.text == "the plan")
+        let saved = try await bob.save(attachment, into: temporaryDirectory().path)
+        #expect(FileManager.default.contents(atPath: saved) == file.bytes)
+        for client in [alice, bob] { client.stop() }
+        await server.stop()
+    }
 }
 
 /// Passes requests through to the server until the `holdFrom`-th PATCH, which (with every later
