@@ -63,8 +63,19 @@ struct Messenger: Sendable {
                 health.writeSucceeded()
                 await push(outcome, origin: origin)
             }
-            answer(request, result)
+            answer(request, await explained(result, of: request, from: sender))
         }
+    }
+
+    /// A send to a group I left or was removed from is the same 404 as any group that is not mine,
+    /// but its message says why: I saw that entry, so it tells me nothing new.
+    private func explained(_ result: Result<SendOutcome, any Error>, of request: SendRequest, from sender: UserID) async -> Result<
+        SendOutcome, any Error
+    > {
+        guard case .failure(StoreError.conversationNotFound) = result, let group = request.conversationId, group.isGroup,
+            (try? await store.conversation(group, as: sender))?.leftSeq != nil
+        else { return result }
+        return .failure(ParleyError(.conversationNotFound, "You are no longer a member of this group."))
     }
 
     /// Rate limit and validation: the message to store, or why not.

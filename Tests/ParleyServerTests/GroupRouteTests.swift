@@ -54,7 +54,12 @@ import Testing
             #expect(rename.status == .notFound && rename.errorCode == .conversationNotFound)
             let send = try await api.request(
                 .post, "/v1/messages", token: alan.token, encoding: SendRequest(clientId: .random(), conversationId: chat.id, text: "let me in"))
-            #expect(send.status == .notFound)
+            #expect(send.status == .notFound && send.errorCode == .conversationNotFound)
+            #expect((try? send.decode(ErrorBody.self))?.error.message == "You are no longer a member of this group.", "he saw his removal")
+            let eve = try await api.register("eve")
+            let stranger = try await api.request(
+                .post, "/v1/messages", token: eve.token, encoding: SendRequest(clientId: .random(), conversationId: chat.id, text: "hello?"))
+            #expect(stranger.status == .notFound && (try? stranger.decode(ErrorBody.self))?.error.message == "No such conversation.")
             l.send(.typing(conversationId: chat.id, isTyping: true))
             #expect(try await l.firstError().code == .conversationNotFound)
         }
