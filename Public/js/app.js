@@ -82,6 +82,7 @@ function showAuth() {
 async function logout({ remote = true, everywhere = false } = {}) {
   app?.alerts.stop();  // what this page showed of the account closes
   app?.store.uploads.stop();  // the files stay in the outbox, for the next sign-in of this account
+  app?.store.stop();  // nor does it follow other tabs' outbox any more
   // Nothing of this account is pushed here any more (while the token still works to say so).
   await app?.push.forget().catch(() => {});
   notificationSettings.detach();

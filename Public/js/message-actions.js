@@ -8,9 +8,14 @@
 // 2. Until it is answered it shows: views read messages through `current()`, which applies the
 //    queued actions (new text, tombstone, my reaction moved, hidden).
 // 3. `acted` confirms it (the message as it is now); a refusal drops it and says why (`onError`);
-//    rate limits and server trouble are not refusals: it is sent again later.
-// 4. A message still in the outbox: an edit changes what will be sent, a delete cancels it. Already
-//    sent but not yet answered, the action waits for the message's seq (`targetClientId`). Reacting
+//    rate limits and server trouble are not refusals: it is sent again later, and like a send it
+//    holds the entries after it in its conversation meanwhile (store.js outbox rule 2).
+// 4. A message still in the outbox and never put on the wire (or refused since): an edit changes what
+//    will be sent, a delete cancels it. Once put on the wire (its `sent` flag, kept with the outbox)
+//    the server may hold it even when no answer came (the connection dropped, the page reloaded): an
+//    edit or delete is then queued as an action that waits for the message's seq (`targetClientId`),
+//    learnt from the `sent` answer to its resend, its own event in the replay or a page of history
+//    (store.js outbox rule 3), and then goes as a real action; meanwhile rule 2 shows it. Reacting
 //    and replying are offered only once a message has its seq.
 // 5. `messageUpdated` replaces the message where it is loaded, in the list's preview when it is the
 //    last, and in the quotes of the replies to it; `messageHidden` takes it out of view (and out of
@@ -105,30 +110,50 @@ export class MessageActions {
   enqueue(message, fields) {
     const store = this.store;
     if (!message.seq) {
+      store.adoptStored();  // another tab may have sent or removed it meanwhile (store.js outbox rule 8)
       const pending = store.outbox.find((p) => !p.action && p.clientId === message.clientId);
-      if (!pending) return;
-      if (!store.inFlight.has(pending.clientId)) {
-        // Not sent yet (offline, or failed): change what will be sent, or send nothing.
-        if (fields.action === "edit") pending.text = fields.text;
+      if (!pending) {
+        // Confirmed meanwhile (here, or in another tab): act on it as the server has it, or, until its
+        // seq is known here, queue the action for it (a page of history confirms it: store.js rule 3).
+        const sent = this.sentCopy(message);
+        if (sent) return this.enqueue(sent, fields);
+        if (fields.action !== "edit" && fields.action !== "delete") return;
+      } else if (!mayBeCommitted(pending)) {
+        // Never put on the wire (or refused): change what will be sent, or send nothing.
+        if (fields.action === "edit") {
+          pending.text = fields.text;
+          // Edits queued while it might have been committed would undo this one once it is.
+          store.outbox = store.outbox.filter((p) => !(p.action === "edit" && p.targetClientId === pending.clientId));
+        }
         else if (fields.action === "delete") store.outbox = store.outbox.filter((p) => p !== pending && p.targetClientId !== pending.clientId);
         else return;
         store.saveOutbox();
         store.changed();
         return;
-      }
-      if (fields.action !== "edit" && fields.action !== "delete") return;
+      } else if (fields.action !== "edit" && fields.action !== "delete") return;
     }
     const entry = {
       action: fields.action, clientId: crypto.randomUUID(), conversationId: message.conversationId, seq: message.seq ?? null,
       createdAt: Date.now(),
     };
-    if (!message.seq) entry.targetClientId = message.clientId;  // sent, not answered yet: waits for its seq
+    if (!message.seq) entry.targetClientId = message.clientId;  // maybe committed, not answered yet: waits for its seq
     if (fields.emoji) entry.emoji = fields.emoji;
     if (fields.text !== undefined) entry.text = fields.text;
     store.outbox.push(entry);
     store.saveOutbox();
     store.changed();
     store.flush();
+  }
+
+  /** My message with `message`'s clientId as loaded from the server (with its seq), or null. */
+  sentCopy(message) {
+    const thread = this.store.threads.get(message.conversationId);
+    return [...(thread?.messages.values() ?? [])].find((m) => m.clientId === message.clientId && m.senderId === this.store.me) ?? null;
+  }
+
+  /** Whether a queued action waits for the seq of my message with this clientId. */
+  waitsFor(clientId) {
+    return this.store.outbox.some((p) => p.action && p.seq == null && p.targetClientId === clientId);
   }
 
   /** The frame that sends a queued action, or null while it waits for its message's seq. */
@@ -168,6 +193,7 @@ export class MessageActions {
       store.outbox = store.outbox.filter((p) => p !== entry);
       store.inFlight.delete(entry.clientId);
       store.saveOutbox();
+      store.flush();  // the next of its conversation
     }
     const mark = this.marks.get(frame.ref);
     this.marks.delete(frame.ref);
@@ -183,11 +209,12 @@ export class MessageActions {
     const store = this.store;
     store.inFlight.delete(entry.clientId);
     if (TRANSIENT.has(error?.code)) {
-      setTimeout(() => store.flush(), 2000);
+      store.retryLater(entry.clientId);
       return;
     }
     store.outbox = store.outbox.filter((p) => p !== entry);
     store.saveOutbox();
+    store.flush();  // the next of its conversation
     this.onError(error?.message ?? "That could not be done.", error?.code);
     // The message may have changed meanwhile (deleted, say): the server's version is read again.
     if (entry.seq != null && error?.code !== "message_not_found") this.refresh(entry.conversationId, entry.seq);
@@ -251,6 +278,15 @@ export class MessageActions {
     }
     if (hidden.seq > (store.me_(summary)?.readSeq ?? 0)) store.groups.recount(summary);
   }
+}
+
+/**
+ * Whether the server may hold a send (rule 4): it was put on the wire (`sent`, kept with the outbox, so
+ * a reload or a lost connection does not forget it) and not refused since. Only one it cannot hold may
+ * be changed or cancelled in the outbox: one it holds would answer a resend as a duplicate of the old text.
+ */
+function mayBeCommitted(pending) {
+  return Boolean(pending.sent) && pending.status !== "failed";
 }
 
 /** Whether a queued action is about `message`. */

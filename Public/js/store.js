@@ -4,15 +4,31 @@
 // 1. A message is stored locally first (localStorage, per user) with status "sending" and a clientId,
 //    so it survives a reload and shows at once.
 // 2. While connected it is sent, in the order written; unacknowledged sends are sent again after
-//    every reconnect (the server's idempotency makes that safe).
-// 3. A `sent` ack (or our own message arriving on the stream) confirms it: it leaves the outbox.
+//    every reconnect (the server's idempotency makes that safe). Within a conversation one entry
+//    (send or action) is in flight at a time: the server commits the sends after a refused one
+//    (docs/protocol.md "Pipelining"), so only waiting for each answer keeps the order written.
+//    Conversations go in parallel; an entry that cannot go yet (files uploading, failed, an action
+//    waiting for a seq) does not hold the ones after it.
+// 3. A `sent` ack, our own message arriving on the stream (live or replayed), or a page of history
+//    holding it (same clientId) confirms it: it leaves the outbox, and actions waiting for its seq go.
 // 4. A refusal (validation, not found) marks it "failed" with the reason; retry() sends it again,
-//    remove() drops it. Rate limits and server trouble are not refusals: it is retried later.
+//    remove() drops it. Rate limits and server trouble are not refusals: it is retried after
+//    RETRY_MS, and until then nothing after it in its conversation is sent (rule 2).
 // 5. Pending messages show after the last confirmed one, in the order written.
 // 6. Every save also goes to a copy in IndexedDB (outbox-copy.js), which a browser crash does not
 //    lose as it can lose localStorage's last minute. At start, entries only the copy holds are put
 //    back, in the order written: one already sent is answered `duplicate` (rule 2's idempotency), so
 //    putting back too much is harmless and putting back too little is what this prevents.
+// 7. A send is marked `sent` (saved with it) before it is first written to the socket: from then on
+//    the server may hold it, answered or not, across reconnects and reloads. Such an entry is never
+//    rewritten or cancelled here; an edit or delete of it is queued as an action waiting for its seq
+//    (message-actions.js rule 4).
+// 8. Tabs of one person share the saved outbox: each save merges what the others saved (outbox-merge.js)
+//    rather than overwriting it, and a `storage` event for it takes their changes in at once (new
+//    entries, edits, and removals, listed under `.gone` so a cancelled entry never comes back). Every
+//    tab sends what the outbox holds; the server's idempotency makes a send from two tabs one message.
+//    Before changing an entry that was never sent, the tab reads the saved outbox again, so an entry
+//    another tab has put on the wire (rule 7, saved first) is not rewritten.
 //
 // Receipt rules (cursors only move forward, so the furthest known always wins):
 // 1. My cursors that cannot be sent (no connection) are kept and sent when the connection is back.
@@ -32,6 +48,7 @@
 
 import { directConversationId } from "./format.js";
 import { readOutboxCopy, saveOutboxCopy } from "./outbox-copy.js";
+import { keptGone, mergeOutboxes, revisionOf } from "./outbox-merge.js";
 import { GroupState } from "./group-state.js";
 import { MessageActions } from "./message-actions.js";
 import { NotificationSettings } from "./notifications.js";
@@ -39,6 +56,7 @@ import { applyProfile } from "./profiles.js";
 import { Uploads } from "./uploads.js";
 
 const TRANSIENT = new Set(["rate_limited", "unavailable", "storage_unavailable", "internal_error"]);
+const RETRY_MS = 2000;  // a send refused for passing trouble goes again after this
 
 export class ChatStore {
   constructor({ api, session }) {
@@ -54,10 +72,15 @@ export class ChatStore {
     this.listState = "loading";
     this.listError = null;
     this.outbox = this.loadOutbox();
+    this.saved = new Map();           // clientId → each entry as last saved or adopted here (rule 8)
+    this.remember();
+    this.onStorage = (event) => { if (event.key === this.outboxKey || event.key === this.goneKey) this.adoptStored(); };
+    window.addEventListener("storage", this.onStorage);
     this.listeners = new Set();
     this.onIncoming = () => {};
     this.socket = null;
-    this.inFlight = new Set();
+    this.inFlight = new Set();        // clientIds sent on this connection and not answered yet
+    this.retryAt = new Map();         // clientId → when a send or action refused for passing trouble may go again
     this.deliveredTimers = new Map();
     this.unsentReceipts = new Map();  // conversationId → my cursors not yet sent (no connection then)
     this.earlyReceipts = new Map();   // conversationId → userId → cursors received before its summary
@@ -88,20 +111,68 @@ export class ChatStore {
 
   get outboxKey() { return `parley.outbox.${this.me}`; }
 
+  get goneKey() { return `parley.outbox.${this.me}.gone`; }
+
   loadOutbox() {
     try { return JSON.parse(localStorage.getItem(this.outboxKey) ?? "[]"); } catch { return []; }
   }
 
+  loadGone() {
+    try { return new Set(JSON.parse(localStorage.getItem(this.goneKey) ?? "[]")); } catch { return new Set(); }
+  }
+
+  /** Rule 8: what this tab changed since it last saved is counted (`rev`), what it removed is gone, then merged and saved. */
   saveOutbox() {
+    const gone = this.loadGone();
+    const present = new Set(this.outbox.map((entry) => entry.clientId));
+    for (const clientId of this.saved.keys()) if (!present.has(clientId)) { gone.delete(clientId); gone.add(clientId); }
+    for (const entry of this.outbox) if (this.saved.get(entry.clientId) !== revisionOf(entry)) entry.rev = (entry.rev ?? 0) + 1;
+    this.outbox = mergeOutboxes(this.outbox, this.loadOutbox(), gone);
+    this.write(gone);
+  }
+
+  write(gone) {
     const json = JSON.stringify(this.outbox);  // once, for both places
+    localStorage.setItem(this.goneKey, JSON.stringify(keptGone(gone)));
     localStorage.setItem(this.outboxKey, json);
     saveOutboxCopy(this.me, json);
+    this.remember();
     this.uploads?.outboxChanged();  // files of a message that left the outbox stop uploading
+  }
+
+  /**
+   * Sends another tab removed were confirmed there (or cancelled): this tab may never see them on its
+   * stream (a page that was offline since it started resumes from the head), so the threads that
+   * showed them are read again.
+   */
+  reloadAfterOthersSent(dropped) {
+    for (const id of new Set(dropped.map((entry) => entry.conversationId))) {
+      if (this.threads.get(id)?.loaded) this.loadThread(id);
+    }
+  }
+
+  /** Signed out: other tabs' saves are no longer this page's business. */
+  stop() { window.removeEventListener("storage", this.onStorage); }
+
+  remember() { this.saved = new Map(this.outbox.map((entry) => [entry.clientId, revisionOf(entry)])); }
+
+  /** Rule 8: another tab saved: its entries, changes and removals are taken in (and saved back when this tab had more). */
+  adoptStored() {
+    const stored = localStorage.getItem(this.outboxKey) ?? "[]";
+    const gone = this.loadGone();
+    const before = this.outbox;
+    this.outbox = mergeOutboxes(this.outbox, this.loadOutbox(), gone);
+    for (const [clientId] of this.saved) if (gone.has(clientId)) this.inFlight.delete(clientId);
+    this.reloadAfterOthersSent(before.filter((entry) => !entry.action && gone.has(entry.clientId)));
+    if (JSON.stringify(this.outbox) !== stored) this.write(gone);
+    else { this.remember(); this.uploads?.outboxChanged(); }
+    this.changed();
+    this.flush();
   }
 
   /** Rule 6: what the copy holds and localStorage lost comes back (call once, at start). */
   async recoverOutbox() {
-    const known = new Set(this.outbox.map((entry) => entry.clientId));
+    const known = new Set([...this.outbox.map((entry) => entry.clientId), ...this.loadGone()]);  // gone: removed in some tab (rule 8)
     const lost = (await readOutboxCopy(this.me)).filter((entry) => entry.clientId && !known.has(entry.clientId));
     if (!lost.length) return;
     // In the order written: createdAt, the copy's order among equals (sort is stable).
@@ -166,6 +237,7 @@ export class ChatStore {
       if (thread.generation !== generation) return 0;  // the thread was re-seated meanwhile (loadAround)
       if (!older && thread.hasNewer) this.reseat(thread, page.messages, false);  // the newest page ends a detached window
       else for (const message of page.messages) thread.messages.set(message.seq, message);
+      this.confirmFrom(page.messages);
       thread.hasOlder = page.hasMore;
       thread.loaded = true;
       return page.messages.length;
@@ -211,6 +283,7 @@ export class ChatStore {
     try {
       const page = await this.api.historyAfter(id, after, 50);
       this.reseat(thread, page.messages, page.hasMore, after);
+      this.confirmFrom(page.messages);
       thread.hasOlder = after > 0;
       thread.loaded = true;
       return true;
@@ -235,6 +308,7 @@ export class ChatStore {
         const page = await this.api.historyAfter(id, after, 50);
         if (thread.generation !== generation) return 0;
         for (const message of page.messages) thread.messages.set(message.seq, message);
+        this.confirmFrom(page.messages);
         thread.loadedTo = page.hasMore ? (page.messages[page.messages.length - 1]?.seq ?? after) : null;
         thread.hasNewer = page.hasMore;
         return page.messages.length;
@@ -365,33 +439,71 @@ export class ChatStore {
     this.changed();
   }
 
-  /** Sends every waiting message and action not yet in flight on this connection, oldest first. */
+  /**
+   * Rule 2: sends the next waiting entry (message or action) of each conversation, oldest first, when
+   * none of that conversation is in flight or waiting to be retried: the server commits a refused
+   * send's successors anyway (docs/protocol.md "Pipelining"), so one at a time is what keeps the
+   * order written. Conversations go in parallel. An entry that cannot go yet (files uploading, an
+   * action waiting for its message's seq, a refused send) does not hold the ones after it.
+   */
   flush() {
     if (!this.socket?.isOpen || this.connection !== "online") return;
+    const busy = new Set(this.outbox.filter((p) => this.inFlight.has(p.clientId)).map((p) => p.conversationId));
+    const now = Date.now();
     for (const entry of this.outbox) {
-      if (this.inFlight.has(entry.clientId)) continue;
-      let frame;
-      if (entry.action) {
-        frame = this.actions.frameOf(entry);
-        if (!frame) continue;  // waits for its message's seq
-      } else {
-        if (entry.status !== "sending" || entry.uploading) continue;  // files still uploading: uploads.js says when
-        frame = { type: "send", clientId: entry.clientId, text: entry.text };
-        if (entry.attachments) frame.attachments = entry.attachments.map(attachmentRequest);
-        if (!entry.recipientId || this.conversations.has(entry.conversationId)) frame.conversationId = entry.conversationId;
-        else frame.recipientId = entry.recipientId;
-        if (entry.replyToSeq) frame.replyToSeq = entry.replyToSeq;
-      }
-      if (this.socket.send(frame)) this.inFlight.add(entry.clientId);
+      if (busy.has(entry.conversationId)) continue;
+      if ((this.retryAt.get(entry.clientId) ?? 0) > now) { busy.add(entry.conversationId); continue; }  // refused for now: the ones after it wait
+      const frame = this.frameOf(entry);
+      if (!frame) continue;
+      busy.add(entry.conversationId);
+      this.retryAt.delete(entry.clientId);
+      this.putOnWire(entry, frame);
     }
+  }
+
+  /** The frame that sends an entry now, or null while it cannot go. */
+  frameOf(entry) {
+    if (entry.action) return this.actions.frameOf(entry);  // null: waits for its message's seq
+    if (entry.status !== "sending" || entry.uploading) return null;  // files still uploading: uploads.js says when
+    const frame = { type: "send", clientId: entry.clientId, text: entry.text };
+    if (entry.attachments) frame.attachments = entry.attachments.map(attachmentRequest);
+    if (!entry.recipientId || this.conversations.has(entry.conversationId)) frame.conversationId = entry.conversationId;
+    else frame.recipientId = entry.recipientId;
+    if (entry.replyToSeq) frame.replyToSeq = entry.replyToSeq;
+    return frame;
+  }
+
+  /** Rule 7: a send is marked `sent` (and saved) before it is written: from then on the server may have it. */
+  putOnWire(entry, frame) {
+    if (!entry.action && !entry.sent) {
+      entry.sent = true;
+      this.saveOutbox();
+    }
+    if (this.socket.send(frame)) this.inFlight.add(entry.clientId);
+  }
+
+  /** Rule 4: a refusal that is passing trouble: the entry (and its conversation) waits, then goes again. */
+  retryLater(clientId) {
+    this.retryAt.set(clientId, Date.now() + RETRY_MS);
+    setTimeout(() => this.flush(), RETRY_MS);
   }
 
   confirm(message) {
     const before = this.outbox.length;
     this.outbox = this.outbox.filter((p) => p.clientId !== message.clientId);
     this.inFlight.delete(message.clientId);
+    this.retryAt.delete(message.clientId);
     if (this.outbox.length !== before) this.saveOutbox();
     this.actions.sendConfirmed(message);
+    this.flush();  // the next of its conversation
+  }
+
+  /** Rule 3: my messages in a page of history that are still in the outbox (or awaited by actions) were committed: confirmed. */
+  confirmFrom(messages) {
+    for (const message of messages) {
+      if (message.senderId !== this.me || !message.clientId) continue;
+      if (this.outbox.some((p) => !p.action && p.clientId === message.clientId) || this.actions.waitsFor(message.clientId)) this.confirm(message);
+    }
   }
 
   // MARK: receipts and typing
@@ -613,12 +725,13 @@ export class ChatStore {
     this.inFlight.delete(clientId);
     if (!entry) return;
     if (TRANSIENT.has(error?.code)) {
-      setTimeout(() => this.flush(), 2000);
+      this.retryLater(clientId);
       return;
     }
     entry.status = "failed";
     entry.error = error?.message ?? "Not sent.";
     this.saveOutbox();
+    this.flush();  // the next of its conversation
   }
 
   /** The id a chat with `userId` has, whether or not it exists yet. */
