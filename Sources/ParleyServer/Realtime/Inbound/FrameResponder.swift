@@ -48,10 +48,11 @@ struct FrameResponder: Sendable {
             // too much of it needs no answer.
             if isTyping, typingLimiter.acquire(user.rawValue) != nil { return }
             do {
-                guard ConversationID(validating: conversation.rawValue) != nil else { throw StoreError.conversationNotFound }
-                let members = try await store.memberIDs(of: conversation)
+                // The id as the server writes it (as sends and receipts read it), or no such conversation.
+                guard let id = ConversationID(validating: conversation.rawValue) else { throw StoreError.conversationNotFound }
+                let members = try await store.memberIDs(of: id)
                 guard members.contains(user) else { throw StoreError.conversationNotFound }
-                hub.setTyping(isTyping, user: user, in: conversation, audience: members.filter { $0 != user })
+                hub.setTyping(isTyping, user: user, in: id, audience: members.filter { $0 != user })
             } catch {
                 reply(error, ref: ref)
             }
