@@ -34,7 +34,7 @@ public struct Message: Hashable, Codable, Sendable {
     public var senderId: UserID
     /// The sender's idempotency key (guarantee 2).
     public var clientId: ClientMessageID
-    /// The text, as written (trimmed, NFC).
+    /// The text, as written (line endings unified, trimmed: ``Validation/messageText(_:)``).
     public var text: String
     /// Server time at which the message was committed.
     public var createdAt: Timestamp

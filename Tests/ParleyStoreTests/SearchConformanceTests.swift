@@ -186,4 +186,21 @@ import Testing
         #expect(try await found("\u{8C48}") == [texts[4]], "a compatibility ideograph found by its unified one")
         #expect(try await found("\u{F900}の") == [texts[4]])
     }
+
+    /// Hangul written decomposed (conjoining jamo, as macOS file names and some keyboards give it) and
+    /// composed find each other, in short searches (read message by message) and long ones (indexed).
+    @Test(arguments: StoreBackend.all)
+    func decomposedHangulIsFoundByComposedSearchesAndTheOtherWayRound(backend: StoreBackend) async throws {
+        let world = try await ActionWorld(backend)
+        let chat = ConversationID.direct(world.ada.id, world.grace.id)
+        let decomposed = "\u{1112}\u{1161}\u{11AB}\u{1100}\u{116E}\u{11A8}\u{110B}\u{1165} 공부"  // 한국어 공부, as jamo
+        let composed = "서울에서 한국어 수업"
+        for text in [decomposed, composed] { _ = try await world.store.send(text, from: world.ada.id, to: .conversation(chat)) }
+        func found(_ q: String) async throws -> [String] { try await Self.search(world.store, q, as: world.grace).map(\.text).sorted() }
+        let both = [composed, decomposed].sorted()
+        #expect(try await found("한국") == both, "two characters, composed")
+        #expect(try await found("한국어") == both, "three characters, composed")
+        #expect(try await found("\u{1112}\u{1161}\u{11AB}\u{1100}\u{116E}\u{11A8}") == both, "two characters, decomposed")
+        #expect(try await found("수업") == [composed])
+    }
 }
