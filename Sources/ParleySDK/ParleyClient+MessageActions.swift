@@ -68,9 +68,14 @@ extension ParleyClient {
         return try await api.versions(of: seq, in: item.conversationId, token: session.token)
     }
 
-    /// Forgets ``refusedAction`` (the interface showed it).
+    /// Forgets every refusal in ``refusedActions`` (the interface showed them).
     public func dismissRefusedAction() {
-        refusedAction = nil
+        refusedActions = []
+    }
+
+    /// Forgets the refusals of actions in `conversation` (its chat showed them); others stay.
+    public func dismissRefusedActions(in conversation: ConversationID) {
+        refusedActions.removeAll { $0.entry.conversationId == conversation }
     }
 
     // MARK: helpers

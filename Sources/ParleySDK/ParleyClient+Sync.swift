@@ -93,7 +93,8 @@ extension ParleyClient {
         let droppedAction = outbox.refuse(clientId, code: code, message: message, now: .now())
         saveOutbox()
         if let droppedAction {
-            refusedAction = RefusedAction(entry: droppedAction, reason: message)
+            refusedActions.append(RefusedAction(entry: droppedAction, reason: message))
+            refusedActions.removeFirst(max(0, refusedActions.count - Self.maxRefusedActions))
             emit(.actionFailed(droppedAction, message))
         } else if case .failed(let reason)? = outbox.entries.first(where: { $0.clientId == clientId })?.state {
             emit(.sendFailed(clientId, reason))

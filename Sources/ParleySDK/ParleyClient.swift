@@ -82,9 +82,13 @@ public final class ParleyClient {
     public internal(set) var notificationSettings = NotificationSettings()
     /// Pending invitations to groups, newest first (``accept(_:)`` or ``decline(_:)`` them).
     public internal(set) var invitations: [Invitation] = []
-    /// The last of my message actions the server refused (dropped from the outbox), with its reason,
-    /// until ``dismissRefusedAction()``.
-    public internal(set) var refusedAction: RefusedAction?
+    /// My message actions the server refused (dropped from the outbox), with their reasons, oldest
+    /// first, until dismissed (``dismissRefusedActions(in:)``); the newest ``maxRefusedActions``.
+    public internal(set) var refusedActions: [RefusedAction] = []
+    /// The newest of ``refusedActions``.
+    public var refusedAction: RefusedAction? { refusedActions.last }
+    /// How many refusals ``refusedActions`` keeps.
+    public static let maxRefusedActions = 20
     /// People fetched by id because no conversation of mine lists them (a group's former members,
     /// inviters), and people whose profile changed while I was connected: ``displayName(of:in:)``
     /// and ``photoPath(of:)`` read them.

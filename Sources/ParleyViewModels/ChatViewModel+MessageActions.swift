@@ -105,15 +105,18 @@ extension ChatViewModel {
         (try? await client.versions(of: item)) ?? []
     }
 
-    /// The last of my actions the server refused here, to show (``dismissActionFailure()`` hides it).
+    /// What to show for my actions the server refused here: the newest reason, and how many more
+    /// were refused with it (``dismissActionFailure()`` hides them). Refusals in other chats wait
+    /// for their own chat.
     public var actionFailure: String? {
-        guard let refused = client.refusedAction, refused.entry.conversationId == conversation else { return nil }
-        return refused.reason
+        let refused = client.refusedActions.filter { $0.entry.conversationId == conversation }
+        guard let newest = refused.last else { return nil }
+        return refused.count == 1 ? newest.reason : "\(newest.reason) (\(refused.count - 1) more of your changes here were refused too.)"
     }
 
-    /// Hides ``actionFailure``.
+    /// Hides ``actionFailure``: this chat's refusals only.
     public func dismissActionFailure() {
-        client.dismissRefusedAction()
+        client.dismissRefusedActions(in: conversation)
     }
 
     /// Rule 6: the quoted message, loading older pages until it is held; `nil` when it is not

@@ -1,5 +1,6 @@
 import Foundation
 @testable import ParleySDK
+import ParleyViewModels
 import ParleyCore
 import Testing
 
@@ -102,6 +103,30 @@ import Testing
         connection.push(.synced(position: 0))
         try await Task.sleep(for: .milliseconds(50))
         #expect(connection.sentActions.count == 1, "never sent again")
+    }
+
+    /// Several refusals are all kept; a chat shows and dismisses only its own.
+    @Test func everyRefusalIsKeptUntilItsChatDismissesIt() async throws {
+        let fixture = Fixture()
+        let (client, connection) = try await connectedClient(fixture)
+        let chat = ChatViewModel(client: client, conversation: fixture.conversation, otherUser: fixture.grace)
+        let elsewhere = ChatViewModel(client: client, conversation: ConversationID(rawValue: "g_elsewhere"), otherUser: nil)
+        try client.edit(try #require(item(client, fixture, "mine")), text: "mine, edited")
+        let edit = try await eventually("the edit") { connection.sentActions.first }
+        connection.push(.error(ref: edit.ref, clientId: edit.clientId, code: .editWindowClosed, message: "Too late to edit that message."))
+        _ = try await eventually("the first refusal") { client.refusedActions.count == 1 ? true : nil }
+        try client.react(try #require(item(client, fixture, "hello")), emoji: "👍")
+        let react = try await eventually("the reaction") { connection.sentActions.count == 2 ? connection.sentActions[1] : nil }
+        connection.push(.error(ref: react.ref, clientId: react.clientId, code: .messageDeleted, message: "That message was deleted."))
+        _ = try await eventually("the second refusal") { client.refusedActions.count == 2 ? true : nil }
+        #expect(client.refusedActions.map(\.reason) == ["Too late to edit that message.", "That message was deleted."], "oldest first, none overwritten")
+        #expect(client.refusedAction?.reason == "That message was deleted.")
+        #expect(chat.actionFailure == "That message was deleted. (1 more of your changes here were refused too.)")
+        #expect(elsewhere.actionFailure == nil, "another chat shows nothing of this one's refusals")
+        elsewhere.dismissActionFailure()
+        #expect(client.refusedActions.count == 2, "dismissing another chat keeps these")
+        chat.dismissActionFailure()
+        #expect(client.refusedActions.isEmpty && chat.actionFailure == nil)
     }
 
     @Test func aClientKilledWithQueuedActionsSendsThemOnceWithTheSameClientIds() async throws {
