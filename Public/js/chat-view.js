@@ -227,7 +227,7 @@ export class ChatView {
       const current = original && this.store.actions.current(original);
       quote = current ? quoteOf(current) : null;
     }
-    if (quote && !quote.deleted && !quote.preview) {  // a photo without a caption: "📷 Photo"
+    if (quote && !quote.deleted && !quote.hidden && !quote.preview) {  // a photo without a caption: "📷 Photo"
       const original = thread.messages.get(quote.seq);
       if (original?.attachments?.length) quote = { ...quote, preview: messagePreview(original) };
     }

@@ -5,19 +5,21 @@ import { joinNames } from "./format.js";
 
 /**
  * The quote above a reply's text: a button (Enter or a click goes to the original) naming who wrote
- * the original and its first line, or "Deleted message". `quote` is { seq, name, preview, deleted } or null.
+ * the original and its first line, or "Deleted message" ("Earlier message" for one from outside my
+ * membership of the group). `quote` is { seq, name, preview, deleted, hidden } or null.
  */
 export function renderQuote(li, bubble, quote) {
-  const key = quote ? [quote.seq, quote.name, quote.deleted, quote.preview].join("|") : "";
+  const key = quote ? [quote.seq, quote.name, quote.deleted, quote.hidden, quote.preview].join("|") : "";
   if (li.dataset.quote === key) return;
   li.dataset.quote = key;
   bubble.querySelector(".quote")?.remove();
   if (!quote) return;
-  const button = el("button", quote.deleted ? "quote deleted" : "quote");
+  const button = el("button", quote.deleted || quote.hidden ? "quote deleted" : "quote");
   button.type = "button";
   button.dataset.seq = quote.seq;
   button.title = "Show the original message";
-  const text = el("span", "quote-text", quote.deleted ? "Deleted message" : quote.preview);
+  // A message from outside my membership of the group: who wrote it, nothing of what it says.
+  const text = el("span", "quote-text", quote.deleted ? "Deleted message" : quote.hidden ? "Earlier message" : quote.preview);
   text.dir = "auto";
   button.append(el("span", "visually-hidden", "In reply to "), el("span", "quote-name", quote.name), el("span", "visually-hidden", ": "), text);
   bubble.insertBefore(button, bubble.querySelector(":scope > .attachments, :scope > .text"));  // above a message's files

@@ -6,11 +6,14 @@ extension Validation {
     /// Longest group title, in `Character`s.
     public static let maxTitleCharacters = 100
 
-    /// Group titles: trimmed, 1–100 characters, no control characters (newlines and tabs included).
+    /// Group titles: trimmed, 1–100 characters, no control characters (newlines and tabs included),
+    /// and something visible (not only zero-width or direction marks).
     public static func groupTitle(_ raw: String) -> Result<String, Failure> {
         let title = trimmed(raw)
-        guard (1...maxTitleCharacters).contains(title.count), !title.unicodeScalars.contains(where: isForbiddenInName) else {
-            return .failure(Failure(.invalidTitle, "Title must be 1–\(maxTitleCharacters) characters without control or direction-override characters."))
+        guard (1...maxTitleCharacters).contains(title.count), !title.unicodeScalars.contains(where: isForbiddenInName), showsSomething(title) else {
+            return .failure(
+                Failure(.invalidTitle, "Title must be 1–\(maxTitleCharacters) characters, something visible, without control or direction-override characters.")
+            )
         }
         return .success(title)
     }

@@ -8,6 +8,10 @@ public struct ReplyQuote: Hashable, Codable, Sendable {
     public var preview: String
     /// Whether it was deleted for everyone (clients show "Deleted message").
     public var deleted: Bool
+    /// Set when the answered message lies outside the viewer's membership of the group (written
+    /// before they joined, or while they were out): its preview is then empty (clients show
+    /// "Earlier message"). Absent otherwise.
+    public var hidden: Bool?
 
     /// The most characters of the first line a quote carries.
     public static let previewCharacters = 120
@@ -18,6 +22,13 @@ public struct ReplyQuote: Hashable, Codable, Sendable {
         self.senderId = senderId
         self.preview = preview
         self.deleted = deleted
+    }
+
+    /// The quote of a message the viewer may not see: who wrote it, and nothing of what it says.
+    public static func hidden(seq: Int64, senderId: UserID) -> ReplyQuote {
+        var quote = ReplyQuote(seq: seq, senderId: senderId, preview: "", deleted: false)
+        quote.hidden = true
+        return quote
     }
 
     /// The quote of a message whose current text is `text` (deleted when `deletedAt` is set).

@@ -61,8 +61,9 @@ public enum Validation {
     /// Display names: trimmed, 1–64 characters, no control characters.
     public static func displayName(_ raw: String) -> Result<String, Failure> {
         let name = trimmed(raw)
-        guard (1...64).contains(name.count), !name.unicodeScalars.contains(where: isForbiddenInName) else {
-            return .failure(Failure(.invalidDisplayName, "Display name must be 1–64 characters without control or direction-override characters."))
+        guard (1...64).contains(name.count), !name.unicodeScalars.contains(where: isForbiddenInName), showsSomething(name) else {
+            return .failure(
+                Failure(.invalidDisplayName, "Display name must be 1–64 characters, something visible, without control or direction-override characters."))
         }
         return .success(name)
     }
@@ -115,7 +116,18 @@ public enum Validation {
 
     /// What a name (display name, group title) may not hold: controls, line breaks, direction overrides.
     static func isForbiddenInName(_ scalar: Unicode.Scalar) -> Bool {
-        isForbiddenControl(scalar) || scalar == "\n" || scalar == "\t" || isDirectionOverride(scalar)
+        isForbiddenControl(scalar) || scalar == "\n" || scalar == "\t" || scalar == "\u{2028}" || scalar == "\u{2029}" || isDirectionOverride(scalar)
+    }
+
+    /// Whether a name shows anything: some scalar that is not a space, an invisible format character
+    /// (zero-width space, byte order mark, direction marks) or a mark with nothing to sit on.
+    static func showsSomething(_ name: String) -> Bool {
+        name.unicodeScalars.contains { scalar in
+            switch scalar.properties.generalCategory {
+            case .format, .nonspacingMark, .enclosingMark, .spaceSeparator, .lineSeparator, .paragraphSeparator, .control: false
+            default: true
+            }
+        }
     }
 
     static func trimmed(_ s: String) -> String {

@@ -119,8 +119,9 @@ struct PostgresGroupWriter {
 
     /// A `message` event for every current member, their user rows taken in id order.
     mutating func deliver(_ message: Message) async throws {
+        let quoteReaders = try await store.quoteForAudience(message, db).1
         for member in try await store.memberIDs(conversation, db) {
-            deliveries.append(try await store.appendEvent(.message(message), to: member, now: now, db))
+            deliveries.append(try await store.appendEvent(.message(message.quoteSeen(by: member, quoteReaders: quoteReaders)), to: member, now: now, db))
         }
     }
 

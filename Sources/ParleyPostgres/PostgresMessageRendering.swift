@@ -45,7 +45,13 @@ extension PostgresStore {
             message.text = version.text
             message.editedAt = version.editedAt
         }
-        if let quote = message.replyTo { message.replyTo = try await self.quote(of: quote.seq, in: message.conversationId, asOf: leftAt, db) }
+        if let pending = message.replyTo, let quote = try await self.quote(of: pending.seq, in: message.conversationId, asOf: leftAt, db) {
+            var visible = true
+            if message.conversationId.isGroup { visible = try await canSee(quote.seq, in: message.conversationId, viewer, db) }
+            message.replyTo = visible ? quote : .hidden(seq: quote.seq, senderId: quote.senderId)
+        } else {
+            message.replyTo = nil
+        }
         if message.reactions != nil {
             let pairs = try await db.rows(
                 """
@@ -76,6 +82,30 @@ extension PostgresStore {
         else { return nil }
         let (text, created, number) = try version.decode((String, Int64, Int32).self)
         return (text, number == 1 ? nil : Timestamp(milliseconds: created))
+    }
+
+    /// Whether one of `viewer`'s spans in the group holds `seq`.
+    func canSee(_ seq: Int64, in conversation: ConversationID, _ viewer: UserID, _ db: PostgresConnection) async throws -> Bool {
+        try await db.value(
+            """
+            SELECT true FROM member_spans WHERE conversation_id = \(conversation.rawValue) AND user_id = \(viewer.rawValue)
+            AND from_seq <= \(seq) AND (to_seq IS NULL OR to_seq >= \(seq)) LIMIT 1
+            """, as: Bool.self, logger) == true
+    }
+
+    /// For events that carry one rendering of a group reply to every member: the message with the
+    /// quote as its readers see it, and who they are (``Message/quoteSeen(by:quoteReaders:)``);
+    /// `message` itself and nil for anything else (see SQLite's `MessageRendering`).
+    func quoteForAudience(_ message: Message, _ db: PostgresConnection) async throws -> (Message, Set<UserID>?) {
+        guard message.conversationId.isGroup, let quote = message.replyTo else { return (message, nil) }
+        var shared = message
+        shared.replyTo = try await self.quote(of: quote.seq, in: message.conversationId, db)
+        let readers = try await db.values(
+            """
+            SELECT user_id FROM member_spans WHERE conversation_id = \(message.conversationId.rawValue)
+            AND from_seq <= \(quote.seq) AND (to_seq IS NULL OR to_seq >= \(quote.seq))
+            """, as: String.self, logger)
+        return (shared, Set(readers.map(UserID.init(rawValue:))))
     }
 
     /// The quote of the message at `seq`, with its text as it was at `time` for someone who left then.

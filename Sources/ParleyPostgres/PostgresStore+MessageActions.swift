@@ -67,8 +67,10 @@ extension PostgresStore: MessageActionStore {
                 let ref = MessageRef(conversationId: conversation, seq: action.seq)
                 deliveries.append(try await self.appendEvent(.messageHidden(ref), to: action.actor, now: now, db))
             case .setReaction, .clearReaction, .edit, .delete:
+                let (shared, quoteReaders) = try await self.quoteForAudience(message, db)
                 for member in try await self.audience(of: action.seq, in: conversation, db) {
-                    deliveries.append(try await self.appendEvent(.messageUpdated(message.reactionsSeen(by: member)), to: member, now: now, db))
+                    let seen = shared.reactionsSeen(by: member).quoteSeen(by: member, quoteReaders: quoteReaders)
+                    deliveries.append(try await self.appendEvent(.messageUpdated(seen), to: member, now: now, db))
                 }
             }
             try await self.notify(deliveries, db)

@@ -8,7 +8,8 @@ import ParleyStore
 ///
 /// Someone who left a group keeps what they could see up to then and nothing after: a message edited
 /// after they left shows them the text it had when they left, a quote the quoted text of then, and
-/// reactions only those made before (deleted is deleted for everyone: that text is gone).
+/// reactions only those made before (deleted is deleted for everyone: that text is gone). A quote of
+/// a message outside the viewer's spans is hidden (``ReplyQuote/hidden(seq:senderId:)``).
 enum MessageRendering {
     static func complete(_ messages: [Message], for viewer: UserID, _ db: Database) throws -> [Message] {
         guard messages.contains(where: \.needsRendering) else { return messages }
@@ -54,8 +55,11 @@ enum MessageRendering {
             message.text = version.text
             message.editedAt = version.editedAt
         }
-        if let quote = message.replyTo {
-            message.replyTo = try self.quote(of: quote.seq, in: message.conversationId, asOf: leftAt, db)
+        if let pending = message.replyTo, let quote = try self.quote(of: pending.seq, in: message.conversationId, asOf: leftAt, db) {
+            let visible = try !message.conversationId.isGroup || canSee(quote.seq, in: message.conversationId, viewer, db)
+            message.replyTo = visible ? quote : .hidden(seq: quote.seq, senderId: quote.senderId)
+        } else {
+            message.replyTo = nil
         }
         if message.reactions != nil {
             message.reactions = try reactions(of: message.seq, in: message.conversationId, for: viewer, before: leftAt, db)
@@ -78,6 +82,27 @@ enum MessageRendering {
                 arguments: [conversation.rawValue, seq, time])
         else { return nil }
         return (version[0], (version[2] as Int64) == 1 ? nil : Timestamp(milliseconds: version[1]))
+    }
+
+    /// Whether one of `viewer`'s spans in the group holds `seq`.
+    static func canSee(_ seq: Int64, in conversation: ConversationID, _ viewer: UserID, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(
+                sql: "SELECT 1 FROM member_spans WHERE conversation_id = ? AND user_id = ? AND from_seq <= ? AND (to_seq IS NULL OR to_seq >= ?)"),
+            arguments: [conversation.rawValue, viewer.rawValue, seq, seq]) == true
+    }
+
+    /// For events that carry one rendering of a group reply to every member: the message with the
+    /// quote as its readers see it, and who they are (``Message/quoteSeen(by:quoteReaders:)``);
+    /// `message` itself and nil for anything else.
+    static func quoteForAudience(_ message: Message, _ db: Database) throws -> (Message, Set<UserID>?) {
+        guard message.conversationId.isGroup, let quote = message.replyTo else { return (message, nil) }
+        var shared = message
+        shared.replyTo = try self.quote(of: quote.seq, in: message.conversationId, db)
+        let readers = try String.fetchAll(
+            db.cachedStatement(sql: "SELECT user_id FROM member_spans WHERE conversation_id = ? AND from_seq <= ? AND (to_seq IS NULL OR to_seq >= ?)"),
+            arguments: [message.conversationId.rawValue, quote.seq, quote.seq])
+        return (shared, Set(readers.map(UserID.init(rawValue:))))
     }
 
     /// The quote of the message at `seq`, with its text as it was at `time` for someone who left then.

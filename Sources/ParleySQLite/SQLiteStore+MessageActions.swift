@@ -47,8 +47,10 @@ extension SQLiteStore: MessageActionStore {
                 let ref = MessageRef(conversationId: conversation, seq: action.seq)
                 deliveries.append(try Self.appendEvent(.messageHidden(ref), to: action.actor, now: now, statements))
             case .setReaction, .clearReaction, .edit, .delete:
+                let (shared, quoteReaders) = try MessageRendering.quoteForAudience(message, db)
                 for member in try Self.audience(of: action.seq, in: conversation, statements, db) {
-                    deliveries.append(try Self.appendEvent(.messageUpdated(message.reactionsSeen(by: member)), to: member, now: now, statements))
+                    let seen = shared.reactionsSeen(by: member).quoteSeen(by: member, quoteReaders: quoteReaders)
+                    deliveries.append(try Self.appendEvent(.messageUpdated(seen), to: member, now: now, statements))
                 }
             }
             return ActionOutcome(message: message, duplicate: false, deliveries: deliveries)

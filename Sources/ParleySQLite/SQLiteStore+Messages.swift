@@ -147,8 +147,9 @@ extension SQLiteStore: MessageStore {
             && Int.fetchOne(
                 db.cachedStatement(sql: "SELECT COUNT(*) FROM conversation_members WHERE conversation_id = ? AND first_sent_seq IS NULL"),
                 arguments: [targetID.rawValue]) == 0
+        let quoteReaders = try MessageRendering.quoteForAudience(message, db).1
         for member in members {
-            deliveries.append(try appendEvent(.message(message), to: member, now: now, statements))
+            deliveries.append(try appendEvent(.message(message.quoteSeen(by: member, quoteReaders: quoteReaders)), to: member, now: now, statements))
         }
         if heldBack { deliveries += try GroupReceiptAggregate.refresh(targetID, now: now, statements, db) }
         return SendOutcome(message: message, duplicate: false, deliveries: deliveries, contactsFormed: contactsFormed)

@@ -64,4 +64,14 @@ extension Message {
         copy.reactions = reactions.map { Reaction(emoji: $0.emoji, count: $0.count, mine: $0.userIds.contains(viewer), userIds: $0.userIds) }
         return copy
     }
+
+    /// The message for `viewer` when `quoteReaders` holds who may see the message it answers (nil
+    /// when everyone who sees it may): its quote hidden from anyone else (a member who joined
+    /// after the original without the earlier history, or was out of the group when it was written).
+    public func quoteSeen(by viewer: UserID, quoteReaders: Set<UserID>?) -> Message {
+        guard let quoteReaders, let quote = replyTo, !quoteReaders.contains(viewer) else { return self }
+        var copy = self
+        copy.replyTo = .hidden(seq: quote.seq, senderId: quote.senderId)
+        return copy
+    }
 }

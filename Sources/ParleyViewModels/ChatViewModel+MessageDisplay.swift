@@ -80,6 +80,7 @@ extension ChatViewModel {
     private func quote(_ reply: ReplyQuote) -> Quote {
         Quote(
             seq: reply.seq > 0 ? reply.seq : nil, sender: name(of: reply.senderId),
-            text: reply.deleted ? MessageText.deletedQuote : MessageText.firstLine(reply.preview), isDeleted: reply.deleted)
+            text: reply.deleted ? MessageText.deletedQuote : reply.hidden == true ? MessageText.hiddenQuote : MessageText.firstLine(reply.preview),
+            isDeleted: reply.deleted)
     }
 }

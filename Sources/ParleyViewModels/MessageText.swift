@@ -8,6 +8,8 @@ public enum MessageText {
     public static let deletedByMe = "You deleted this message"
     /// A reply's quote once its original was deleted.
     public static let deletedQuote = "Deleted message"
+    /// A quote of a message from outside my membership of the group (``ReplyQuote/hidden``).
+    public static let hiddenQuote = "Earlier message"
     /// The label of an edited message.
     public static let edited = "edited"
     /// The quick reactions a message menu offers first (a fuller picker takes any emoji).

@@ -38,7 +38,10 @@ struct ChatPrinter {
         if let status = item.status { line += " " + Self.mark(status) }
         if !item.reactions.isEmpty { line += " [" + item.reactions.map { "\($0.emoji) \($0.count)" }.joined(separator: " · ") + "]" }
         guard let quote = item.replyTo else { return [line] }
-        let quoted = quote.deleted ? MessageText.deletedQuote : "\(name(of: quote.senderId, in: conversation)): \(MessageText.firstLine(quote.preview))"
+        let quoted =
+            quote.deleted
+            ? MessageText.deletedQuote
+            : "\(name(of: quote.senderId, in: conversation)): \(quote.hidden == true ? MessageText.hiddenQuote : MessageText.firstLine(quote.preview))"
         return ["  ↪ " + quoted, line]
     }
 

@@ -6,8 +6,12 @@ import Testing
     @Test func titlesAreTrimmedAndBounded() throws {
         #expect(try Validation.groupTitle("  Lisbon 🇵🇹  ").get() == "Lisbon 🇵🇹")
         #expect(try Validation.groupTitle(String(repeating: "👨‍👩‍👧‍👦", count: 100)).get().count == 100)
-        for bad in ["", "   ", "\n\t", String(repeating: "a", count: 101), "tab\there", "line\nbreak", "nul\u{0}", "Family\u{202E}nimda", "a\u{2066}b\u{2069}"]
-        {
+        #expect(try Validation.groupTitle("e\u{0301}t\u{200D}é").get() == "e\u{0301}t\u{200D}é", "marks and joiners beside something visible stay")
+        #expect(throws: Validation.Failure.self) { try Validation.displayName("\u{200B}\u{200B}").get() }
+        for bad in [
+            "", "   ", "\n\t", String(repeating: "a", count: 101), "tab\there", "line\nbreak", "nul\u{0}", "Family\u{202E}nimda", "a\u{2066}b\u{2069}",
+            "\u{200B}", "\u{FEFF}", "\u{200B}\u{FEFF}", "\u{200F}", "\u{061C}", "\u{0301}", "a\u{2028}b", "a\u{2029}b",
+        ] {
             #expect(throws: Validation.Failure.self, "\(bad.debugDescription)") { try Validation.groupTitle(bad).get() }
         }
     }

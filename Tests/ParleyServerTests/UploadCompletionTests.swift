@@ -41,6 +41,30 @@ import Testing
     static let bytes = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
     static var hex: String { LowercaseHex.string(Array(SHA256.hash(data: bytes))) }
 
+    /// A PATCH whose upload is terminated (tus DELETE on another connection) while its bytes arrive
+    /// answers 404, whether it would have ended the upload or not; nothing of it stays staged.
+    @Test(arguments: [300_000, 200_000])
+    func aPartArrivingWhileItsUploadIsTerminatedIsNotFound(end: Int) async throws {
+        let setup = try await Self.setUp()
+        let upload = try await setup.service.create(owner: setup.owner, length: 300_000, metadata: .init(), now: .now())
+        let (body, continuation) = AsyncStream<ByteBuffer>.makeStream()
+        continuation.yield(ByteBuffer(bytes: Self.bytes[..<100_000]))
+        let patch = Task { try await setup.service.append(upload, at: 0, checksum: nil, body: body, now: .now()) }
+        // The gate: the first bytes are staged before the DELETE comes.
+        for _ in 0..<2_000 where try await setup.blobs.stagedSize(upload.id.rawValue) < 100_000 { try await Task.sleep(for: .milliseconds(5)) }
+        try await setup.service.terminate(upload.id, owner: setup.owner)
+        continuation.yield(ByteBuffer(bytes: Self.bytes[100_000..<end]))
+        continuation.finish()
+        await #expect(throws: ParleyError.self) { try await patch.value }
+        do {
+            _ = try await patch.value
+        } catch let error as ParleyError {
+            #expect(error.code == .uploadNotFound)
+        }
+        #expect(try await setup.blobs.stagedSize(upload.id.rawValue) == 0)
+        await #expect(throws: ParleyError.self) { try await setup.service.find(upload.id, owner: setup.owner) }
+    }
+
     @Test func aFileSentInPartsIsStoredUnderItsHashAndItsStagingGoes() async throws {
         let setup = try await Self.setUp()
         let upload = try await setup.service.create(owner: setup.owner, length: 300_000, metadata: .init(sha256: Self.hex), now: .now())

@@ -107,6 +107,63 @@ import Testing
         #expect(seen.contains(leftSeq) && seen.contains(backSeq))
     }
 
+    /// A reply's quote of a message outside a member's spans names its writer and nothing of what it
+    /// says: for a newcomer without the earlier history and for a re-added member's gap, in live
+    /// events, pages, the replay and updates of the reply.
+    @Test(arguments: StoreBackend.all)
+    func aQuoteOfWhatAMemberMayNotSeeIsHidden(backend: StoreBackend) async throws {
+        let world = try await GroupWorld(backend)
+        let group = try await world.group(with: [world.grace.id])
+        let early = try await world.store.send("the early secret", from: world.grace.id, to: .conversation(group)).message
+        _ = try await world.change(group, .add([world.alan.id], shareHistory: false))
+        func reply(by user: User, to seq: Int64) async throws -> SendOutcome {
+            try await world.store.send(
+                NewMessage(sender: user.id, clientId: .random(), target: .conversation(group), text: "about that", replyToSeq: seq), now: .now())
+        }
+        func carried(_ deliveries: [Delivery], to user: User) -> Message? {
+            deliveries.lazy.compactMap { delivery -> Message? in
+                guard delivery.recipient == user.id else { return nil }
+                switch delivery.event.payload {
+                case .message(let message), .messageUpdated(let message): return message
+                default: return nil
+                }
+            }.first
+        }
+        func page(_ user: User, _ seq: Int64) async throws -> Message? {
+            try await world.store.messages(in: group, as: user.id, query: HistoryQuery(limit: 50)).messages.first { $0.seq == seq }
+        }
+        let answer = try await reply(by: world.ada, to: early.seq)
+        let hidden = ReplyQuote.hidden(seq: early.seq, senderId: world.grace.id)
+        #expect(carried(answer.deliveries, to: world.alan)?.replyTo == hidden, "live, to the newcomer")
+        #expect(carried(answer.deliveries, to: world.grace)?.replyTo?.preview == "the early secret", "live, to a member who saw it")
+        #expect(answer.message.replyTo?.preview == "the early secret", "the answer to its writer")
+        #expect(try await page(world.alan, answer.message.seq)?.replyTo == hidden)
+        #expect(try await page(world.grace, answer.message.seq)?.replyTo?.hidden == nil)
+        let reacted = try await world.store.act(
+            NewMessageAction(actor: world.alan.id, clientId: .random(), conversation: group, seq: answer.message.seq, change: .react("👍")), now: .now())
+        #expect(reacted.message.replyTo == hidden && carried(reacted.deliveries, to: world.alan)?.replyTo == hidden)
+        #expect(carried(reacted.deliveries, to: world.grace)?.replyTo?.preview == "the early secret", "an update keeps the quote for those who saw it")
+        let replayed = try await world.store.allEvents(of: world.alan.id).compactMap { event -> Message? in
+            switch event.payload {
+            case .message(let message), .messageUpdated(let message): message.seq == answer.message.seq ? message : nil
+            default: nil
+            }
+        }
+        #expect(replayed.count == 2 && replayed.allSatisfy { $0.replyTo == hidden }, "the replay: \(replayed.map(\.replyTo))")
+        // A re-added member's gap: hidden in a quote as in the history.
+        _ = try await world.change(group, .remove(world.alan.id))
+        let gap = try await world.store.send("said while alan was out", from: world.grace.id, to: .conversation(group)).message
+        _ = try await world.change(group, .add([world.alan.id], shareHistory: false))
+        let gapAnswer = try await reply(by: world.grace, to: gap.seq)
+        let gapHidden = ReplyQuote.hidden(seq: gap.seq, senderId: world.grace.id)
+        #expect(carried(gapAnswer.deliveries, to: world.alan)?.replyTo == gapHidden)
+        #expect(try await page(world.alan, gapAnswer.message.seq)?.replyTo == gapHidden)
+        #expect(carried(gapAnswer.deliveries, to: world.ada)?.replyTo?.preview == "said while alan was out")
+        // What he saw himself stays quoted.
+        let seen = try await reply(by: world.ada, to: answer.message.seq)
+        #expect(carried(seen.deliveries, to: world.alan)?.replyTo?.preview == "about that")
+    }
+
     @Test(arguments: StoreBackend.all)
     func rolesDecideWhoMayDoWhat(backend: StoreBackend) async throws {
         let world = try await GroupWorld(backend)

@@ -109,12 +109,25 @@ final class FileService: Sendable {
         // Rule 5: the file's digest so far, when it covers every staged byte.
         let hashed = file.flatMap { $0.count == staged - offset ? $0.state : nil }
         guard staged == upload.length else {
+            // Terminated while these bytes arrived (tus DELETE on another connection): they went
+            // to a staging already removed, and the upload is gone.
+            guard try await store.upload(upload.id, owner: upload.owner) != nil else {
+                try? await blobs.deleteStaged(upload.id.rawValue)
+                throw Self.terminated
+            }
             if let hashed { digests.keep(upload.id, hashed, at: staged) }
             return (upload, staged)
         }
         let blob = hashed.flatMap { hash in BlobKey(sha256: LowercaseHex.string(Array(hash.finalize()))) }
-        return (try await complete(upload, now: now, hashed: blob.map { StoredBlob(key: $0, size: staged) }), staged)
+        do {
+            return (try await complete(upload, now: now, hashed: blob.map { StoredBlob(key: $0, size: staged) }), staged)
+        } catch BlobStoreError.nothingStaged {
+            throw Self.terminated
+        }
     }
+
+    /// A PATCH whose upload was terminated while its bytes arrived.
+    static let terminated = ParleyError(.uploadNotFound, "No such upload: it was removed while this part arrived.")
 
     /// Rule 4: the last byte arrived; `hashed` is the file's digest when rule 5 kept it.
     func complete(_ upload: StoredUpload, now: Timestamp, hashed: StoredBlob? = nil) async throws -> StoredUpload {
