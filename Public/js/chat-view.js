@@ -414,8 +414,11 @@ export class ChatView {
       info.title = "Message info";
       li.querySelector(".meta").prepend(info);
     }
-    if (!item.mine || li.dataset.status === item.status) return;
+    // The reason changes while a message stays failed (I am back in its group: store.sendableAgain).
+    const reason = item.status === "failed" ? item.message.error ?? "" : "";
+    if (!item.mine || (li.dataset.status === item.status && (li.dataset.reason ?? "") === reason)) return;
     li.dataset.status = item.status;
+    li.dataset.reason = reason;
     const meta = li.querySelector(".meta");
     meta.querySelector(".status")?.remove();
     li.querySelector(".actions")?.remove();

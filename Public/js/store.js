@@ -644,6 +644,7 @@ export class ChatStore {
     const group = this.isGroup(info);
     // A group's event has no roles or counts: the summary read right after has them.
     if (group) this.groups.refetch(info.id);
+    if (group) this.sendableAgain(info.id);
     if (this.conversations.has(info.id)) return;
     const summary = {
       id: info.id, kind: info.kind, createdAt: info.createdAt, lastSeq: 0, lastActivityAt: info.createdAt, unreadCount: 0,
@@ -730,8 +731,23 @@ export class ChatStore {
     }
     entry.status = "failed";
     entry.error = error?.message ?? "Not sent.";
+    entry.errorCode = error?.code ?? null;
     this.saveOutbox();
     this.flush();  // the next of its conversation
+  }
+
+  /**
+   * I am in the group `id` (again): a send that failed because I was out of it would now go, so its
+   * error no longer says I am not a member.
+   */
+  sendableAgain(id) {
+    let changed = false;
+    for (const entry of this.outbox) {
+      if (entry.action || entry.conversationId !== id || entry.status !== "failed" || entry.errorCode !== "conversation_not_found") continue;
+      entry.error = "Not sent. You are in this group again: Retry sends it.";
+      changed = true;
+    }
+    if (changed) this.saveOutbox();
   }
 
   /** The id a chat with `userId` has, whether or not it exists yet. */

@@ -84,6 +84,12 @@ public enum Attachments {
     public static let maxPerMessage = 10
     /// The largest thumbnail, decoded.
     public static let maxThumbnailBytes = 12 * 1024
+    /// The widest or tallest a thumbnail may be, in pixels: a few bytes of PNG can promise 90
+    /// megapixels, which every recipient would decode.
+    public static let maxThumbnailSide = 512
+    /// The widest or tallest a profile photo may be, in pixels: it is drawn beside every message
+    /// and in every list, for everyone who sees its owner (clients crop and scale it first).
+    public static let maxProfilePhotoSide = 4_096
     /// The longest BlurHash.
     public static let maxPlaceholderLength = 64
 

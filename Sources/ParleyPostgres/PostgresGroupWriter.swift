@@ -39,10 +39,9 @@ struct PostgresGroupWriter {
             let (user, role, joinedAt) = try row.decode((String, String?, Int64).self)
             return GroupMemberState(userId: UserID(rawValue: user), role: role.flatMap(MemberRole.init(rawValue:)) ?? .member, joinedAt: joinedAt)
         }
-        let pending =
-            try await db.value(
-                "SELECT COUNT(*) FROM invitations WHERE conversation_id = \(conversation.rawValue)", as: Int64.self, logger) ?? 0
-        return GroupState(title: title ?? "", closed: closed, members: members, pendingInvitations: Int(pending))
+        let invitees = try await db.values(
+            "SELECT user_id FROM invitations WHERE conversation_id = \(conversation.rawValue)", as: String.self, logger)
+        return GroupState(title: title ?? "", closed: closed, members: members, invitees: Set(invitees.map(UserID.init(rawValue:))))
     }
 
     /// A new member whose cursors start at the last seq (see SQLite's `GroupWriter`).

@@ -71,6 +71,12 @@ extension PostgresStore: GroupStore {
         }
         try await writer.invite(plan.inviting, by: change.actor, shareHistory: shareHistory)
         if case .add = change.action { try await record(by: change.actor, change.clientId, in: change.conversation, invited: plan.inviting, db) }
+        if let user = plan.withdrawing {
+            try await db.query("DELETE FROM invitations WHERE conversation_id = \(id) AND user_id = \(user.rawValue)", logger: logger)
+        }
+        if let user = plan.lapsing {
+            try await db.query("DELETE FROM invitations WHERE conversation_id = \(id) AND inviter_id = \(user.rawValue)", logger: logger)
+        }
         if plan.closes {
             try await db.query("UPDATE conversations SET closed = true WHERE id = \(id)", logger: logger)
             try await db.query("DELETE FROM invitations WHERE conversation_id = \(id)", logger: logger)

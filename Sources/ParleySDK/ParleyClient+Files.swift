@@ -137,12 +137,17 @@ extension ParleyClient {
 
     /// Saves an attachment of a message I can see into `directory` (under its name, made unique),
     /// reading it in parts: memory stays flat whatever its size. Returns the file's path.
+    ///
+    /// The name is cleaned again here (``Attachments/cleanName(_:fallback:)``): whatever a server
+    /// says, the file lands inside `directory`. A file that arrives shorter than its size is removed
+    /// and the save fails: nothing truncated is left looking saved.
     public func save(_ attachment: Attachment, into directory: String) async throws -> String {
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        var path = (directory as NSString).appendingPathComponent(attachment.name)
+        let cleaned = Attachments.cleanName(attachment.name)
+        var path = (directory as NSString).appendingPathComponent(cleaned)
         var copy = 1
         while FileManager.default.fileExists(atPath: path) {
-            let name = attachment.name as NSString
+            let name = cleaned as NSString
             path = (directory as NSString).appendingPathComponent(
                 "\(name.deletingPathExtension) (\(copy))" + (name.pathExtension.isEmpty ? "" : ".\(name.pathExtension)"))
             copy += 1
@@ -150,14 +155,22 @@ extension ParleyClient {
         guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
             throw ParleyClientError(status: 0, code: nil, message: "Cannot write \(path).")
         }
-        defer { try? handle.close() }
         var offset: Int64 = 0
-        while offset < attachment.size {
-            let length = min(Int64(4 << 20), attachment.size - offset)
-            let bytes = try await api.fileBytes(attachment.id, offset: offset, length: length, token: session.token)
-            guard !bytes.isEmpty else { break }
-            handle.write(bytes)
-            offset += Int64(bytes.count)
+        do {
+            defer { try? handle.close() }
+            while offset < attachment.size {
+                let length = min(Int64(4 << 20), attachment.size - offset)
+                let bytes = try await api.fileBytes(attachment.id, offset: offset, length: length, token: session.token)
+                guard !bytes.isEmpty else { break }
+                handle.write(bytes.prefix(Int(attachment.size - offset)))
+                offset += Int64(bytes.count)
+            }
+            guard offset >= attachment.size else {
+                throw ParleyClientError(status: 0, code: nil, message: "\(cleaned) arrived incomplete (\(offset) of \(attachment.size) bytes); try again.")
+            }
+        } catch {
+            try? FileManager.default.removeItem(atPath: path)
+            throw error
         }
         return path
     }

@@ -61,6 +61,14 @@ extension SQLiteStore: GroupStore {
             }
             try writer.invite(plan.inviting, by: change.actor, shareHistory: shareHistory)
             if case .add = change.action { try Self.record(by: change.actor, change.clientId, in: change.conversation, invited: plan.inviting, db) }
+            if let user = plan.withdrawing {
+                try db.execute(
+                    sql: "DELETE FROM invitations WHERE conversation_id = ? AND user_id = ?", arguments: [change.conversation.rawValue, user.rawValue])
+            }
+            if let user = plan.lapsing {
+                try db.execute(
+                    sql: "DELETE FROM invitations WHERE conversation_id = ? AND inviter_id = ?", arguments: [change.conversation.rawValue, user.rawValue])
+            }
             if plan.closes {
                 try db.execute(sql: "UPDATE conversations SET closed = 1 WHERE id = ?", arguments: [change.conversation.rawValue])
                 try db.execute(sql: "DELETE FROM invitations WHERE conversation_id = ?", arguments: [change.conversation.rawValue])
@@ -199,7 +207,7 @@ extension SQLiteStore: GroupStore {
                 WHERE m.conversation_id = ?
                 """, arguments: [conversation.rawValue]
         ).map { GroupMemberState(userId: UserID(rawValue: $0[0]), role: MemberRole(rawValue: $0[1] ?? "") ?? .member, joinedAt: $0[2]) }
-        let pending = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM invitations WHERE conversation_id = ?", arguments: [conversation.rawValue]) ?? 0
-        return GroupState(title: row[0] ?? "", closed: row[1], members: members, pendingInvitations: pending)
+        let invitees = try String.fetchAll(db, sql: "SELECT user_id FROM invitations WHERE conversation_id = ?", arguments: [conversation.rawValue])
+        return GroupState(title: row[0] ?? "", closed: row[1], members: members, invitees: Set(invitees.map(UserID.init(rawValue:))))
     }
 }

@@ -89,11 +89,14 @@ public struct GroupState: Sendable {
     public var members: [GroupMemberState]
     /// Invitations still pending: they count against the group's size (an invitee may accept).
     public var pendingInvitations: Int
-    public init(title: String, closed: Bool, members: [GroupMemberState], pendingInvitations: Int = 0) {
+    /// Who those invitations are for (an admin may withdraw one).
+    public var invitees: Set<UserID>
+    public init(title: String, closed: Bool, members: [GroupMemberState], pendingInvitations: Int = 0, invitees: Set<UserID> = []) {
         self.title = title
         self.closed = closed
         self.members = members
-        self.pendingInvitations = pendingInvitations
+        self.pendingInvitations = max(pendingInvitations, invitees.count)
+        self.invitees = invitees
     }
 
     public func member(_ user: UserID) -> GroupMemberState? { members.first { $0.userId == user } }

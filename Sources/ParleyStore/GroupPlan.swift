@@ -12,6 +12,9 @@ import ParleyCore
 ///    becomes owner; when the last member leaves, the group closes.
 /// 5. Nothing is written when a rule refuses: the plan is made before any write.
 /// 6. A rename to the current title, or a role someone has already, changes nothing and writes no entry.
+/// 7. An invitation lasts while its inviter may add people: it lapses when they are made a plain
+///    member, removed or leave. An admin "removing" someone invited withdraws their invitation
+///    (no entry: the members never saw it).
 public struct GroupPlan: Sendable, Equatable {
     /// The entry to append, if any.
     public var entry: GroupEntry?
@@ -27,6 +30,10 @@ public struct GroupPlan: Sendable, Equatable {
     public var title: String?
     /// The group has no member left.
     public var closes = false
+    /// Rule 7: the person whose pending invitation is withdrawn.
+    public var withdrawing: UserID?
+    /// Rule 7: the person whose invitations lapse (they may no longer add people).
+    public var lapsing: UserID?
 
     public init(entry: GroupEntry?) { self.entry = entry }
 
@@ -54,10 +61,16 @@ public struct GroupPlan: Sendable, Equatable {
         case .remove(let user):
             guard isAdmin else { throw StoreError.forbidden("Only admins can remove members.") }
             guard user != actor else { throw StoreError.invalidMembers("Leave the group instead of removing yourself.") }
-            guard let target = state.member(user) else { throw StoreError.memberNotFound }
+            guard let target = state.member(user) else {
+                guard state.invitees.contains(user) else { throw StoreError.memberNotFound }
+                var plan = GroupPlan(entry: nil)
+                plan.withdrawing = user
+                return plan
+            }
             guard target.role != .owner else { throw StoreError.forbidden("Nobody can remove the group's owner.") }
             var plan = GroupPlan(entry: GroupEntry(type: .removed, userIds: [user]))
             plan.departing = user
+            plan.lapsing = user
             return plan
         case .leave:
             let rest = state.members.filter { $0.userId != actor }
@@ -70,6 +83,7 @@ public struct GroupPlan: Sendable, Equatable {
             }
             plan.entry = entry
             plan.departing = actor
+            plan.lapsing = actor
             plan.closes = rest.isEmpty
             return plan
         case .rename(let title):
@@ -86,6 +100,7 @@ public struct GroupPlan: Sendable, Equatable {
             guard member.role != role else { return GroupPlan(entry: nil) }  // already so: nothing to write
             var plan = GroupPlan(entry: GroupEntry(type: .role, userIds: [user], role: role))
             plan.roles[user] = role
+            if role == .member { plan.lapsing = user }
             return plan
         case .accept:
             throw StoreError.invitationNotFound

@@ -56,6 +56,8 @@ extension TerminalChat {
             if !invited.isEmpty { say("Invited (they join when they accept): " + GroupText.joinNames(invited.map(\.displayName))) }
         case "/remove", "/admin", "/unadmin":
             let wanted = arguments.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "@ "))
+            guard !wanted.isEmpty else { return say("Usage: \(command) USER") }
+            if command == "/remove", wanted == client.session.user.username { return say("To leave the group, type /leave.") }
             guard let member = chat.members.first(where: { $0.username == wanted }) else { return say("No member named '\(wanted)' (see /members).") }
             let done =
                 switch command {
@@ -75,17 +77,23 @@ extension TerminalChat {
     }
 
     private func showInvitations() {
-        let invitations = list.invitations
-        if invitations.isEmpty { return say("No invitations.") }
-        for (index, invitation) in invitations.enumerated() { say("  \(index + 1). “\(invitation.title)” — \(invitation.detail) · \(invitation.timestamp)") }
+        shownInvitations = list.invitations
+        if shownInvitations.isEmpty { return say("No invitations.") }
+        for (index, invitation) in shownInvitations.enumerated() {
+            say("  \(index + 1). “\(invitation.title)” — \(invitation.detail) · \(invitation.timestamp)")
+        }
     }
 
+    /// N is a number of the list `/invites` printed last: an invitation that came in since cannot
+    /// take its place, and one answered or withdrawn since is said to be gone.
     private func answerInvitation(_ accept: Bool, _ arguments: String) async {
-        let invitations = list.invitations
-        guard let number = Int(arguments), invitations.indices.contains(number - 1) else {
-            return say("Usage: /\(accept ? "accept" : "decline") N (see /invites)")
+        guard let number = Int(arguments), shownInvitations.indices.contains(number - 1) else {
+            return say("Usage: /\(accept ? "accept" : "decline") N, N a number /invites showed (type /invites to see them)")
         }
-        let invitation = invitations[number - 1]
+        let shown = shownInvitations[number - 1]
+        guard let invitation = list.invitations.first(where: { $0.id == shown.id }) else {
+            return say("The invitation to “\(shown.title)” is no longer pending (type /invites to see those that are).")
+        }
         if accept {
             guard let group = await list.accept(invitation) else { return say("Could not join: \(list.actionError ?? "")") }
             await open(group)

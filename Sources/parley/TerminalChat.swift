@@ -27,6 +27,8 @@ final class TerminalChat {
     /// The search results in the order numbered on screen; while there are some, `/open N` opens
     /// one of them (`/list` empties them, and `/open N` opens a row of the list again).
     var searchHits: [SearchHit] = []
+    /// The invitations as `/invites` last numbered them (`/accept N`, `/decline N`).
+    var shownInvitations: [ConversationListViewModel.InvitationRow] = []
 
     init(session: Session, storage: ClientStorage) throws {
         client = try ParleyClient(session: session, storage: storage, heartbeat: try HeartbeatSetting.fromEnvironment())

@@ -41,6 +41,13 @@ final class FakeAPI: ParleyAPI, @unchecked Sendable {
         return user
     }
     private var unsupported: ParleyClientError { ParleyClientError(status: 500, code: nil, message: "not in this fake") }
+    /// The bytes `fileBytes` serves, by upload (a hostile server may serve fewer than it said).
+    var files: [UploadID: Data] = [:]
+    func fileBytes(_ id: UploadID, offset: Int64, length: Int64, token: String) async throws -> Data {
+        guard let data = files[id] else { throw ParleyClientError(status: 404, code: .fileNotFound, message: "No such file.") }
+        let start = min(Int(offset), data.count)
+        return data.subdata(in: start..<min(data.count, start + Int(length)))
+    }
 
     // Groups: every action is logged with its clientId; `failures` are thrown first, one per call.
     private(set) var actions: [(name: String, clientId: ClientMessageID)] = []

@@ -52,4 +52,21 @@ import Testing
         chat.sendFiles(["/no/such/file"])
         #expect(chat.errorMessage?.contains("Cannot read") == true)
     }
+
+    /// What a server names a file cannot put it outside the folder, and a file served short is not
+    /// left looking saved.
+    @Test func aSavedFileStaysInItsFolderAndIsWholeOrNotThere() async throws {
+        let fixture = Fixture()
+        let client = try fixture.makeClient()
+        let folder = fixture.directory.appendingPathComponent("saved-\(UUID().uuidString)").path
+        let whole = Attachment(id: .random(), name: "../../escape.sh", mimeType: "text/plain", kind: .file, size: 5)
+        fixture.api.files[whole.id] = Data("hello".utf8)
+        let path = try await client.save(whole, into: folder)
+        #expect(path == (folder as NSString).appendingPathComponent("escape.sh"))
+        #expect(FileManager.default.contents(atPath: path) == Data("hello".utf8))
+        let short = Attachment(id: .random(), name: "report.pdf", mimeType: "application/pdf", kind: .file, size: 10)
+        fixture.api.files[short.id] = Data("half".utf8)
+        await #expect(throws: ParleyClientError.self) { try await client.save(short, into: folder) }
+        #expect(!FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent("report.pdf")))
+    }
 }

@@ -52,6 +52,28 @@ import Testing
         }
     }
 
+    /// A creation-with-upload whose bytes fail answers without a Location, so its upload goes with
+    /// it: failed attempts never hold the quota.
+    @Test func aFailedCreationWithUploadHoldsNoQuota() async throws {
+        try await TestServer.run(configure: {
+            $0.files.maxUploadBytes = 1000
+            $0.files.quotaBytes = 1500
+            $0.stopRateLimitClock()
+        }) { api in
+            let ada = try await api.register("ada")
+            for _ in 0..<3 {
+                let overlong = try await api.createUpload(ada, length: 999, body: [UInt8](repeating: 1, count: 1000))
+                #expect(overlong.status == .contentTooLarge && overlong.errorCode == .uploadTooLarge && overlong.headers[.location] == nil)
+            }
+            let badChunk = try await api.createUpload(
+                ada, length: 999, body: [UInt8](repeating: 1, count: 999),
+                extra: [TestAPI.uploadChecksum: "sha256 " + Data(TestAPI.sha256([9])).base64EncodedString()])
+            #expect(badChunk.status.code == 460 && badChunk.headers[.location] == nil)
+            let whole = try await api.createUpload(ada, length: 1000)
+            #expect(whole.status == .created, "the failed attempts left nothing counted: \(whole.status)")
+        }
+    }
+
     @Test func limitsAreClearErrorsAndALiedChecksumRemovesTheUpload() async throws {
         try await TestServer.run(configure: {
             $0.files.maxUploadBytes = 1000
@@ -155,6 +177,17 @@ import Testing
                     clientId: .random(), conversationId: chat, text: "",
                     attachments: [AttachmentRequest(uploadId: mine.id, thumbnail: Data("<svg onload=alert(1)>".utf8).base64EncodedString())]))
             #expect(badThumbnail.errorCode == .invalidAttachment)
+            // A few hundred bytes of PNG may promise any size: a thumbnail is at most 512 px a side.
+            func thumbnailed(_ png: [UInt8]) async throws -> APIResponse {
+                try await api.request(
+                    .post, "/v1/messages", token: ada.token,
+                    encoding: SendRequest(
+                        clientId: .random(), conversationId: chat, text: "",
+                        attachments: [AttachmentRequest(uploadId: mine.id, thumbnail: Data(png).base64EncodedString())]))
+            }
+            let bomb = try await thumbnailed(TestFiles.png(width: 9_500, height: 1))
+            #expect(try bomb.errorCode == .invalidAttachment && bomb.decode(ErrorBody.self).error.message.contains("512"))
+            #expect(try await thumbnailed(TestFiles.png(width: 513, height: 2)).errorCode == .invalidAttachment)
             let empty = try await api.request(
                 .post, "/v1/messages", token: ada.token, encoding: SendRequest(clientId: .random(), conversationId: chat, text: " "))
             #expect(empty.errorCode == .textEmpty, "no caption and no attachment")
@@ -197,6 +230,14 @@ import Testing
             #expect(try await api.send("", attaching: [upload.id], from: ada, in: chat).status == .created)
             let content = try await api.request(.get, "/v1/files/\(upload.id.rawValue)/content", token: grace.token)
             #expect(content.status == .ok && Array(content.body.readableBytesView) == png)
+            // A cached copy is revalidated (RFC 9110: a weak tag, a list, or any).
+            let etag = try #require(content.headers[.eTag])
+            for condition in [etag, "W/" + etag, "\"other\", " + etag, "*"] {
+                let cached = try await api.request(.get, "/v1/files/\(upload.id.rawValue)/content", token: grace.token, headers: [.ifNoneMatch: condition])
+                #expect(cached.status == .notModified, "If-None-Match: \(condition)")
+            }
+            let changed = try await api.request(.get, "/v1/files/\(upload.id.rawValue)/content", token: grace.token, headers: [.ifNoneMatch: "\"other\""])
+            #expect(changed.status == .ok)
         }
     }
 }

@@ -214,6 +214,37 @@ import Testing
         }
     }
 
+    /// GroupPlan rule 7: an invitation lapses when its inviter may no longer add people, and an
+    /// admin withdraws one by removing the invitee.
+    @Test(arguments: StoreBackend.all)
+    func anInvitationLapsesWithItsInvitersRightAndCanBeWithdrawn(backend: StoreBackend) async throws {
+        let world = try await GroupWorld(backend)
+        let group = try await world.group(with: [world.grace.id, world.alan.id])
+        _ = try await world.change(group, .setRole(world.grace.id, .admin))
+        func act(_ actor: User, _ action: MembershipChange.Action) async throws -> GroupOutcome {
+            try await world.store.changeGroup(
+                MembershipChange(actor: actor.id, clientId: .random(), conversation: group, action: action, maxMembers: 256), now: .now())
+        }
+        #expect(try await act(world.grace, .add([world.eve.id], shareHistory: true)).invited == [world.eve.id])
+        #expect(try await world.store.invitations(of: world.eve.id).map(\.conversationId) == [group])
+        _ = try await world.change(group, .setRole(world.grace.id, .member))
+        #expect(try await world.store.invitations(of: world.eve.id).isEmpty, "her inviter is no admin now: it lapsed")
+        await #expect(throws: StoreError.invitationNotFound) { try await act(world.eve, .accept) }
+        // The owner's own invitation stays through others' changes, and is withdrawn by removing her.
+        _ = try await world.change(group, .add([world.eve.id], shareHistory: false))
+        _ = try await act(world.alan, .leave)
+        #expect(try await world.store.invitations(of: world.eve.id).count == 1)
+        let withdrawn = try await world.change(group, .remove(world.eve.id))
+        #expect(withdrawn.entry == nil)
+        #expect(try await world.store.invitations(of: world.eve.id).isEmpty)
+        await #expect(throws: StoreError.memberNotFound) { try await world.change(group, .remove(world.eve.id)) }
+        // An admin who leaves takes their pending invitations with them.
+        _ = try await world.change(group, .setRole(world.grace.id, .admin))
+        _ = try await act(world.grace, .add([world.eve.id], shareHistory: false))
+        _ = try await act(world.grace, .leave)
+        #expect(try await world.store.invitations(of: world.eve.id).isEmpty)
+    }
+
     @Test(arguments: StoreBackend.all)
     func invitationsAreAcceptedOrDeclined(backend: StoreBackend) async throws {
         let world = try await GroupWorld(backend)

@@ -248,8 +248,17 @@ def test_a_group_of_three_from_the_terminal(server):
         requests.post(f"{server.url}/v1/groups", json={"clientId": str(uuid.uuid4()), "title": "Book club", "memberIds": [alice_id]},
                       headers=_auth(carol)).raise_for_status()
         terminal.expect("Carol Danvers invited you to “Book club”")
+        terminal.sendline("/accept 1")
+        terminal.expect("a number /invites showed")  # numbers are those of a list she saw
+        terminal.sendline("/remove")
+        terminal.expect("Usage: /remove USER")
         terminal.sendline("/invites")
         terminal.expect("1. “Book club” — Carol Danvers invited you · 1 member")
+        # Another stranger's invitation, newer, comes in before she answers: 1 still means Book club.
+        dave = server.register("dave", "Dave Lister")
+        requests.post(f"{server.url}/v1/groups", json={"clientId": str(uuid.uuid4()), "title": "Spam club", "memberIds": [alice_id]},
+                      headers=_auth(dave)).raise_for_status()
+        terminal.expect("Dave Lister invited you to “Spam club”")
         terminal.sendline("/accept 1")
         terminal.expect("── Book club")
         terminal.expect("You joined")

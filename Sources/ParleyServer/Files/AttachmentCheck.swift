@@ -47,6 +47,10 @@ enum AttachmentCheck {
         }
         let type = FileSniffer.sniff(Array(bytes.prefix(FileSniffer.prefixLength)))
         guard thumbnailTypes.contains(type.mimeType) else { throw ParleyError(.invalidAttachment, "thumbnail must be a JPEG, PNG or WebP image.") }
+        let side = Attachments.maxThumbnailSide
+        guard let size = ImageInfo.dimensions(of: Array(bytes), type: type), size.width <= side, size.height <= side else {
+            throw ParleyError(.invalidAttachment, "thumbnail must be an image of at most \(side) × \(side) pixels.")
+        }
         return "data:\(type.mimeType);base64,\(bytes.base64EncodedString())"
     }
 }

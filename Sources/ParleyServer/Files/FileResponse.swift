@@ -12,6 +12,15 @@ import ParleyStore
 enum FileResponse {
     static let inlineTypes: Set<String> = ["image/jpeg", "image/png", "image/gif", "image/webp"]
 
+    /// Whether an `If-None-Match` list names this representation: `*`, or the tag compared weakly
+    /// (RFC 9110 13.1.2: `W/"x"` matches `"x"`).
+    static func noneMatchHolds(_ header: String, etag: String) -> Bool {
+        header.split(separator: ",").contains { item in
+            let tag = item.trimmingCharacters(in: .whitespaces)
+            return tag == "*" || tag == etag || tag == "W/" + etag
+        }
+    }
+
     static func make(
         _ access: FileAccess, key: BlobKey, blobs: any BlobStore, request: Request, download: Bool, maxAge: Int
     ) async throws -> Response {
@@ -24,7 +33,7 @@ enum FileResponse {
         headers[.eTag] = "\"\(key.sha256)\""
         headers[.acceptRanges] = "bytes"
         headers[.cacheControl] = maxAge > 0 ? "private, max-age=\(maxAge)" : "private, no-cache"
-        if let match = request.headers[.ifNoneMatch], match == headers[.eTag] {
+        if let match = request.headers[.ifNoneMatch], Self.noneMatchHolds(match, etag: "\"\(key.sha256)\"") {
             return Response(status: .notModified, headers: headers)
         }
         let size = access.size

@@ -57,6 +57,10 @@ struct PhotoRoutes {
         }
         guard let reading = upload.reading else { throw Self.invalid("That upload is not complete: send the rest of its bytes first.") }
         guard reading.kind == .image else { throw Self.invalid("A profile photo must be a JPEG, PNG, GIF or WebP image.") }
+        let side = Attachments.maxProfilePhotoSide
+        guard let width = reading.width, let height = reading.height, width <= side, height <= side else {
+            throw Self.invalid("A profile photo is at most \(side) × \(side) pixels: crop or scale it first.")
+        }
         guard upload.conversationId == nil else { throw Self.invalid("That upload is part of a message; upload the photo again.") }
         return id
     }

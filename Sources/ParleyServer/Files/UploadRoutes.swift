@@ -31,9 +31,16 @@ struct UploadRoutes {
             var upload = try await files.create(owner: me, length: length, metadata: metadata, now: now)
             var offset: Int64 = 0
             if request.headers[.contentType].map(Self.isOffsetStream) == true {
-                // creation-with-upload: the first bytes (or all of them) in the same request.
-                (upload, offset) = try await files.append(
-                    upload, at: 0, checksum: try TusHeaders.checksum(request.headers), body: request.body, now: now)
+                // creation-with-upload: the first bytes (or all of them) in the same request. If they
+                // fail (too many, a checksum, a dropped connection), the answer carries no Location:
+                // an upload the client never learns of would only hold its quota, so it goes.
+                do {
+                    (upload, offset) = try await files.append(
+                        upload, at: 0, checksum: try TusHeaders.checksum(request.headers), body: request.body, now: now)
+                } catch {
+                    try? await files.terminate(upload.id, owner: me)
+                    throw error
+                }
             } else if length == 0 {
                 upload = try await files.complete(upload, now: now)
             }
