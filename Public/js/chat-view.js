@@ -606,7 +606,10 @@ export class ChatView {
     const rowOf = (target) => target.closest?.("li.message");
     list.addEventListener("click", (event) => {
       const quote = event.target.closest(".quote");
-      if (quote) { this.jumpTo(Number(quote.dataset.seq)); return; }
+      if (quote) {
+        if (!quote.dataset.hidden) this.jumpTo(Number(quote.dataset.seq));
+        return;
+      }
       const chip = event.target.closest(".reaction");
       if (chip) {
         const message = this.store.actions.resolve(this.refOf(rowOf(chip)) ?? {});

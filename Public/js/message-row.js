@@ -18,6 +18,11 @@ export function renderQuote(li, bubble, quote) {
   button.type = "button";
   button.dataset.seq = quote.seq;
   button.title = "Show the original message";
+  if (quote.hidden) {  // from before I was in the group: nothing to go to
+    button.dataset.hidden = "1";
+    button.setAttribute("aria-disabled", "true");
+    button.title = "Sent before you were in this group";
+  }
   // A message from outside my membership of the group: who wrote it, nothing of what it says.
   const text = el("span", "quote-text", quote.deleted ? "Deleted message" : quote.hidden ? "Earlier message" : quote.preview);
   text.dir = "auto";

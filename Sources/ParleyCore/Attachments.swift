@@ -99,14 +99,19 @@ public enum Attachments {
         return (6...maxPlaceholderLength).contains(placeholder.utf8.count) && placeholder.utf8.allSatisfy(digits.contains)
     }
 
-    /// A file name fit to store and show: the last path component, without control characters or
-    /// directional overrides, trimmed, at most 255 bytes of UTF-8; `fallback` when nothing is left.
+    /// A file name fit to store and show: the last path component, without control characters,
+    /// directional overrides or marks, invisible characters (zero-width space, word joiner, byte
+    /// order mark; the emoji joiner stays) or line separators, trimmed, at most 255 bytes of UTF-8,
+    /// a name Windows reserves for a device (`CON`, `nul.txt`, `COM1.exe`) prefixed with `_`;
+    /// `fallback` when nothing is left.
     public static func cleanName(_ raw: String, fallback: String = "file") -> String {
         let last = raw.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
         var scalars = String.UnicodeScalarView()
         for scalar in last.unicodeScalars {
             switch scalar.value {
-            case 0..<0x20, 0x7F..<0xA0, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: continue
+            case 0..<0x20, 0x7F..<0xA0, 0x061C, 0x180E, 0x200B, 0x200C, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E, 0x2060...0x2064,
+                0x2066...0x2069, 0xFEFF:
+                continue
             default: scalars.append(scalar)
             }
         }
@@ -119,7 +124,12 @@ public enum Attachments {
             while stem.utf8.count + suffix.utf8.count > 255 { stem.removeLast() }
             name = stem + suffix
         }
-        return name.isEmpty || name == ".." ? fallback : name
+        if name.isEmpty || name == ".." { return fallback }
+        let stem = name.prefix { $0 != "." }.uppercased()
+        let reserved =
+            ["CON", "PRN", "AUX", "NUL"].contains(stem)
+            || (stem.count == 4 && ["COM", "LPT"].contains(String(stem.prefix(3))) && stem.last.map { "123456789".contains($0) } == true)
+        return reserved ? "_" + name : name
     }
 }
 

@@ -83,8 +83,16 @@ extension ParleyClient {
     /// Joins the group of an invitation; returns it as I see it now.
     @discardableResult
     public func accept(_ invitation: ConversationID) async throws -> ConversationSummary? {
-        let answer = try await perform(GroupActionLedger.key("accept", [invitation.rawValue])) { clientId, token in
-            try await self.api.acceptInvitation(invitation, clientId: clientId, token: token)
+        let answer: API.GroupActionResponse
+        do {
+            answer = try await perform(GroupActionLedger.key("accept", [invitation.rawValue])) { clientId, token in
+                try await self.api.acceptInvitation(invitation, clientId: clientId, token: token)
+            }
+        } catch let error as ParleyClientError where error.code == .invitationNotFound {
+            // Withdrawn, lapsed, its group closed, or answered on another device: it goes from the
+            // list (no event says so), and the error still tells the user why nothing opened.
+            removeInvitation(invitation)
+            throw error
         }
         removeInvitation(invitation)
         return conversations[invitation] ?? answer.conversation

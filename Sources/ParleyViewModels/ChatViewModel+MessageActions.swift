@@ -122,8 +122,9 @@ extension ChatViewModel {
     /// Rule 6: the quoted message, loading older pages until it is held; `nil` when it is not
     /// there (hidden, or no longer in the history).
     public func jumpToOriginal(of item: TimelineItem) async -> TimelineItem? {
-        guard let seq = item.replyTo?.seq, seq > 0 else { return nil }
-        return await loadOlder(until: seq)
+        // A quote of a message outside my membership (`hidden`) has no original I may load.
+        guard let quote = item.replyTo, quote.seq > 0, quote.hidden != true else { return nil }
+        return await loadOlder(until: quote.seq)
     }
 
     /// Runs an intent; a refusal shows in ``errorMessage`` (the client only throws `Validation.Failure`).

@@ -66,6 +66,15 @@ import Testing
         #expect(try Validation.displayName("שלום Ada").get() == "שלום Ada", "right-to-left scripts themselves are names")
     }
 
+    @Test func fileNamesLoseInvisibleCharactersAndAvoidDeviceNames() {
+        #expect(Attachments.cleanName("zw\u{200B}sp\u{200D}.exe") == "zwsp\u{200D}.exe", "zero-width space out; the emoji joiner stays")
+        #expect(Attachments.cleanName("a\u{2028}b\u{FEFF}\u{061C}.txt") == "ab.txt")
+        #expect(Attachments.cleanName("invoice\u{202E}gpj.exe") == "invoicegpj.exe")
+        #expect(Attachments.cleanName("CON") == "_CON" && Attachments.cleanName("nul.txt") == "_nul.txt" && Attachments.cleanName("COM1.exe") == "_COM1.exe")
+        #expect(Attachments.cleanName("console.log") == "console.log" && Attachments.cleanName("COM10.txt") == "COM10.txt")
+        #expect(Attachments.cleanName("\u{200B}\u{FEFF}") == "file")
+    }
+
     @Test func aLongFileNameIsCutBeforeItsExtension() {
         let long = String(repeating: "é", count: 200) + ".pdf"
         let cut = Attachments.cleanName(long)

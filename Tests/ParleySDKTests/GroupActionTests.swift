@@ -81,6 +81,13 @@ import Testing
         #expect(lines == ["You joined"])
         await list.decline(list.invitations[0])
         #expect(client.invitations.isEmpty && list.actionError == nil)
+        // An invitation gone meanwhile (withdrawn, lapsed, its group closed): Accept says so and it leaves the list.
+        let gone = f.invitation(to: ConversationID(rawValue: "grp_" + UUID().uuidString.lowercased()), title: "Closed club", from: f.alan, at: 9900)
+        connection.push(.event(StreamEvent(position: 2, payload: .invitation(gone))))
+        _ = try await eventually("back") { client.invitations.count == 1 ? true : nil }
+        f.api.failures = [ParleyClientError(status: 404, code: .invitationNotFound, message: "No such invitation.")]
+        #expect(await list.accept(list.invitations[0]) == nil)
+        #expect(list.actionError == "No such invitation." && client.invitations.isEmpty)
     }
 
     @Test func aGroupChatShowsSendersEntriesMembersAndOffersActionsByRole() async throws {

@@ -27,6 +27,8 @@ def test_a_quote_of_what_a_newcomer_may_not_see_names_its_writer_only(server, br
     answer = next(r for r in rows(l) if r["text"] == "About that")
     assert answer["quote"] == {"name": "Grace Hopper", "text": "Earlier message"}, answer
     assert "meet at 5" not in l.page_source
+    quote = l.find_element("css selector", "#message-list li.message .quote")
+    assert quote.get_attribute("aria-disabled") == "true", "nothing to go to"
     wait(g, lambda d: any(r["text"] == "About that" for r in rows(d)))
     assert next(r for r in rows(g) if r["text"] == "About that")["quote"]["text"] == "The early secret: meet at 5"
 
