@@ -43,7 +43,8 @@ import ParleyCore
 ///    server's offset and the message is then sent once, with its client id.
 /// 14. ``retry(_:)`` of a message with files asks the server again about each file before the send:
 ///    an upload that expired or was removed while the message waited (the send was refused) is
-///    made again from the file on this device.
+///    made again from the file on this device, hashed again (so a file changed since it was first
+///    sent goes as it is now, instead of failing its old promise again).
 public struct MessageOutbox: Sendable, Equatable {
     /// Every unconfirmed message and action, in the order written.
     public internal(set) var entries: [OutboxEntry]
@@ -150,6 +151,7 @@ public struct MessageOutbox: Sendable, Equatable {
             entries[index].attachments = files.map { file in
                 var file = file
                 file.uploaded = false
+                file.sha256 = nil
                 return file
             }
         }

@@ -71,6 +71,8 @@ public protocol ParleyAPI: Sendable {
     func upload(_ id: UploadID, token: String) async throws -> API.Upload
     /// `PATCH /v1/uploads/{id}` (tus): `bytes` at `offset`, checksummed.
     func appendUpload(_ id: UploadID, offset: Int64, bytes: Data, token: String) async throws
+    /// `DELETE /v1/uploads/{id}` (tus termination): gives up an upload no message carries.
+    func deleteUpload(_ id: UploadID, token: String) async throws
     /// `POST /v1/files/links`: signed links to the attachments I can see.
     func fileLinks(_ ids: [UploadID], token: String) async throws -> [API.FileLink]
     /// `GET /v1/files/{id}/content` with `Range`: part of a file.
@@ -82,6 +84,7 @@ extension ParleyAPI {
     public func createUpload(length: Int64, name: String, sha256: String?, token: String) async throws -> API.Upload { throw Self.noFiles }
     public func upload(_ id: UploadID, token: String) async throws -> API.Upload { throw Self.noFiles }
     public func appendUpload(_ id: UploadID, offset: Int64, bytes: Data, token: String) async throws { throw Self.noFiles }
+    public func deleteUpload(_ id: UploadID, token: String) async throws { throw Self.noFiles }
     public func fileLinks(_ ids: [UploadID], token: String) async throws -> [API.FileLink] { throw Self.noFiles }
     public func fileBytes(_ id: UploadID, offset: Int64, length: Int64, token: String) async throws -> Data { throw Self.noFiles }
 

@@ -42,9 +42,13 @@ extension ParleyClient {
         return entry.clientId
     }
 
-    /// How far the uploads of a pending message got, 0…1 (nil when it carries no files or they are all up).
+    /// How far the uploads of a pending message got, 0…1 (nil when it carries no files, they are all
+    /// up, or it failed).
     public func uploadProgress(of clientId: ClientMessageID) -> Double? {
         guard let entry = outbox.entries.first(where: { $0.clientId == clientId }), let files = entry.attachments, !entry.isUploaded else { return nil }
+        // A failed message uploads nothing until Retry: no progress to follow (a loop waiting for
+        // nil would wait for ever).
+        if case .failed = entry.state { return nil }
         let total = files.reduce(Int64(0)) { $0 + $1.size }
         let done = files.reduce(Int64(0)) { $0 + ($1.uploaded ? $1.size : 0) } + (uploadOffsets[clientId] ?? 0)
         return total == 0 ? 0 : min(1, Double(done) / Double(total))
@@ -68,7 +72,10 @@ extension ParleyClient {
                 flushOutbox()
             } catch let error as ParleyClientError where !error.isUncertain && error.code != .uploadNotFound {
                 // The server refuses this file for good (too large, quota): the message fails with its reason.
-                outbox.refuse(clientId, code: error.code ?? .invalidAttachment, message: error.message, now: .now())
+                let message =
+                    error.code == .checksumMismatch
+                    ? "\(file.name) changed since it was sent: Retry sends it as it is now." : error.message
+                outbox.refuse(clientId, code: error.code ?? .invalidAttachment, message: message, now: .now())
                 saveOutbox()
                 emit(.sendFailed(clientId, error.message))
             } catch {
@@ -111,6 +118,8 @@ extension ParleyClient {
         }
         guard let id else { return }
         while offset < file.size {
+            // Cancelled or deleted meanwhile: stop, and give the upload up so it holds no quota.
+            guard outbox.entries.contains(where: { $0.clientId == clientId }) else { return abandon([id]) }
             let (path, at, length) = (file.path, offset, Int(min(Int64(Self.uploadChunk), file.size - offset)))
             // Read off the main actor.
             guard let chunk = await Task.detached(operation: { Self.read(path, at: at, length: length) }).value else {
@@ -127,6 +136,19 @@ extension ParleyClient {
             uploadOffsets[clientId] = offset
         }
         markUploaded(clientId, index)
+    }
+
+    /// Gives up uploads no message will carry (a file message cancelled or deleted before it was
+    /// sent), so they hold no quota until they expire; a failure leaves them to expire.
+    func abandon(_ uploads: [UploadID]) {
+        guard !uploads.isEmpty else { return }
+        let (api, token) = (api, session.token)
+        Task { for id in uploads { try? await api.deleteUpload(id, token: token) } }
+    }
+
+    /// The uploads a pending message made, for ``abandon(_:)``.
+    func uploads(of clientId: ClientMessageID) -> [UploadID] {
+        outbox.entries.first { $0.clientId == clientId }?.attachments?.compactMap(\.uploadId) ?? []
     }
 
     private func markUploaded(_ clientId: ClientMessageID, _ index: Int) {

@@ -99,7 +99,9 @@ extension ParleyClient {
 
     /// ``MessageOutbox`` rule 10 for a message of mine that never went out.
     private func cancelPending(_ item: TimelineItem) -> Bool {
+        let uploads = uploads(of: item.id)
         guard item.seq == nil, outbox.cancel(item.id) else { return false }
+        abandon(uploads)
         saveOutbox()
         flushOutbox()
         return true

@@ -36,7 +36,10 @@ extension ParleyClient {
     @discardableResult
     public func deleteFailed(_ clientId: ClientMessageID) -> Bool {
         defer { saveOutbox() }
-        return outbox.delete(clientId)
+        let uploads = uploads(of: clientId)
+        guard outbox.delete(clientId) else { return false }
+        abandon(uploads)
+        return true
     }
 
     /// Sends what the outbox allows now (rules 2 and 8 of ``MessageOutbox``): messages as `send`

@@ -19,6 +19,40 @@ import Testing
         return (path, bytes)
     }
 
+    /// A file message cancelled while it uploads stops uploading and gives its upload up: nothing
+    /// of it holds the sender's quota.
+    @Test func aFileMessageCancelledMidUploadLeavesNoUploadBehind() async throws {
+        let (server, aliceSession, bobSession) = try await ServerHarness.withAliceAndBob()
+        let direct = ConversationID.direct(aliceSession.user.id, bobSession.user.id)
+        let gate = HeldRequests(holdFrom: 2)
+        let url = server.url(of: 0)
+        let alice = try ParleyClient(
+            session: aliceSession, api: HTTPParleyAPI(baseURL: url, requester: gate), transport: WebSocketTransport(serverURL: url),
+            store: ClientStorage(directory: temporaryDirectory()).store(for: aliceSession.user.id))
+        alice.start()
+        _ = try await eventually("online") { alice.connectionState == .online ? true : nil }
+        let file = try Self.file(bytes: 2_500_000)
+        let clientId = try alice.sendFiles([file.path], caption: "never mind", in: direct, to: bobSession.user.id)
+        _ = try await eventually("the second chunk on its way") { gate.held ? true : nil }
+        let uploadId = try #require(alice.outbox.entries.first?.attachments?.first?.uploadId)
+        try alice.deleteForMe(try #require(alice.timeline(direct).first { $0.id == clientId }))
+        #expect(alice.outbox.entries.isEmpty)
+        gate.release()
+        let api = HTTPParleyAPI(baseURL: url)
+        var gone = false
+        for _ in 0..<600 where !gone {
+            do {
+                _ = try await api.upload(uploadId, token: aliceSession.token)
+                try await Task.sleep(for: .milliseconds(50))
+            } catch let error as ParleyClientError where error.code == .uploadNotFound {
+                gone = true
+            }
+        }
+        #expect(gone, "the upload was given up on the server")
+        alice.stop()
+        await server.stop()
+    }
+
     @Test func aFileKilledMidUploadGoesOnFromTheServersOffsetAndArrivesOnce() async throws {
         let (server, aliceSession, bobSession) = try await ServerHarness.withAliceAndBob()
         let direct = ConversationID.direct(aliceSession.user.id, bobSession.user.id)
@@ -105,6 +139,9 @@ import Testing
         _ = try await eventually("refused: the upload is gone") {
             if case .failed = alice.outbox.entries.first?.state { true } else { nil }
         }
+        // Rule 14: the file changed meanwhile (same size): the retry hashes it again and sends it as it is now.
+        let edited = Data(file.bytes.reversed())
+        try edited.write(to: URL(fileURLWithPath: file.path))
         alice.retry(clientId)
         let message = try await eventually("bob has it", timeout: .seconds(60)) { bob.timeline(direct).first { $0.id == clientId } }
         let attachment = try #require(message.attachments.first)
@@ -112,7 +149,7 @@ import Testing
         _ = try await eventually("confirmed") { alice.outbox.entries.isEmpty ? true : nil }
         #expect(bob.timeline(direct).count == 1 && message.text == "the plan")
         let saved = try await bob.save(attachment, into: temporaryDirectory().path)
-        #expect(FileManager.default.contents(atPath: saved) == file.bytes)
+        #expect(FileManager.default.contents(atPath: saved) == edited)
         for client in [alice, bob] { client.stop() }
         await server.stop()
     }

@@ -78,3 +78,33 @@ def test_files_print_as_tags_save_to_a_folder_and_send_file_uploads_and_sends(se
         assert content.content == data
         terminal.sendline("/quit")
         terminal.expect(pexpect.EOF)
+
+
+def test_a_file_the_server_refuses_fails_and_the_terminal_takes_the_next_line(monkeypatch):
+    """A failed /send-file (here: over the server's size limit) prints why, and what is typed next is
+    handled: the terminal once waited for a failed upload's progress for ever."""
+    from conftest import Server
+    monkeypatch.setenv("PARLEY_MAX_UPLOAD_BYTES", "1000000")
+    with tempfile.TemporaryDirectory() as directory, tempfile.TemporaryDirectory() as home:
+        server = Server(directory)
+        server.start()
+        try:
+            bob = server.register("bob", "Bob Builder")
+            alice_id = _register_alice(server, home, bob, "Alice Liddell")
+            conversation = server.send(bob, "send me the file", recipient=alice_id)["conversationId"]
+            path = os.path.join(home, "two.bin")
+            with open(path, "wb") as file:
+                file.write(os.urandom(2_000_000))
+            terminal = _terminal(home)
+            terminal.sendline("/open 1")
+            terminal.expect("Bob Builder: send me the file")
+            terminal.sendline(f"/send-file {path} too big")
+            terminal.expect(re.escape("Not sent: A file may have at most"))
+            terminal.sendline("typed after the failure")
+            terminal.expect(re.escape('✓ "typed after the failure"'))
+            texts = [m.get("text") for m in server.history(bob, conversation)]
+            assert texts[-1] == "typed after the failure" and "too big" not in texts, texts
+            terminal.sendline("/quit")
+            terminal.expect(pexpect.EOF)
+        finally:
+            server.stop()
