@@ -76,7 +76,10 @@ extension ChatPrinter {
     /// `[photo 1.2 MB beach.jpg]` for each file of a message (a pending one's as it uploads).
     static func fileTags(_ item: TimelineItem) -> String {
         let confirmed = item.attachments.map { "[\(kindWord($0.kind, $0.mimeType)) \(ByteCount.text($0.size)) \($0.name)]" }
-        let pending = item.pendingFiles.map { "[file \(ByteCount.text($0.size)) \($0.name)\($0.uploaded ? "" : ", uploading")]" }
+        // A failed message uploads nothing until /retry: its files say so, not "uploading".
+        var waiting = ", uploading"
+        if case .failed = item.status { waiting = ", not sent" }
+        let pending = item.pendingFiles.map { "[file \(ByteCount.text($0.size)) \($0.name)\($0.uploaded ? "" : waiting)]" }
         return (confirmed + pending).joined(separator: " ")
     }
 

@@ -102,6 +102,8 @@ def test_a_file_the_server_refuses_fails_and_the_terminal_takes_the_next_line(mo
             terminal.expect(re.escape("Not sent: A file may have at most"))
             terminal.sendline("typed after the failure")
             terminal.expect(re.escape('✓ "typed after the failure"'))
+            terminal.sendline("/open 1")  # the chat again: the failed file says it was not sent, not "uploading"
+            terminal.expect(re.escape("too big [file 2.0 MB two.bin, not sent] ! failed"))
             texts = [m.get("text") for m in server.history(bob, conversation)]
             assert texts[-1] == "typed after the failure" and "too big" not in texts, texts
             terminal.sendline("/quit")
