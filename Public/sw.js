@@ -1,7 +1,7 @@
 // Keeps the app shell available offline, so the client opens (with its outbox) while the server is
 // unreachable. Network first: a reachable server always serves the current files; the API is never cached.
 // Also shows push notifications (docs: the push payload), one per conversation (tag = its id).
-const CACHE = "parley-shell-v13";
+const CACHE = "parley-shell-v14";
 const SESSION_CACHE = "parley-session";  // the signed-in token, left here by js/push.js (for pushsubscriptionchange)
 const SHELL = ["/", "/app.css", "/favicon.svg", "/js/app.js", "/js/api.js", "/js/background-alerts.js", "/js/chat-header.js", "/js/chat-view.js", "/js/composer-mode.js", "/js/dialog.js",
   "/js/dom.js", "/js/emoji-picker.js", "/js/entries.js", "/js/format.js", "/js/group-panel.js", "/js/group-state.js", "/js/list-view.js",

@@ -220,7 +220,9 @@ export class ChatStore {
   }
 
   readPage(id, thread, older) {
-    if (!older && thread.loading) return Promise.resolve(0);
+    // A read of the newest page already on its way may have left before what this caller knows was
+    // committed (another tab's send): it is read once more after that one.
+    if (!older && thread.loading) { thread.readAgain = true; return Promise.resolve(0); }
     const page = this.readPageNow(id, thread, older);
     if (!older) thread.reading = page;
     return page;
@@ -247,6 +249,10 @@ export class ChatStore {
     } finally {
       thread.loadingOlder = false;
       thread.loading = false;
+      if (!older && thread.readAgain) {
+        thread.readAgain = false;
+        this.readPage(id, thread, false);
+      }
       this.changed();
     }
   }
