@@ -118,7 +118,7 @@ struct PostgresGroupWriter {
 
     /// A `message` event for every current member, their user rows taken in id order.
     mutating func deliver(_ message: Message) async throws {
-        let quoteReaders = try await store.quoteForAudience(message, db).1
+        let quoteReaders = try await store.quoteReaders(message, db)
         for member in try await store.memberIDs(conversation, db) {
             deliveries.append(try await store.appendEvent(.message(message.quoteSeen(by: member, quoteReaders: quoteReaders)), to: member, now: now, db))
         }

@@ -97,15 +97,22 @@ extension PostgresStore {
     /// quote as its readers see it, and who they are (``Message/quoteSeen(by:quoteReaders:)``);
     /// `message` itself and nil for anything else (see SQLite's `MessageRendering`).
     func quoteForAudience(_ message: Message, _ db: PostgresConnection) async throws -> (Message, Set<UserID>?) {
-        guard message.conversationId.isGroup, let quote = message.replyTo else { return (message, nil) }
+        guard let readers = try await quoteReaders(message, db), let quote = message.replyTo else { return (message, nil) }
         var shared = message
         shared.replyTo = try await self.quote(of: quote.seq, in: message.conversationId, db)
+        return (shared, readers)
+    }
+
+    /// Who may see the message a group reply quotes (nil for anything else); a send, whose quote is
+    /// already as its readers see it, needs only this.
+    func quoteReaders(_ message: Message, _ db: PostgresConnection) async throws -> Set<UserID>? {
+        guard message.conversationId.isGroup, let quote = message.replyTo else { return nil }
         let readers = try await db.values(
             """
             SELECT user_id FROM member_spans WHERE conversation_id = \(message.conversationId.rawValue)
             AND from_seq <= \(quote.seq) AND (to_seq IS NULL OR to_seq >= \(quote.seq))
             """, as: String.self, logger)
-        return (shared, Set(readers.map(UserID.init(rawValue:))))
+        return Set(readers.map(UserID.init(rawValue:)))
     }
 
     /// The quote of the message at `seq`, with its text as it was at `time` for someone who left then.

@@ -96,13 +96,20 @@ enum MessageRendering {
     /// quote as its readers see it, and who they are (``Message/quoteSeen(by:quoteReaders:)``);
     /// `message` itself and nil for anything else.
     static func quoteForAudience(_ message: Message, _ db: Database) throws -> (Message, Set<UserID>?) {
-        guard message.conversationId.isGroup, let quote = message.replyTo else { return (message, nil) }
+        guard let readers = try quoteReaders(message, db), let quote = message.replyTo else { return (message, nil) }
         var shared = message
         shared.replyTo = try self.quote(of: quote.seq, in: message.conversationId, db)
+        return (shared, readers)
+    }
+
+    /// Who may see the message a group reply quotes (nil for anything else); a send, whose quote is
+    /// already as its readers see it, needs only this.
+    static func quoteReaders(_ message: Message, _ db: Database) throws -> Set<UserID>? {
+        guard message.conversationId.isGroup, let quote = message.replyTo else { return nil }
         let readers = try String.fetchAll(
             db.cachedStatement(sql: "SELECT user_id FROM member_spans WHERE conversation_id = ? AND from_seq <= ? AND (to_seq IS NULL OR to_seq >= ?)"),
             arguments: [message.conversationId.rawValue, quote.seq, quote.seq])
-        return (shared, Set(readers.map(UserID.init(rawValue:))))
+        return Set(readers.map(UserID.init(rawValue:)))
     }
 
     /// The quote of the message at `seq`, with its text as it was at `time` for someone who left then.

@@ -147,7 +147,7 @@ extension SQLiteStore: MessageStore {
             && Int.fetchOne(
                 db.cachedStatement(sql: "SELECT COUNT(*) FROM conversation_members WHERE conversation_id = ? AND first_sent_seq IS NULL"),
                 arguments: [targetID.rawValue]) == 0
-        let quoteReaders = try MessageRendering.quoteForAudience(message, db).1
+        let quoteReaders = try MessageRendering.quoteReaders(message, db)
         for member in members {
             deliveries.append(try appendEvent(.message(message.quoteSeen(by: member, quoteReaders: quoteReaders)), to: member, now: now, statements))
         }

@@ -87,15 +87,14 @@ public struct GroupState: Sendable {
     public var title: String
     public var closed: Bool
     public var members: [GroupMemberState]
-    /// Invitations still pending: they count against the group's size (an invitee may accept).
-    public var pendingInvitations: Int
-    /// Who those invitations are for (an admin may withdraw one).
+    /// Who has an invitation still pending (an admin may withdraw one).
     public var invitees: Set<UserID>
-    public init(title: String, closed: Bool, members: [GroupMemberState], pendingInvitations: Int = 0, invitees: Set<UserID> = []) {
+    /// Pending invitations count against the group's size (an invitee may accept).
+    public var pendingInvitations: Int { invitees.count }
+    public init(title: String, closed: Bool, members: [GroupMemberState], invitees: Set<UserID> = []) {
         self.title = title
         self.closed = closed
         self.members = members
-        self.pendingInvitations = max(pendingInvitations, invitees.count)
         self.invitees = invitees
     }
 
