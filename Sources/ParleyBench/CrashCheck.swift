@@ -11,7 +11,8 @@ import Synchronization
 /// 3. seq is gapless (1…n) in every conversation.
 /// 4. Each sender's messages are stored in the order written.
 /// 5. Every receiver got every message of its conversation exactly once, with stream positions
-///    one after another (or after an explicit `resync`). Groups of three write beside the pairs:
+///    one after another for a pair, ascending for a group's member (a group message skips positions,
+///    see docs/protocol.md), or after an explicit `resync`. Groups of three write beside the pairs:
 ///    every member must see every message and membership entry of its group.
 /// 6. Every restart came up on the database as it was left, with no repair.
 /// 7. Every acknowledged message action (reactions, edits, deletes, mixed into the load) was

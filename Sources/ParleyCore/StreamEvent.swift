@@ -1,15 +1,16 @@
 /// Something a user can see change, at its position in that user's ordered stream (guarantee 5).
 ///
-/// Positions are per user, start at 1 and have no gaps: a client that has processed position `p`
-/// resumes by asking for everything after `p`.
+/// Positions are per user and go up from 1; they may skip (a group message takes one position for
+/// all its members): a client that has processed position `p` resumes by asking for everything after `p`.
 public struct StreamEvent: Hashable, Sendable {
-    /// The event's place in the user's stream: 1, 2, 3… (resume with `after`).
+    /// The event's place in the user's stream, above the one before it (resume with `after`).
     public var position: Int64
     /// What happened.
     public var payload: Payload
 
-    /// The kinds of events a user's stream carries.
-    public enum Payload: Hashable, Sendable {
+    /// The kinds of events a user's stream carries. Indirect: a group message's payload is one box
+    /// that its members' events share, so copying it for each costs a reference, not a message.
+    public indirect enum Payload: Hashable, Sendable {
         /// A new message in one of the user's conversations (their own sends included, for other devices).
         case message(Message)
         /// A member's delivered/read cursor moved.

@@ -47,7 +47,7 @@ struct GroupWriter {
             id: .random(), conversationId: conversation, seq: seq, senderId: actor, clientId: clientId, text: "", createdAt: now, entry: entry)
         try statements.insertMessage.execute(
             .text(message.id.rawValue), .text(conversation.rawValue), .int(seq), .text(actor.rawValue), .text(clientId.rawValue), .text(""),
-            .int(now.milliseconds), .text(StoredJSON.text(entry)), .null, .null)
+            .int(now.milliseconds), .text(StoredJSON.text(entry)), .null, .null, .null)
         _ = try statements.markSenderSeen(seq, in: conversation.rawValue, sender: actor.rawValue)
         for user in joined {
             try db.execute(
@@ -68,7 +68,13 @@ struct GroupWriter {
 
     private mutating func leave(_ user: UserID, at seq: Int64) throws {
         let arguments: StatementArguments = [conversation.rawValue, user.rawValue]
-        try db.execute(sql: "UPDATE member_spans SET to_seq = \(seq) WHERE conversation_id = ? AND user_id = ? AND to_seq IS NULL", arguments: arguments)
+        // to_pos: the leaver's head, at or past every group message of the span in their stream
+        // (it bounds a replay's scan of the group's messages; see SQLiteStore.replaySQL).
+        try db.execute(
+            sql: """
+                UPDATE member_spans SET to_seq = \(seq), to_pos = (SELECT stream_head FROM users WHERE id = ?2)
+                WHERE conversation_id = ?1 AND user_id = ?2 AND to_seq IS NULL
+                """, arguments: arguments)
         try db.execute(
             sql: """
                 INSERT OR REPLACE INTO former_members (user_id, conversation_id, left_seq, left_at, read_seq, title)

@@ -348,6 +348,20 @@ enum SQLiteSchema {
                         WHERE entry IS NULL AND deleted_at IS NULL AND parley_cjk(parley_fold(text));
                     """)
         }
+        migrator.registerMigration("v13-group-message-positions") { db in
+            // A group message is stored once, not as an event row per member (fan-out on read):
+            // `pos` is its position in every recipient's stream, and a member's replay reads it
+            // through their spans (SQLiteStore.events). NULL for direct messages and membership
+            // entries, whose events stay rows of `events`, and for group messages stored before.
+            try db.execute(
+                sql: """
+                    ALTER TABLE messages ADD COLUMN pos INTEGER;
+                    CREATE INDEX messages_by_position ON messages(conversation_id, pos) WHERE pos IS NOT NULL;
+                    CREATE INDEX member_spans_by_user ON member_spans(user_id);
+                    -- A closed span's last position in its member's stream (NULL for spans closed before).
+                    ALTER TABLE member_spans ADD COLUMN to_pos INTEGER;
+                    """)
+        }
         return migrator
     }
 }

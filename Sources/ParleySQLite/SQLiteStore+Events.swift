@@ -53,16 +53,7 @@ extension SQLiteStore: EventLog {
             else { throw StoreError.userNotFound }
             let head: Int64 = bounds[0], floor: Int64 = bounds[1]
             guard after >= floor, after <= head else { return .tooOld(head: head) }
-            let rows = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT e.pos, e.kind, e.conversation_id, e.subject_id, e.delivered_seq, e.read_seq, e.created_at, \(Columns.message), e.seq
-                    FROM events e
-                    LEFT JOIN messages m ON e.kind IN (\(EventKind.message.rawValue), \(EventKind.messageUpdated.rawValue))
-                        AND m.conversation_id = e.conversation_id AND m.seq = e.seq
-                    WHERE e.user_id = ? AND e.pos > ? ORDER BY e.pos LIMIT ?
-                    """,
-                arguments: [user.rawValue, after, limit])
+            let rows = try Row.fetchAll(db, sql: Self.replaySQL, arguments: [user.rawValue, after, limit])
             var events: [StreamEvent] = []
             events.reserveCapacity(rows.count)
             var departures = MessageRendering.Departures()
@@ -109,6 +100,31 @@ extension SQLiteStore: EventLog {
             return .events(events, head: head)
         }
     }
+
+    /// A user's stream after a position: their own event rows, and the group messages stored once
+    /// (`messages.pos`, rule 11 of ``send(_:now:_:)``) inside their spans: after the entry that
+    /// began a span and before the one that ended it. A closed span's scan of the group's messages
+    /// also stops at its `to_pos` (its member's head when it closed), so a busy group someone left
+    /// long ago costs a resume nothing; a span closed before positions were kept there (`to_pos`
+    /// NULL) has no such messages. Each side is limited before they are merged.
+    /// Arguments: user, after, limit.
+    static let replaySQL = """
+        SELECT * FROM (
+            SELECT e.pos, e.kind, e.conversation_id, e.subject_id, e.delivered_seq, e.read_seq, e.created_at, \(Columns.message), e.seq
+            FROM events e
+            LEFT JOIN messages m ON e.kind IN (\(EventKind.message.rawValue), \(EventKind.messageUpdated.rawValue))
+                AND m.conversation_id = e.conversation_id AND m.seq = e.seq
+            WHERE e.user_id = ?1 AND e.pos > ?2 ORDER BY e.pos LIMIT ?3)
+        UNION ALL
+        SELECT * FROM (
+            SELECT m.pos, \(EventKind.message.rawValue), m.conversation_id, NULL, NULL, NULL, m.created_at, \(Columns.message), m.seq
+            FROM member_spans s
+            JOIN messages m ON m.conversation_id = s.conversation_id AND m.pos > ?2
+                AND m.pos <= CASE WHEN s.to_seq IS NULL THEN 9223372036854775807 ELSE COALESCE(s.to_pos, 0) END
+                AND m.seq > s.joined_seq AND (s.to_seq IS NULL OR m.seq < s.to_seq)
+            WHERE s.user_id = ?1 ORDER BY m.pos LIMIT ?3)
+        ORDER BY 1 LIMIT ?3
+        """
 
     public func streamHead(of user: UserID) async throws -> Int64 {
         try rawLookup { statements in try Self.streamHead(of: user, statements) }

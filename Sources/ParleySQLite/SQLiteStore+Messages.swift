@@ -49,6 +49,12 @@ extension SQLiteStore: MessageStore {
     /// 8. In a group, `@username`s of current members other than the sender become the message's
     ///    `mentions` (and rows of `mentions`, for the mention count); a sender whose cursors were the
     ///    group's lowest moves the receipt aggregate (``GroupReceiptAggregate``).
+    /// 11. A group message is stored once (fan-out on read): it takes one stream position, one past
+    ///    the highest head among the members, held in `messages.pos`; each member's head moves to it
+    ///    and their delivery names their old head as `previous`. No event row is written per member:
+    ///    a replay reads the message through the member's span (``events(of:after:limit:)``), and
+    ///    the members are exactly the spans open at its seq, as no span opens or closes at a
+    ///    message's own seq.
     static func send(_ new: NewMessage, now: Timestamp, _ statements: WriterStatements, _ db: Database) throws -> SendOutcome {
         try write(new, try check(new, statements, db), now: now, statements, db)
     }
@@ -130,10 +136,14 @@ extension SQLiteStore: MessageStore {
             text: new.text, createdAt: now, mentions: mentions,
             replyTo: try new.replyToSeq.flatMap { try MessageRendering.quote(of: $0, in: targetID, db) },
             attachments: attachments.isEmpty ? nil : attachments)
+        // Rule 11: a group message takes one position, beyond every member's head.
+        let heads = try isGroup ? statements.heads(ofMembersOf: targetID.rawValue) : nil
+        let position = heads.map { ($0.lazy.map(\.1).max() ?? 0) + 1 }
         try statements.insertMessage.execute(
             .text(message.id.rawValue), .text(targetID.rawValue), .int(seq), .text(new.sender.rawValue),
             .text(new.clientId.rawValue), .text(message.text), .int(now.milliseconds), .null,
-            StoredJSON.text(mentions).map(RawValue.text) ?? .null, new.replyToSeq.map(RawValue.int) ?? .null)
+            StoredJSON.text(mentions).map(RawValue.text) ?? .null, new.replyToSeq.map(RawValue.int) ?? .null,
+            position.map(RawValue.int) ?? .null)
         statements.searchIndex.add(rowid: statements.lastInsertedRowID, text: message.text)
         if !attachments.isEmpty { try claim(attachments, by: message, db) }
         for user in mentions ?? [] {
@@ -148,8 +158,19 @@ extension SQLiteStore: MessageStore {
                 db.cachedStatement(sql: "SELECT COUNT(*) FROM conversation_members WHERE conversation_id = ? AND first_sent_seq IS NULL"),
                 arguments: [targetID.rawValue]) == 0
         let quoteReaders = try MessageRendering.quoteReaders(message, db)
-        for member in members {
-            deliveries.append(try appendEvent(.message(message.quoteSeen(by: member, quoteReaders: quoteReaders)), to: member, now: now, statements))
+        if let heads, let position {
+            // No event row per member: each member's replay reads the message through their span.
+            try statements.setHeads(ofMembersOf: targetID.rawValue, to: position)
+            let shared = StreamEvent.Payload.message(message)
+            for (member, previous) in heads {
+                let seen = message.quoteSeen(by: member, quoteReaders: quoteReaders)
+                let event = StreamEvent(position: position, payload: seen.replyTo == message.replyTo ? shared : .message(seen))
+                deliveries.append(Delivery(recipient: member, event: event, previous: previous))
+            }
+        } else {
+            for member in members {
+                deliveries.append(try appendEvent(.message(message.quoteSeen(by: member, quoteReaders: quoteReaders)), to: member, now: now, statements))
+            }
         }
         if heldBack { deliveries += try GroupReceiptAggregate.refresh(targetID, now: now, statements, db) }
         return SendOutcome(message: message, duplicate: false, deliveries: deliveries, contactsFormed: contactsFormed)

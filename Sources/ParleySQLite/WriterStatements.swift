@@ -26,6 +26,8 @@ final class WriterStatements: @unchecked Sendable {
     private let firstSentSeq: RawStatement
     private let bumpStreamHead: RawStatement
     private let streamHead: RawStatement
+    private let memberHeads: RawStatement
+    private let setMemberHeads: RawStatement
     private let connection: OpaquePointer
     private var finalized = false
 
@@ -40,8 +42,8 @@ final class WriterStatements: @unchecked Sendable {
         lastSeq = try RawStatement("SELECT last_seq FROM conversations WHERE id = ?", on: connection)
         insertMessage = try RawStatement(
             """
-            INSERT INTO messages (id, conversation_id, seq, sender_id, client_id, text, created_at, entry, mentions, reply_to_seq)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO messages (id, conversation_id, seq, sender_id, client_id, text, created_at, entry, mentions, reply_to_seq, pos)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             on: connection)
         markSeen = try RawStatement(
@@ -53,6 +55,14 @@ final class WriterStatements: @unchecked Sendable {
             "SELECT first_sent_seq FROM conversation_members WHERE conversation_id = ? AND user_id = ?", on: connection)
         bumpStreamHead = try RawStatement("UPDATE users SET stream_head = stream_head + 1 WHERE id = ?", on: connection)
         streamHead = try RawStatement(Self.streamHeadSQL, on: connection)
+        memberHeads = try RawStatement(
+            """
+            SELECT cm.user_id, u.stream_head FROM conversation_members cm JOIN users u ON u.id = cm.user_id
+            WHERE cm.conversation_id = ? ORDER BY cm.user_id
+            """, on: connection)
+        setMemberHeads = try RawStatement(
+            "UPDATE users SET stream_head = ?1 WHERE id IN (SELECT user_id FROM conversation_members WHERE conversation_id = ?2)",
+            on: connection)
         insertEvent = try RawStatement(
             """
             INSERT INTO events (user_id, pos, kind, conversation_id, seq, subject_id, delivered_seq, read_seq, created_at)
@@ -84,6 +94,16 @@ final class WriterStatements: @unchecked Sendable {
         return try streamHead.firstRow(.text(user)) { $0.int64(0) }
     }
 
+    /// A conversation's members with the newest position of each one's stream, in user id order.
+    func heads(ofMembersOf conversation: String) throws -> [(UserID, Int64)] {
+        try memberHeads.rows(.text(conversation)) { (UserID(rawValue: $0.text(0)), $0.int64(1)) }
+    }
+
+    /// Moves every member's stream head to `position` (a group message's, beyond all of them).
+    func setHeads(ofMembersOf conversation: String, to position: Int64) throws {
+        try setMemberHeads.execute(.int(position), .text(conversation))
+    }
+
     /// A conversation's members, in user id order; lookups outside writes run it through GRDB.
     static let membersSQL = "SELECT user_id FROM conversation_members WHERE conversation_id = ? ORDER BY user_id"
 
@@ -102,7 +122,10 @@ final class WriterStatements: @unchecked Sendable {
     func finalize() {
         guard !finalized else { return }
         finalized = true
-        let all = [sentBefore, userExists, members, insertMessage, insertEvent, bumpSeq, lastSeq, markSeen, firstSentSeq, bumpStreamHead, streamHead]
+        let all = [
+            sentBefore, userExists, members, insertMessage, insertEvent, bumpSeq, lastSeq, markSeen, firstSentSeq, bumpStreamHead, streamHead, memberHeads,
+            setMemberHeads,
+        ]
         for statement in all {
             statement.finalize()
         }

@@ -30,7 +30,7 @@ struct Messenger: Sendable {
     /// the valid ones are stored as one batch (committed in order), and each is answered in order
     /// through `answer`, right after its events were pushed.
     /// - Parameter origin: the connection the sends came in on, which is not sent a message's event
-    ///   in the sender's stream (its ack stands in for it, at ``SendOutcome/sendersPosition``).
+    ///   in the sender's stream (its ack stands in for it, at ``SendOutcome/sendersStep``).
     func send(
         _ requests: [SendRequest], from sender: UserID, origin: ClientConnection? = nil,
         answer: (SendRequest, Result<SendOutcome, any Error>) -> Void
@@ -119,7 +119,7 @@ struct Messenger: Sendable {
             return
         }
         metrics.messagesSent.increment()
-        hub.publish(outcome.deliveries, answered: origin.flatMap { origin in outcome.sendersPosition.map { (origin, $0) } })
+        hub.publish(outcome.deliveries, answered: origin.flatMap { origin in outcome.sendersStep.map { (origin, $0.position) } })
         hub.stopTyping(user: outcome.message.senderId, in: outcome.message.conversationId)
         if outcome.contactsFormed, let members = try? await store.memberIDs(of: outcome.message.conversationId) {
             try? await PresenceAnnouncer(store: store, hub: hub).introduce(members)
@@ -157,11 +157,11 @@ struct Messenger: Sendable {
 }
 
 extension SendOutcome {
-    /// The message's position in its sender's stream (nil for a duplicate: nothing new was written).
-    var sendersPosition: Int64? {
+    /// The message's place in its sender's stream (nil for a duplicate: nothing new was written).
+    var sendersStep: StreamStep? {
         deliveries.first { delivery in
             guard delivery.recipient == message.senderId, case .message(let stored) = delivery.event.payload else { return false }
             return stored.id == message.id
-        }?.event.position
+        }.map { StreamStep(position: $0.event.position, previous: $0.previous) }
     }
 }

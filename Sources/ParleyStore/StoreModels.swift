@@ -70,9 +70,15 @@ public struct NewMessage: Sendable {
 public struct Delivery: Hashable, Sendable {
     public var recipient: UserID
     public var event: StreamEvent
-    public init(recipient: UserID, event: StreamEvent) {
+    /// The position before this event in the recipient's stream: a connection that has written
+    /// it may write this event; one behind it fetches what lies between from the store first.
+    /// Positions go up but may skip (a group message takes one position for all its members), so
+    /// the gap is named here rather than inferred from `position - 1`.
+    public var previous: Int64
+    public init(recipient: UserID, event: StreamEvent, previous: Int64? = nil) {
         self.recipient = recipient
         self.event = event
+        self.previous = previous ?? event.position - 1
     }
 }
 

@@ -10,9 +10,9 @@ struct Torture: AsyncParsableCommand {
         abstract: "Kill the server under load again and again, then check that no guarantee broke.",
         discussion: """
             Every acknowledged message stored exactly once; every clientId written stored exactly once after the \
-            drain; seq gapless; each sender's order kept; every receiver got every message once with gapless \
-            stream positions (or an explicit resync); every restart came up without repair, and \
-            PRAGMA integrity_check is ok at the end; each group's offline member was pushed its newest \
+            drain; seq gapless; each sender's order kept; every receiver got every message once with stream \
+            positions in order (gapless for pairs; a group message skips positions) or an explicit resync; \
+            every restart came up without repair, and PRAGMA integrity_check is ok at the end; each group's offline member was pushed its newest \
             message (a push service on loopback). Exits 1 when anything broke. Loopback only.
             """)
 

@@ -11,7 +11,7 @@ import Testing
         let (a, b) = (UserID.random(), UserID.random())
         let message = Message(
             id: .random(), conversationId: .direct(a, b), seq: 1, senderId: a, clientId: .random(), text: "x", createdAt: .now())
-        return .sent(ref: nil, message: message, duplicate: false, position: position)
+        return .sent(ref: nil, message: message, duplicate: false, step: position.map { StreamStep(position: $0, previous: $0 - 1) })
     }
 
     static func events(_ positions: Int64...) -> Outbound {
@@ -23,7 +23,7 @@ import Testing
         items.map { item in
             switch item {
             case .events(let events): events.map { "e\($0.position)" }.joined(separator: ",")
-            case .sent(_, _, _, let position): "a" + (position.map(String.init) ?? "-")
+            case .sent(_, _, _, let step): "a" + (step.map { String($0.position) } ?? "-")
             case .frame: "f"
             case .catchUp: "c"
             }

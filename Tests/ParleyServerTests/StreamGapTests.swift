@@ -57,4 +57,41 @@ import Testing
             #expect(Self.messageTexts(frames) == ["unpublished 1", "unpublished 2"], "the gap came from the store, before the ack")
         }
     }
+
+    /// In a group, positions skip (one position for all its members, past the furthest member's
+    /// head): each live event names the position before it, so the gap is still seen and fetched,
+    /// and the group's messages stored once come back from the store through the member's span.
+    @Test func inAGroupWhosePositionsSkipALiveEventStillFetchesTheGapFirst() async throws {
+        try await TestServer.run { api in
+            let ada = try await api.register("ada"), grace = try await api.register("grace"), alan = try await api.register("alan")
+            for friend in [grace, alan] {
+                _ = try await api.send("hi", from: ada, to: friend)
+                _ = try await api.send("hi!", from: friend, to: ada)
+            }
+            for index in 0..<4 { _ = try await api.send("grace \(index)", from: ada, to: grace) }  // Grace's stream runs ahead
+            let group = try await api.store.createGroup(
+                NewGroup(creator: ada.id, clientId: .random(), title: "Three", memberIds: [grace.id, alan.id], maxMembers: 256), now: .now()
+            ).conversationId
+            let socket = try await api.socket(alan)
+            let head = try await socket.synced()
+            for index in 1...2 {
+                _ = try await api.store.send(
+                    NewMessage(sender: grace.id, clientId: .random(), target: .conversation(group), text: "unpublished \(index)"), now: .now())
+            }
+            _ = try await api.send("live", from: ada, in: group)
+            _ = try await api.send("after", from: grace, in: group)
+            let texts = try await socket.inbox.waitFor("four group messages") { frames -> [String]? in
+                let texts = Self.messageTexts(frames)
+                return texts.count >= 4 ? texts : nil
+            }
+            #expect(texts == ["unpublished 1", "unpublished 2", "live", "after"])
+            guard case .events(let stored, _) = try await api.store.events(of: alan.id, after: head, limit: 100) else {
+                Issue.record("no replay")
+                return
+            }
+            let positions = SentAckTests.positions(await socket.inbox.frames)
+            #expect(positions == stored.map(\.position), "every position of the stream once, in order")
+            #expect(positions.first.map { $0 > head + 1 } == true, "the group's first message skipped positions: \(head) then \(positions)")
+        }
+    }
 }

@@ -40,9 +40,9 @@ final class ClientConnection: Sendable {
         /// Events were committed elsewhere (another node): fetch them from the store up to this
         /// position, or to the head when `nil`.
         case catchUp(Int64?)
-        /// The answer to this connection's own send, whose event at `position` in the sender's
+        /// The answer to this connection's own send, whose event at `step` in the sender's
         /// stream was not queued here: the outbound stream sends the ack in its place (see ``RealtimeGateway``).
-        case sent(ref: String?, message: Message, duplicate: Bool, position: Int64?)
+        case sent(ref: String?, message: Message, duplicate: Bool, step: StreamStep?)
     }
 
     /// Why the server ended a connection; the first one set stays.

@@ -12,13 +12,15 @@ import Synchronization
 /// 1. The connection is registered with the hub *before* the replay is read, so an event committed
 ///    meanwhile is either in the replay, or queued live, or both — never neither.
 /// 2. The outbound stream remembers the last position it wrote and skips anything at or below it: nothing twice.
-/// 3. A live event beyond the next position means something was missed (publishing raced); the
+/// 3. Each live event names the position before it in the user's stream (``Delivery/previous``:
+///    positions may skip, a group message taking one for all its members). One whose previous
+///    position is beyond the last written means something was missed (publishing raced); the
 ///    outbound fetches the gap from the store first: nothing lost, always in order.
 /// 4. A position the store no longer has (pruned, or from another database) gets `resync` with the
 ///    head; the client reloads a snapshot and the stream goes on from the head.
 /// 5. The connection a message was sent on gets its `sent` ack *instead of* the message's event in
-///    the sender's stream: the ack carries the position and is written when the cursor reaches it
-///    (after fetching anything before it), so positions still arrive one by one. If the event was
+///    the sender's stream: the ack carries the position and is written when the cursor reaches the
+///    one before it (after fetching anything before it), so the stream still arrives in order. If the event was
 ///    already written (a catch-up fetched it first), the ack goes without a position.
 ///
 /// One instance serves every connection (a class: each connection holds a reference, not a copy).

@@ -173,34 +173,24 @@ final class ConnectionHub: Service, Sendable {
     func publish(_ deliveries: [Delivery], answered: (connection: ClientConnection, position: Int64)? = nil, wakingPushes: Bool = true) {
         guard !deliveries.isEmpty else { return }
         if wakingPushes { pushWakeup.signal() }
-        let online: [UserID: [ClientConnection]] = state.withLock { state in
-            var online: [UserID: [ClientConnection]] = [:]
-            for delivery in deliveries where online[delivery.recipient] == nil {
-                if let connections = state.connections[delivery.recipient], !connections.isEmpty {
-                    online[delivery.recipient] = Array(connections.values)
-                }
-            }
-            return online
+        // One lookup per delivery (a group message's go to as many different people); each event is
+        // queued on its own, so a user's events reach each connection in the order delivered.
+        let targets: [[ClientConnection]] = state.withLock { state in
+            deliveries.map { delivery in state.connections[delivery.recipient].map { Array($0.values) } ?? [] }
         }
-        guard !online.isEmpty else { return }
         var encoder = EventFrameEncoder()
-        var byUser: [UserID: [EncodedEvent]] = [:]
-        for delivery in deliveries where online[delivery.recipient] != nil {
+        for (delivery, connections) in zip(deliveries, targets) where !connections.isEmpty {
+            let event: EncodedEvent
             do {
-                byUser[delivery.recipient, default: []].append(try encoder.encode(delivery.event))
+                event = try encoder.encode(delivery.event, previous: delivery.previous)
             } catch {
                 // The connection will find the gap and fetch the event from the store.
                 logger.error("Could not encode an event", metadata: ["error": "\(error)"])
+                continue
             }
-        }
-        for (user, events) in byUser {
-            for connection in online[user] ?? [] {
-                if let answered, answered.connection === connection {
-                    let others = events.filter { $0.position != answered.position }
-                    if !others.isEmpty { connection.enqueue(.events(others)) }
-                } else {
-                    connection.enqueue(.events(events))
-                }
+            for connection in connections {
+                if let answered, answered.connection === connection, answered.position == event.position { continue }
+                connection.enqueue(.events([event]))
             }
         }
     }

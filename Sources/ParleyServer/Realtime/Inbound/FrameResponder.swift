@@ -77,7 +77,7 @@ struct FrameResponder: Sendable {
             case .success(let outcome):
                 connection.enqueue(
                     .sent(
-                        ref: request.ref, message: outcome.message, duplicate: outcome.duplicate, position: outcome.sendersPosition))
+                        ref: request.ref, message: outcome.message, duplicate: outcome.duplicate, step: outcome.sendersStep))
             case .failure(let error):
                 reply(error, ref: request.ref, clientId: request.clientId)
             }

@@ -5,28 +5,52 @@ import ParleyCore
 struct EncodedEvent: Sendable {
     let position: Int64
     let text: String
+    /// The position before it in the recipient's stream (``Delivery/previous``).
+    var previous: Int64
+
+    init(position: Int64, text: String, previous: Int64? = nil) {
+        self.position = position
+        self.text = text
+        self.previous = previous ?? position - 1
+    }
+}
+
+/// Where an event sits in its recipient's stream: its position and the one before it.
+struct StreamStep: Sendable, Equatable {
+    let position: Int64
+    let previous: Int64
 }
 
 /// Encodes stream-event frames so each payload is encoded once, however many recipients (and
-/// positions) it goes to. The output is byte-identical to encoding `ServerFrame.event` with
+/// positions) it goes to, and a frame once for all the recipients it has the same position for (a
+/// group message's). The output is byte-identical to encoding `ServerFrame.event` with
 /// ``WireFormat`` (sorted keys), which a test holds it to.
 struct EventFrameEncoder {
     private let encoder = WireFormat.encoder()
     private var cache: [StreamEvent.Payload: (kind: String, json: String)] = [:]
+    /// The last frame made, for the next recipient of the same event.
+    private var last: (event: StreamEvent, text: String)?
 
-    mutating func encode(_ event: StreamEvent) throws -> EncodedEvent {
+    mutating func encode(_ event: StreamEvent, previous: Int64? = nil) throws -> EncodedEvent {
+        if let last, last.event.position == event.position, last.event.payload == event.payload {
+            return EncodedEvent(position: event.position, text: last.text, previous: previous)
+        }
+        let encoded = EncodedEvent(position: event.position, text: try text(of: event), previous: previous)
+        last = (event, encoded.text)
+        return encoded
+    }
+
+    private mutating func text(of event: StreamEvent) throws -> String {
         let (kind, json) = try payload(event.payload)
-        // Keys in sorted order, as WireFormat writes them.
-        // Keys in sorted order: the payload's key sorts after "pos" for receipt and receiptSummary ("summary").
-        let text =
-            switch kind {
-            case "receipt": #"{"pos":\#(event.position),"receipt":\#(json),"type":"receipt"}"#
-            case "receiptSummary": #"{"pos":\#(event.position),"summary":\#(json),"type":"receiptSummary"}"#
-            case "messageUpdated": #"{"message":\#(json),"pos":\#(event.position),"type":"messageUpdated"}"#
-            case "messageHidden": #"{"hidden":\#(json),"pos":\#(event.position),"type":"messageHidden"}"#
-            default: #"{"\#(kind)":\#(json),"pos":\#(event.position),"type":"\#(kind)"}"#
-            }
-        return EncodedEvent(position: event.position, text: text)
+        // Keys in sorted order, as WireFormat writes them: the payload's key sorts after "pos" for
+        // receipt and receiptSummary ("summary").
+        switch kind {
+        case "receipt": return #"{"pos":\#(event.position),"receipt":\#(json),"type":"receipt"}"#
+        case "receiptSummary": return #"{"pos":\#(event.position),"summary":\#(json),"type":"receiptSummary"}"#
+        case "messageUpdated": return #"{"message":\#(json),"pos":\#(event.position),"type":"messageUpdated"}"#
+        case "messageHidden": return #"{"hidden":\#(json),"pos":\#(event.position),"type":"messageHidden"}"#
+        default: return #"{"\#(kind)":\#(json),"pos":\#(event.position),"type":"\#(kind)"}"#
+        }
     }
 
     private mutating func payload(_ payload: StreamEvent.Payload) throws -> (kind: String, json: String) {

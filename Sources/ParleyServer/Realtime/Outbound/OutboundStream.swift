@@ -128,13 +128,9 @@ final class OutboundStream: @unchecked Sendable {
         switch item {
         case .frame(let frame):
             try await write(frame)
-        case .sent(let ref, let message, let duplicate, var position):
-            if let target = position {
-                if target > cursor.position + 1, try await !catchUp(to: target - 1) {
-                    try await write(.resync(position: cursor.position))
-                }
-                if target != cursor.position + 1 { position = nil }
-            }
+        case .sent(let ref, let message, let duplicate, let step):
+            var position: Int64? = nil
+            if let step, try await follows(step) { position = step.position }
             try await socket.text(MessageFrameJSON.sent(ref: ref, message: message, duplicate: duplicate, position: position))
             if let position { cursor.position = position }
         case .catchUp(let limit):
@@ -143,15 +139,23 @@ final class OutboundStream: @unchecked Sendable {
             }
         case .events(let events):
             for event in events where event.position > cursor.position {
-                if event.position > cursor.position + 1, try await !catchUp(to: event.position - 1) {
-                    try await write(.resync(position: cursor.position))
-                }
-                if event.position == cursor.position + 1 {
+                if try await follows(StreamStep(position: event.position, previous: event.previous)) {
                     try await socket.text(event.text)
                     cursor.position = event.position
                 }
             }
         }
+    }
+
+    /// Whether the cursor is where `step` follows on, once anything stored between them has been
+    /// written: a live event behind a gap (one queued before it, or committed on another node)
+    /// waits for the store's copy of what came first. False when the step is behind the cursor
+    /// (written already, say by that catch-up) or the gap could not be filled (a resync was sent).
+    private func follows(_ step: StreamStep) async throws -> Bool {
+        if step.previous > cursor.position, try await !catchUp(to: step.previous) {
+            try await write(.resync(position: cursor.position))
+        }
+        return step.previous == cursor.position
     }
 
     /// The queue has ended: close the socket as the connection's end calls for.

@@ -20,8 +20,8 @@ extension ClientConnection.Outbound {
                     positioned.append((event.position, positioned.count, .events([event])))
                     slots.append(nil)
                 }
-            case .sent(_, _, _, let position?):
-                positioned.append((position, positioned.count, item))
+            case .sent(_, _, _, let step?):
+                positioned.append((step.position, positioned.count, item))
                 slots.append(nil)
             default:
                 slots.append(item)
@@ -42,9 +42,9 @@ extension ClientConnection.Outbound {
                     if event.position < last { return false }
                     last = event.position
                 }
-            case .sent(_, _, _, let position?):
-                if position < last { return false }
-                last = position
+            case .sent(_, _, _, let step?):
+                if step.position < last { return false }
+                last = step.position
             default:
                 continue
             }
