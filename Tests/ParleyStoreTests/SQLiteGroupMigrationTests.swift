@@ -54,4 +54,47 @@ import Testing
         #expect(group.invited.isEmpty, "they had exchanged messages before the migration: contacts")
         try await store.close()
     }
+
+    /// Group messages written before v13 have an event row per member and no `pos`; those written
+    /// after are stored once. A member's replay holds both, in order, each once.
+    @Test func groupMessagesStoredPerMemberBeforeStayInTheReplayBesideThoseStoredOnce() async throws {
+        let path = WALCheckpointerTests.temporaryPath()
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        var store = try SQLiteStore(path: path, durability: .normal)
+        let ada = try await store.makeUser("ada"), grace = try await store.makeUser("grace")
+        _ = try await store.send("hi", from: ada.id, to: .user(grace.id))
+        _ = try await store.send("hi!", from: grace.id, to: .user(ada.id))
+        let group = try await store.createGroup(
+            NewGroup(creator: ada.id, clientId: .random(), title: "Before", memberIds: [grace.id], maxMembers: 256), now: .now()
+        ).conversationId
+        for index in 1...3 { _ = try await store.send("old \(index)", from: ada.id, to: .conversation(group)) }
+        try await store.close()
+        // Those three as a database from before v13 holds them: an event row per member, no pos.
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO events (user_id, pos, kind, conversation_id, seq, created_at)
+                    SELECT s.user_id, m.pos, ?, m.conversation_id, m.seq, m.created_at FROM messages m
+                    JOIN member_spans s ON s.conversation_id = m.conversation_id AND m.seq > s.joined_seq AND s.to_seq IS NULL
+                    WHERE m.pos IS NOT NULL
+                    """, arguments: [EventKind.message.rawValue])
+            #expect(db.changesCount == 6)
+            try db.execute(sql: "UPDATE messages SET pos = NULL")
+        }
+        try queue.close()
+
+        store = try SQLiteStore(path: path, durability: .normal)
+        let before = try await store.allEvents(of: grace.id)
+        for index in 1...2 { _ = try await store.send("new \(index)", from: grace.id, to: .conversation(group)) }
+        let replay = try await store.allEvents(of: grace.id)
+        #expect(Array(replay.prefix(before.count)) == before)
+        let positions = replay.map(\.position)
+        #expect(zip(positions, positions.dropFirst()).allSatisfy { $0 < $1 })
+        let texts = replay.compactMap { event -> String? in
+            if case .message(let message) = event.payload, message.conversationId == group, message.entry == nil { message.text } else { nil }
+        }
+        #expect(texts == ["old 1", "old 2", "old 3", "new 1", "new 2"])
+        try await store.close()
+    }
 }
