@@ -51,7 +51,10 @@ struct GroupWriter {
         _ = try statements.markSenderSeen(seq, in: conversation.rawValue, sender: actor.rawValue)
         for user in joined {
             try db.execute(
-                sql: "INSERT INTO member_spans (conversation_id, user_id, from_seq, joined_seq) VALUES (?, ?, ?, ?)",
+                sql: """
+                    INSERT INTO member_spans (conversation_id, user_id, from_seq, joined_seq, joined_pos)
+                    VALUES (?1, ?2, ?3, ?4, (SELECT MAX(pos) FROM messages WHERE conversation_id = ?1))
+                    """,
                 arguments: [conversation.rawValue, user.rawValue, shareHistory ? 1 : seq, seq])
         }
         for member in try SQLiteStore.memberIDs(conversation, statements) {

@@ -358,8 +358,14 @@ enum SQLiteSchema {
                     ALTER TABLE messages ADD COLUMN pos INTEGER;
                     CREATE INDEX messages_by_position ON messages(conversation_id, pos) WHERE pos IS NOT NULL;
                     CREATE INDEX member_spans_by_user ON member_spans(user_id);
-                    -- A closed span's last position in its member's stream (NULL for spans closed before).
+                    -- The group's newest message position when the span began, and a closed span's last
+                    -- position in its member's stream: bounds on what a replay scans (NULL for spans before).
+                    ALTER TABLE member_spans ADD COLUMN joined_pos INTEGER;
                     ALTER TABLE member_spans ADD COLUMN to_pos INTEGER;
+                    -- How many rows of `events` each user has: pruning keeps a number of events, and
+                    -- positions no longer count them (a group message skips positions).
+                    ALTER TABLE users ADD COLUMN event_rows INTEGER NOT NULL DEFAULT 0;
+                    UPDATE users SET event_rows = (SELECT COUNT(*) FROM events WHERE events.user_id = users.id);
                     """)
         }
         return migrator

@@ -103,10 +103,12 @@ extension SQLiteStore: EventLog {
 
     /// A user's stream after a position: their own event rows, and the group messages stored once
     /// (`messages.pos`, rule 11 of ``send(_:now:_:)``) inside their spans: after the entry that
-    /// began a span and before the one that ended it. A closed span's scan of the group's messages
-    /// also stops at its `to_pos` (its member's head when it closed), so a busy group someone left
-    /// long ago costs a resume nothing; a span closed before positions were kept there (`to_pos`
-    /// NULL) has no such messages. Each side is limited before they are merged.
+    /// began a span and before the one that ended it. The scan of a span's group messages starts
+    /// past its `joined_pos` (the group's newest message when it began: what came before is not
+    /// the member's) and a closed span's stops at its `to_pos` (its member's head when it closed),
+    /// so neither a long history before a join nor a busy group left long ago costs a resume
+    /// anything; a span closed before positions were kept there (`to_pos` NULL) has no such
+    /// messages. Each side is limited before they are merged.
     /// Arguments: user, after, limit.
     static let replaySQL = """
         SELECT * FROM (
@@ -119,7 +121,7 @@ extension SQLiteStore: EventLog {
         SELECT * FROM (
             SELECT m.pos, \(EventKind.message.rawValue), m.conversation_id, NULL, NULL, NULL, m.created_at, \(Columns.message), m.seq
             FROM member_spans s
-            JOIN messages m ON m.conversation_id = s.conversation_id AND m.pos > ?2
+            JOIN messages m ON m.conversation_id = s.conversation_id AND m.pos > MAX(?2, COALESCE(s.joined_pos, 0))
                 AND m.pos <= CASE WHEN s.to_seq IS NULL THEN 9223372036854775807 ELSE COALESCE(s.to_pos, 0) END
                 AND m.seq > s.joined_seq AND (s.to_seq IS NULL OR m.seq < s.to_seq)
             WHERE s.user_id = ?1 ORDER BY m.pos LIMIT ?3)
@@ -134,13 +136,28 @@ extension SQLiteStore: EventLog {
         try statements.streamHead.firstRow(.text(user.rawValue)) { $0.int64(0) } ?? 0
     }
 
+    /// Keeps each user's newest `keepPerUser` event rows, counted (`users.event_rows`), not measured
+    /// in positions: a group message skips positions, and is a message rather than a row, so it
+    /// stays replayable above the floor. Work is proportional to the rows removed.
     public func pruneEvents(keepPerUser: Int) async throws -> Int {
         try await write { db in
-            try db.execute(
-                sql: "UPDATE users SET stream_floor = stream_head - ? WHERE stream_head - ? > stream_floor",
-                arguments: [keepPerUser, keepPerUser])
-            try db.execute(sql: "DELETE FROM events WHERE pos <= (SELECT stream_floor FROM users WHERE users.id = events.user_id)")
-            return db.changesCount
+            let over = try Row.fetchAll(db, sql: "SELECT id, event_rows FROM users WHERE event_rows > ?", arguments: [keepPerUser])
+            var removed = 0
+            for row in over {
+                let (user, rows): (String, Int) = (row[0], row[1])
+                guard
+                    let floor = try Int64.fetchOne(
+                        db, sql: "SELECT pos FROM events WHERE user_id = ? ORDER BY pos LIMIT 1 OFFSET ?",
+                        arguments: [user, rows - keepPerUser - 1])
+                else { continue }
+                try db.execute(sql: "DELETE FROM events WHERE user_id = ? AND pos <= ?", arguments: [user, floor])
+                let gone = db.changesCount
+                removed += gone
+                try db.execute(
+                    sql: "UPDATE users SET stream_floor = MAX(stream_floor, ?), event_rows = event_rows - ? WHERE id = ?",
+                    arguments: [floor, gone, user])
+            }
+            return removed
         }
     }
 }

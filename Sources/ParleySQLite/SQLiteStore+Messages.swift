@@ -50,7 +50,8 @@ extension SQLiteStore: MessageStore {
     ///    `mentions` (and rows of `mentions`, for the mention count); a sender whose cursors were the
     ///    group's lowest moves the receipt aggregate (``GroupReceiptAggregate``).
     /// 11. A group message is stored once (fan-out on read): it takes one stream position, one past
-    ///    the highest head among the members, held in `messages.pos`; each member's head moves to it
+    ///    the highest head among the members and the group's previous message (so a group's
+    ///    positions go up with its seqs, which bounds a replay's scan), held in `messages.pos`; each member's head moves to it
     ///    and their delivery names their old head as `previous`. No event row is written per member:
     ///    a replay reads the message through the member's span (``events(of:after:limit:)``), and
     ///    the members are exactly the spans open at its seq, as no span opens or closes at a
@@ -136,9 +137,9 @@ extension SQLiteStore: MessageStore {
             text: new.text, createdAt: now, mentions: mentions,
             replyTo: try new.replyToSeq.flatMap { try MessageRendering.quote(of: $0, in: targetID, db) },
             attachments: attachments.isEmpty ? nil : attachments)
-        // Rule 11: a group message takes one position, beyond every member's head.
+        // Rule 11: a group message takes one position, beyond every member's head and the group's last.
         let heads = try isGroup ? statements.heads(ofMembersOf: targetID.rawValue) : nil
-        let position = heads.map { ($0.lazy.map(\.1).max() ?? 0) + 1 }
+        let position = try heads.map { max($0.lazy.map(\.1).max() ?? 0, try statements.lastPosition(in: targetID.rawValue)) + 1 }
         try statements.insertMessage.execute(
             .text(message.id.rawValue), .text(targetID.rawValue), .int(seq), .text(new.sender.rawValue),
             .text(new.clientId.rawValue), .text(message.text), .int(now.milliseconds), .null,

@@ -27,6 +27,7 @@ final class WriterStatements: @unchecked Sendable {
     private let bumpStreamHead: RawStatement
     private let streamHead: RawStatement
     private let memberHeads: RawStatement
+    private let lastGroupPosition: RawStatement
     private let setMemberHeads: RawStatement
     private let connection: OpaquePointer
     private var finalized = false
@@ -53,13 +54,15 @@ final class WriterStatements: @unchecked Sendable {
             """, on: connection)
         firstSentSeq = try RawStatement(
             "SELECT first_sent_seq FROM conversation_members WHERE conversation_id = ? AND user_id = ?", on: connection)
-        bumpStreamHead = try RawStatement("UPDATE users SET stream_head = stream_head + 1 WHERE id = ?", on: connection)
+        bumpStreamHead = try RawStatement(
+            "UPDATE users SET stream_head = stream_head + 1, event_rows = event_rows + 1 WHERE id = ?", on: connection)
         streamHead = try RawStatement(Self.streamHeadSQL, on: connection)
         memberHeads = try RawStatement(
             """
             SELECT cm.user_id, u.stream_head FROM conversation_members cm JOIN users u ON u.id = cm.user_id
             WHERE cm.conversation_id = ? ORDER BY cm.user_id
             """, on: connection)
+        lastGroupPosition = try RawStatement("SELECT MAX(pos) FROM messages WHERE conversation_id = ?", on: connection)
         setMemberHeads = try RawStatement(
             "UPDATE users SET stream_head = ?1 WHERE id IN (SELECT user_id FROM conversation_members WHERE conversation_id = ?2)",
             on: connection)
@@ -99,6 +102,11 @@ final class WriterStatements: @unchecked Sendable {
         try memberHeads.rows(.text(conversation)) { (UserID(rawValue: $0.text(0)), $0.int64(1)) }
     }
 
+    /// The position of the group's newest message stored once (0 before any).
+    func lastPosition(in conversation: String) throws -> Int64 {
+        try lastGroupPosition.firstRow(.text(conversation)) { $0.isNull(0) ? 0 : $0.int64(0) } ?? 0
+    }
+
     /// Moves every member's stream head to `position` (a group message's, beyond all of them).
     func setHeads(ofMembersOf conversation: String, to position: Int64) throws {
         try setMemberHeads.execute(.int(position), .text(conversation))
@@ -123,8 +131,8 @@ final class WriterStatements: @unchecked Sendable {
         guard !finalized else { return }
         finalized = true
         let all = [
-            sentBefore, userExists, members, insertMessage, insertEvent, bumpSeq, lastSeq, markSeen, firstSentSeq, bumpStreamHead, streamHead, memberHeads,
-            setMemberHeads,
+            sentBefore, userExists, members, insertMessage, insertEvent, bumpSeq, lastSeq, markSeen, firstSentSeq, bumpStreamHead, streamHead,
+            memberHeads, lastGroupPosition, setMemberHeads,
         ]
         for statement in all {
             statement.finalize()

@@ -102,7 +102,8 @@ public protocol EventLog: Sendable {
     func events(of user: UserID, after: Int64, limit: Int) async throws -> Replay
     /// The user's newest stream position (0 before any event).
     func streamHead(of user: UserID) async throws -> Int64
-    /// Forgets all but each user's newest `keepPerUser` events; returns how many were removed.
+    /// Forgets all but each user's newest `keepPerUser` events (counted, however far positions
+    /// skipped: a resume from anything newer still replays); returns how many were removed.
     func pruneEvents(keepPerUser: Int) async throws -> Int
 }
 

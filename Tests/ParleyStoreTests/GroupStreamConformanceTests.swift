@@ -75,6 +75,51 @@ import Testing
         }
     }
 
+    /// Pruning keeps each user's newest events, however far their positions skipped: a quiet member
+    /// lifted past a busy one's head by a group message can still resume from before it.
+    @Test(arguments: StoreBackend.all)
+    func pruningCountsEventsNotPositions(backend: StoreBackend) async throws {
+        let world = try await GroupWorld(backend)
+        let store = world.store
+        for index in 0..<30 { _ = try await store.send("grace \(index)", from: world.ada.id, to: .user(world.grace.id)) }
+        let group = try await world.group(with: [world.grace.id, world.alan.id])
+        let before = try await store.streamHead(of: world.alan.id)
+        let sent = try await store.send("to all", from: world.grace.id, to: .conversation(group))
+        _ = try await store.pruneEvents(keepPerUser: 3)
+        let after = try await store.allEvents(of: world.alan.id, after: before)
+        let head = try await store.streamHead(of: world.alan.id)
+        #expect(after.map(\.position) == [head], "not too old: the prune kept Alan's newest events")
+        guard case .message(let message) = after.first?.payload else {
+            Issue.record("Alan's stream after \(before): \(after)")
+            return
+        }
+        #expect(message.id == sent.message.id)
+    }
+
+    /// A group whose members all changed: its next message still comes after everything it had, so
+    /// the newcomer's replay, which starts past the group's newest message when they joined, has it.
+    @Test(arguments: StoreBackend.all)
+    func aGroupWhoseEarlierMembersAllLeftStillReachesItsNewcomer(backend: StoreBackend) async throws {
+        let world = try await GroupWorld(backend)
+        let store = world.store
+        for index in 0..<30 { _ = try await store.send("grace \(index)", from: world.ada.id, to: .user(world.grace.id)) }
+        let group = try await world.group(with: [world.grace.id])
+        _ = try await store.send("before alan", from: world.grace.id, to: .conversation(group))
+        _ = try await world.change(group, .add([world.alan.id], shareHistory: false))
+        for leaver in [world.grace, world.ada] {
+            _ = try await store.changeGroup(
+                MembershipChange(actor: leaver.id, clientId: .random(), conversation: group, action: .leave, maxMembers: 256), now: .now())
+        }
+        let head = try await store.streamHead(of: world.alan.id)
+        let alone = try await store.send("alone now", from: world.alan.id, to: .conversation(group))
+        let delivery = try #require(alone.deliveries.first { $0.recipient == world.alan.id })
+        #expect(delivery.previous == head)
+        let texts = try await store.allEvents(of: world.alan.id, after: head).compactMap { event -> String? in
+            if case .message(let message) = event.payload { message.text } else { nil }
+        }
+        #expect(texts == ["alone now"])
+    }
+
     private static func kind(_ payload: StreamEvent.Payload) -> String {
         switch payload {
         case .message(let message): "message \(message.conversationId) \(message.seq)"
