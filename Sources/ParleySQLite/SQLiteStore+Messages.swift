@@ -64,8 +64,9 @@ extension SQLiteStore: MessageStore {
     enum Checked {
         /// Sent before (rule 1): this is the outcome, and nothing is to be written.
         case stored(SendOutcome)
-        /// To be written to this conversation; `members` is nil when the direct conversation is new.
-        case accepted(ConversationID, members: [UserID]?, attachments: [Attachment])
+        /// To be written to this conversation; `members` is nil when the direct conversation is new,
+        /// `heads` (the members with their stream heads) is a group's, which its message needs (rule 11).
+        case accepted(ConversationID, members: [UserID]?, heads: [(UserID, Int64)]?, attachments: [Attachment])
     }
 
     /// Rules 1, 2 and 9, by reading only (rule 7).
@@ -84,11 +85,13 @@ extension SQLiteStore: MessageStore {
             guard recipient != new.sender else { throw StoreError.invalidRecipient }
             guard try statements.userExists.firstRow(.text(recipient.rawValue), read: { _ in true }) == true else { throw StoreError.userNotFound }
         }
-        let members = try memberIDs(targetID, statements)
+        // A group's members are read with their heads: one pass over them for the check and the write.
+        let heads = try targetID.isGroup ? statements.heads(ofMembersOf: targetID.rawValue) : nil
+        let members = try heads?.map(\.0) ?? memberIDs(targetID, statements)
         if members.isEmpty, case .user = new.target {
             // Nothing to answer in a conversation that does not exist yet.
             guard new.replyToSeq == nil else { throw StoreError.messageNotFound }
-            return .accepted(targetID, members: nil, attachments: try claimable(new, db))
+            return .accepted(targetID, members: nil, heads: nil, attachments: try claimable(new, db))
         }
         guard members.contains(new.sender) else { throw StoreError.conversationNotFound }
         if let reply = new.replyToSeq {
@@ -97,7 +100,7 @@ extension SQLiteStore: MessageStore {
                     db.cachedStatement(sql: "SELECT entry FROM messages WHERE conversation_id = ? AND seq = ?"), arguments: [targetID.rawValue, reply]) == nil
             else { throw StoreError.messageNotFound }
         }
-        return .accepted(targetID, members: members, attachments: try claimable(new, db))
+        return .accepted(targetID, members: members, heads: heads, attachments: try claimable(new, db))
     }
 
     /// Rule 10: the attachments, each a complete upload of the sender's that no message carries (nor a profile photo).
@@ -115,10 +118,10 @@ extension SQLiteStore: MessageStore {
     static func write(
         _ new: NewMessage, _ checked: Checked, now: Timestamp, _ statements: WriterStatements, _ db: Database
     ) throws -> SendOutcome {
-        let (targetID, known, attachments): (ConversationID, [UserID]?, [Attachment])
+        let (targetID, known, heads, attachments): (ConversationID, [UserID]?, [(UserID, Int64)]?, [Attachment])
         switch checked {
         case .stored(let outcome): return outcome
-        case .accepted(let id, let members, let claimed): (targetID, known, attachments) = (id, members, claimed)
+        case .accepted(let id, let members, let groupHeads, let claimed): (targetID, known, heads, attachments) = (id, members, groupHeads, claimed)
         }
         var deliveries: [Delivery] = []
         var members = known ?? []
@@ -138,7 +141,6 @@ extension SQLiteStore: MessageStore {
             replyTo: try new.replyToSeq.flatMap { try MessageRendering.quote(of: $0, in: targetID, db) },
             attachments: attachments.isEmpty ? nil : attachments)
         // Rule 11: a group message takes one position, beyond every member's head and the group's last.
-        let heads = try isGroup ? statements.heads(ofMembersOf: targetID.rawValue) : nil
         let position = try heads.map { max($0.lazy.map(\.1).max() ?? 0, try statements.lastPosition(in: targetID.rawValue)) + 1 }
         try statements.insertMessage.execute(
             .text(message.id.rawValue), .text(targetID.rawValue), .int(seq), .text(new.sender.rawValue),
