@@ -53,7 +53,7 @@ struct GroupWriter {
             try db.execute(
                 sql: """
                     INSERT INTO member_spans (conversation_id, user_id, from_seq, joined_seq, joined_pos)
-                    VALUES (?1, ?2, ?3, ?4, (SELECT MAX(pos) FROM messages WHERE conversation_id = ?1))
+                    VALUES (?1, ?2, ?3, ?4, (SELECT MAX(pos) FROM messages WHERE conversation_id = ?1 AND pos IS NOT NULL))
                     """,
                 arguments: [conversation.rawValue, user.rawValue, shareHistory ? 1 : seq, seq])
         }

@@ -62,7 +62,7 @@ final class WriterStatements: @unchecked Sendable {
             SELECT cm.user_id, u.stream_head FROM conversation_members cm JOIN users u ON u.id = cm.user_id
             WHERE cm.conversation_id = ? ORDER BY cm.user_id
             """, on: connection)
-        lastGroupPosition = try RawStatement("SELECT MAX(pos) FROM messages WHERE conversation_id = ?", on: connection)
+        lastGroupPosition = try RawStatement(Self.lastGroupPositionSQL, on: connection)
         setMemberHeads = try RawStatement(
             "UPDATE users SET stream_head = ?1 WHERE id IN (SELECT user_id FROM conversation_members WHERE conversation_id = ?2)",
             on: connection)
@@ -111,6 +111,10 @@ final class WriterStatements: @unchecked Sendable {
     func setHeads(ofMembersOf conversation: String, to position: Int64) throws {
         try setMemberHeads.execute(.int(position), .text(conversation))
     }
+
+    /// The newest group message's position. `pos IS NOT NULL` lets SQLite use the partial index
+    /// `messages_by_position` (one step to its end); without it, the group's every message was read.
+    static let lastGroupPositionSQL = "SELECT MAX(pos) FROM messages WHERE conversation_id = ? AND pos IS NOT NULL"
 
     /// A conversation's members, in user id order; lookups outside writes run it through GRDB.
     static let membersSQL = "SELECT user_id FROM conversation_members WHERE conversation_id = ? ORDER BY user_id"

@@ -43,6 +43,36 @@ import ParleyServer
         }
     }
 
+    /// What a send causes reaches each of the recipient's connections in order, whichever event loop
+    /// they are on (the sender's is one of them): the reply that makes two people contacts before
+    /// the presence it shares, a message before the end of its sender's typing.
+    @Test func aSendsEventsComeBeforeTheSignalsItCausesOnEveryConnection() async throws {
+        try await TestServer.run(configure: { $0.typingTimeoutSeconds = 60 }) { api in
+            let alice = try await api.register("alice"), bob = try await api.register("bob")
+            var sockets: [TestSocket] = []
+            for _ in 0..<4 { sockets.append(try await api.socket(alice)) }
+            let b = try await api.socket(bob)
+            let id = try await api.send("first", from: alice, to: bob).conversationId
+            _ = try await b.message(seq: 1)
+            b.send(.send(SendRequest(clientId: .random(), conversationId: id, text: "reply")))
+            b.send(.typing(conversationId: id, isTyping: true))
+            b.send(.send(SendRequest(clientId: .random(), conversationId: id, text: "second")))
+            for socket in sockets {
+                _ = try await socket.message(seq: 3)
+                try await socket.typing(bob.id, isTyping: false)
+                _ = try await socket.presence(bob.id, online: true)
+                let frames = await socket.inbox.frames
+                func index(ofMessage seq: Int64) -> Int? {
+                    frames.firstIndex { if case .event(let e) = $0, case .message(let m) = e.payload, m.seq == seq { true } else { false } }
+                }
+                let present = frames.firstIndex { if case .presence(bob.id, true, _) = $0 { true } else { false } }
+                let stopped = frames.firstIndex { if case .typing(_, bob.id, false) = $0 { true } else { false } }
+                #expect(index(ofMessage: 2)! < present!, "\(frames)")
+                #expect(index(ofMessage: 3)! < stopped!, "\(frames)")
+            }
+        }
+    }
+
     @Test func typingInSomeoneElsesConversationIsRefused() async throws {
         try await TestServer.run { api in
             let alice = try await api.register("alice"), bob = try await api.register("bob"), eve = try await api.register("eve")

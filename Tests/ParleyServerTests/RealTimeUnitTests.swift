@@ -30,7 +30,7 @@ import Foundation
     @Test func aWriterStartsOnlyWhenSomethingIsQueuedAndNoneRuns() {
         let connection = ClientConnection(userId: .random(), queueLimit: 10)
         let starts = Starts()
-        connection.beginWriting(starts.start)  // the caller runs the first writer itself
+        connection.beginWriting(starts.start, live: { _ in false })  // the caller runs the first writer itself
         connection.send(.pong(ref: "1"))
         #expect(starts.value == 0, "a writer is running: no second one")
         #expect(connection.takeQueued().items.count == 1)
@@ -52,12 +52,91 @@ import Foundation
     @Test func noWriterStartsOnceWritingStopped() {
         let connection = ClientConnection(userId: .random(), queueLimit: 10)
         let starts = Starts()
-        connection.beginWriting(starts.start)
+        connection.beginWriting(starts.start, live: { _ in false })
         _ = connection.takeQueued()
         connection.stopWriting()
         connection.send(.pong(ref: "1"))
         connection.finish()
         #expect(starts.value == 0)
+    }
+}
+
+/// ``ClientConnection`` rule 8: a live event finding the connection idle is written without a run,
+/// one writer at a time.
+@Suite struct LiveWriteTests {
+    final class Written: Sendable {
+        private let positions = Mutex<[Int64]>([])
+        var value: [Int64] { positions.withLock { $0 } }
+        /// A live writer that writes everything: records the position.
+        func write(_ event: EncodedEvent) -> Bool {
+            positions.withLock { $0.append(event.position) }
+            return true
+        }
+    }
+
+    static func event(_ position: Int64) -> EncodedEvent { EncodedEvent(position: position, text: "e\(position)") }
+
+    @Test func anIdleConnectionWritesALiveEventAtOnceAndOnlyThen() {
+        let connection = ClientConnection(userId: .random(), queueLimit: 10)
+        let starts = LazyWriterTests.Starts(), written = Written()
+        connection.beginWriting(starts.start, live: written.write)
+        connection.deliver(Self.event(1))
+        #expect(written.value.isEmpty, "the first run (the replay) holds the socket: the event is queued")
+        #expect(connection.takeQueued().items.count == 1)
+        #expect(connection.takeQueued().items.isEmpty, "the run stops")
+        connection.deliver(Self.event(2))
+        #expect(written.value == [2], "idle: written at once")
+        #expect(starts.value == 0, "no run for it")
+        #expect(connection.takeQueued().items.isEmpty, "and nothing queued")
+        connection.send(.pong(ref: "1"))
+        #expect(starts.value == 1, "a queued frame starts a run")
+        connection.deliver(Self.event(3))
+        #expect(written.value == [2], "a run holds the socket: queued behind the frame, in order")
+        #expect(connection.takeQueued().items.count == 2)
+    }
+
+    @Test func anEventTheLiveWriteCannotTakeIsQueuedAndStartsARun() {
+        let connection = ClientConnection(userId: .random(), queueLimit: 10)
+        let starts = LazyWriterTests.Starts()
+        connection.beginWriting(starts.start, live: { _ in false })
+        _ = connection.takeQueued()
+        connection.deliver(Self.event(5))
+        #expect(starts.value == 1, "released with an item queued: a run starts")
+        let items = connection.takeQueued().items
+        guard case .events(let events)? = items.first else {
+            Issue.record("the event is queued")
+            return
+        }
+        #expect(events.map(\.position) == [5])
+    }
+
+    @Test func whatIsQueuedDuringALiveWriteStartsARunWhenItLetsGo() {
+        let connection = ClientConnection(userId: .random(), queueLimit: 10)
+        let starts = LazyWriterTests.Starts()
+        connection.beginWriting(
+            starts.start,
+            live: { _ in
+                connection.send(.pong(ref: "meanwhile"))
+                #expect(starts.value == 0, "the live write holds the socket: no run yet")
+                return true
+            })
+        _ = connection.takeQueued()
+        connection.deliver(Self.event(1))
+        #expect(starts.value == 1)
+        #expect(connection.takeQueued().items.count == 1)
+    }
+
+    @Test func anEndingOrStoppedConnectionGrantsNoLiveWrite() {
+        let connection = ClientConnection(userId: .random(), queueLimit: 10)
+        let starts = LazyWriterTests.Starts(), written = Written()
+        connection.beginWriting(starts.start, live: written.write)
+        _ = connection.takeQueued()
+        connection.stopWriting()
+        connection.deliver(Self.event(1))
+        #expect(written.value.isEmpty && starts.value == 0)
+        connection.finish()
+        connection.deliver(Self.event(2))
+        #expect(written.value.isEmpty)
     }
 }
 

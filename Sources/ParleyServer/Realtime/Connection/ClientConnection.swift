@@ -1,3 +1,4 @@
+import NIOCore
 import ParleyCore
 import Synchronization
 
@@ -31,6 +32,11 @@ import Synchronization
 ///    may be paused meanwhile (a full inbound queue), so the client's own close would never be
 ///    seen, and it would stay counted, its user online, for ever. The client connects again and
 ///    sends again; every write is idempotent.
+/// 8. A live event that finds the connection idle (no outbound run under way, nothing queued) is
+///    written on the connection's event loop at once, without a task (``deliver(_:)``): the
+///    connection grants that write as it grants a run, one writer at a time. An event that cannot
+///    go that way (it follows a gap, the socket is not taking more) is queued instead, and a run
+///    starts for it once the live write lets go.
 final class ClientConnection: Sendable {
     enum Outbound: Sendable {
         case frame(ServerFrame)
@@ -60,6 +66,9 @@ final class ClientConnection: Sendable {
     /// When the session expires; the hub ends the connection then.
     let expiresAt: Timestamp
     let id: Int
+    /// The event loop of the connection's socket, where ``deliver(_:)`` must be called; nil in unit
+    /// tests without a socket.
+    let eventLoop: (any EventLoop)?
     private let queueLimit: Int
     private let queue = Mutex(OutboundQueue())
     private let reason = Atomic<Int>(EndReason.none.rawValue)
@@ -80,9 +89,10 @@ final class ClientConnection: Sendable {
 
     init(
         userId: UserID, tokenHash: String = "", expiresAt: Timestamp = Timestamp(milliseconds: .max), queueLimit: Int,
-        abort: @escaping @Sendable () -> Void = {}
+        eventLoop: (any EventLoop)? = nil, abort: @escaping @Sendable () -> Void = {}
     ) {
         self.userId = userId
+        self.eventLoop = eventLoop
         self.tokenHash = tokenHash
         self.expiresAt = expiresAt
         self.abortSocket = abort
@@ -109,17 +119,34 @@ final class ClientConnection: Sendable {
     }
 
     /// Rule 6: `startOutbound` is called whenever an outbound run is needed and none runs; the caller runs
-    /// one now (the first run also replays), so nothing is started here.
-    func beginWriting(_ startOutbound: @escaping @Sendable () -> Void) {
+    /// one now (the first run also replays), so nothing is started here. Rule 8: `live` writes an
+    /// event at once while granted, and says whether it did.
+    func beginWriting(_ startOutbound: @escaping @Sendable () -> Void, live: @escaping @Sendable (EncodedEvent) -> Bool) {
         queue.withLock { queue in
             queue.startOutbound = startOutbound
+            queue.writeLive = live
             queue.writing = true
         }
     }
 
     /// No outbound run is started from now on (the session is ending).
     func stopWriting() {
-        queue.withLock { $0.startOutbound = nil }
+        queue.withLock { queue in
+            queue.startOutbound = nil
+            queue.writeLive = nil
+        }
+    }
+
+    /// Hands over a live event (rule 8). Call on ``eventLoop``.
+    func deliver(_ event: EncodedEvent) {
+        eventLoop?.assertInEventLoop()
+        guard let writeLive = queue.withLock({ $0.grantLive() }) else {
+            enqueue(.events([event]))
+            return
+        }
+        // Queued while granted, an item starts no run: the release below starts one.
+        if !writeLive(event) { enqueue(.events([event])) }
+        queue.withLock { $0.releaseLive() }?()
     }
 
     /// For the outbound stream: what is queued, in order, and whether the queue has ended. Empty and not
@@ -217,8 +244,10 @@ private struct OutboundQueue {
 
     var items: [ClientConnection.Outbound] = []
     var ended = false
+    /// True while a writer holds the socket: an outbound run, or a live write (rule 8).
     var writing = false
     var startOutbound: (@Sendable () -> Void)?
+    var writeLive: (@Sendable (EncodedEvent) -> Bool)?
 
     /// Appends the item; returns the outbound stream to start, if one is needed.
     mutating func append(_ item: ClientConnection.Outbound, limit: Int) -> (Outcome, (@Sendable () -> Void)?) {
@@ -238,6 +267,21 @@ private struct OutboundQueue {
         defer { items = [] }
         if items.isEmpty, !ended { writing = false }
         return (items, ended)
+    }
+
+    /// The live writer, granted when the connection is idle: writing began (the replay is done),
+    /// no writer holds the socket, nothing is queued and the queue is open.
+    mutating func grantLive() -> (@Sendable (EncodedEvent) -> Bool)? {
+        guard !writing, items.isEmpty, !ended, startOutbound != nil, let writeLive else { return nil }
+        writing = true
+        return writeLive
+    }
+
+    /// The live write is done: the run to start for what was queued meanwhile (or for the end), if any.
+    mutating func releaseLive() -> (@Sendable () -> Void)? {
+        guard items.isEmpty, !ended, startOutbound != nil else { return startOutbound }
+        writing = false
+        return nil
     }
 
     private mutating func wakeOutbound() -> (@Sendable () -> Void)? {

@@ -46,6 +46,8 @@ final class ConnectionLifecycle: @unchecked Sendable {  // `phase` is only touch
     private let executor: EventLoopTaskExecutor
     private let logger: Logger
     private var phase = Phase.awaitingHello(nil)
+    /// The socket handler, which writes whole frames (set when it is added, before any frame is read).
+    private var frames: NIOLoopBound<WebSocketChannelHandler>?
 
     init(shared: RealtimeGateway, channel: any Channel, logger: Logger) {
         self.shared = shared
@@ -55,7 +57,8 @@ final class ConnectionLifecycle: @unchecked Sendable {  // `phase` is only touch
     }
 
     /// The socket handler is in place: the hello timeout starts (rule 1).
-    func opened() {
+    func opened(frames: NIOLoopBound<WebSocketChannelHandler>) {
+        self.frames = frames
         let timeout = TimeAmount.milliseconds(Int64(shared.configuration.helloTimeoutSeconds * 1000))
         phase = .awaitingHello(
             channel.eventLoop.scheduleTask(in: timeout) {
@@ -85,6 +88,7 @@ final class ConnectionLifecycle: @unchecked Sendable {  // `phase` is only touch
 
     /// The socket closed (rule 4).
     func ended() {
+        frames = nil  // the handler holds this lifecycle: no cycle once the socket is gone
         switch phase {
         case .awaitingHello(let timer): timer?.cancel()
         case .open(let open): Task(executorPreference: executor) { await self.finish(open) }
@@ -107,7 +111,8 @@ final class ConnectionLifecycle: @unchecked Sendable {  // `phase` is only touch
     }
 
     private func signIn(_ first: [UInt8]) async {
-        let socket = BatchedSocketOutput(channel: channel, connection: nil)
+        guard let frames else { return }
+        let socket = BatchedSocketOutput(channel: channel, frames: frames, connection: nil)
         do {
             guard let checked = await boundedWait(shared.signInLimit, { [shared] in try await shared.authenticate(first) }) else {
                 throw SignInTimedOut()
@@ -132,7 +137,7 @@ final class ConnectionLifecycle: @unchecked Sendable {  // `phase` is only touch
         let channel = channel
         let connection = ClientConnection(
             userId: user, tokenHash: hello.tokenHash, expiresAt: hello.session.expiresAt,
-            queueLimit: shared.configuration.connectionQueueLimit, abort: { channel.close(promise: nil) })
+            queueLimit: shared.configuration.connectionQueueLimit, eventLoop: channel.eventLoop, abort: { channel.close(promise: nil) })
         guard let firstHere = shared.hub.attach(connection) else {
             try await socket.close(.goingAway, reason: "server shutting down")
             return
@@ -156,7 +161,8 @@ final class ConnectionLifecycle: @unchecked Sendable {  // `phase` is only touch
             }
         }
         let outbound = OutboundStream(
-            connection: connection, socket: BatchedSocketOutput(channel: channel, connection: connection), store: shared.store, hub: shared.hub,
+            connection: connection, socket: BatchedSocketOutput(channel: channel, frames: socket.frames, connection: connection),
+            store: shared.store, hub: shared.hub,
             resumeAfter: hello.after, head: head, logger: logger, executor: executor)
         let open = Open(connection: connection, inbound: inbound, outbound: outbound, counted: counted)
         channel.eventLoop.execute { self.signedIn(open) }

@@ -179,6 +179,7 @@ final class ConnectionHub: Service, Sendable {
             deliveries.map { delivery in state.connections[delivery.recipient].map { Array($0.values) } ?? [] }
         }
         var encoder = EventFrameEncoder()
+        var live = LiveDeliveries()
         for (delivery, connections) in zip(deliveries, targets) where !connections.isEmpty {
             let event: EncodedEvent
             do {
@@ -190,9 +191,10 @@ final class ConnectionHub: Service, Sendable {
             }
             for connection in connections {
                 if let answered, answered.connection === connection, answered.position == event.position { continue }
-                connection.enqueue(.events([event]))
+                live.add(.event(event), for: connection)
             }
         }
+        live.hand()
     }
 
     /// Sends an ephemeral frame to every connection of the given users, on every node.
@@ -204,7 +206,9 @@ final class ConnectionHub: Service, Sendable {
     /// Sends an ephemeral frame to the given users' connections on this node.
     func sendLocally(_ frame: ServerFrame, to users: [UserID]) {
         let connections = state.withLock { state in users.flatMap { state.connections[$0].map { Array($0.values) } ?? [] } }
-        for connection in connections { connection.send(frame) }
+        var live = LiveDeliveries()  // behind what this thread published before (its rule 1)
+        for connection in connections { live.add(.frame(frame), for: connection) }
+        live.hand()
     }
 
     /// Another node committed events to these users' streams: their connections here fetch them
@@ -288,6 +292,8 @@ final class ConnectionHub: Service, Sendable {
         while all.contains(where: { $0.framesInFlight > 0 }), clock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
         }
+        // What those frames published to connections on other event loops is queued before the queues end.
+        await LiveDeliveries.settle(all)
         for connection in all { connection.finish() }
         // A connection leaves the hub before its user's last seen is recorded: the store must
         // stay open until that is done too.

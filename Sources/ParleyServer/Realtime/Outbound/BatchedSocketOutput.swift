@@ -6,56 +6,80 @@ import NIOWebSocket
 ///
 /// Each ``flush()`` waits until its frames are written to the socket, and is marked on the
 /// connection while it waits, so the hub can spot a write that never completes (``ClientConnection``
-/// rule 2) and an outbound run never runs ahead of a client that stopped reading. Used by one task at a time.
+/// rule 2) and an outbound run never runs ahead of a client that stopped reading. Used by one task
+/// at a time, or by ``writeNow(_:)`` on the event loop while no task uses it.
+///
+/// Frames are whole (``TextFrameBytes``): a frame made once for many connections is written to each
+/// as the same bytes.
 final class BatchedSocketOutput: @unchecked Sendable {
     private let channel: any Channel
+    let frames: NIOLoopBound<WebSocketChannelHandler>
     private let connection: ClientConnection?
-    private var pending: [WebSocketFrame] = []
+    private var pending: [TextFrameBytes] = []
     /// Beyond this many gathered frames, ``text(_:)`` flushes by itself (bounds a long catch-up).
     static let batchLimit = 64
 
-    init(channel: any Channel, connection: ClientConnection?) {
+    init(channel: any Channel, frames: NIOLoopBound<WebSocketChannelHandler>, connection: ClientConnection?) {
         self.channel = channel
+        self.frames = frames
         self.connection = connection
     }
 
-    /// Room left in front of each frame's text, where NIO's frame encoder writes the frame header
-    /// (at most 10 bytes for a server's frame: no mask) instead of in a buffer of its own: one
-    /// buffer and one iovec per frame rather than two.
-    static let headerRoom = 10
-
     /// Gathers one text frame; written at the next ``flush()``.
     func text(_ text: String) async throws {
-        var data = channel.allocator.buffer(capacity: Self.headerRoom + text.utf8.count)
-        data.moveWriterIndex(forwardBy: Self.headerRoom)
-        data.moveReaderIndex(forwardBy: Self.headerRoom)
-        data.writeString(text)
-        pending.append(WebSocketFrame(fin: true, opcode: .text, data: data))
+        try await frame(TextFrameBytes(text, allocator: channel.allocator))
+    }
+
+    /// Gathers one whole frame; written at the next ``flush()``.
+    func frame(_ frame: TextFrameBytes) async throws {
+        pending.append(frame)
         if pending.count >= Self.batchLimit { try await flush() }
+    }
+
+    /// On the event loop, with nothing gathered: writes a frame and flushes it without waiting for
+    /// it to reach the socket. False, writing nothing, when the socket is not taking more (its
+    /// buffer is past the high-water mark): the caller then waits for it through ``flush()``, which
+    /// is what lets the hub see a client that stopped reading (``ClientConnection`` rule 2).
+    func writeNow(_ frame: TextFrameBytes) -> Bool {
+        guard pending.isEmpty, channel.isWritable else { return false }
+        let handler = frames.value
+        handler.write(frame, promise: nil)
+        handler.flush()
+        return true
     }
 
     /// Writes what was gathered and waits until it is on the socket.
     func flush() async throws {
-        guard let last = pending.last else { return }
-        let frames = pending
-        pending = []  // lets go of the storage: most connections are idle
-        connection?.writeStarted(at: MonotonicClock.milliseconds)
-        defer { connection?.writeFinished() }
-        let written = channel.eventLoop.makePromise(of: Void.self)
-        let channel = channel
-        let write: @Sendable () -> Void = {
-            for frame in frames.dropLast() { channel.write(frame, promise: nil) }
-            channel.writeAndFlush(last, promise: written)
-        }
-        // A writer on the event loop (``EventLoopTaskExecutor``) writes at once.
-        if channel.eventLoop.inEventLoop { write() } else { channel.eventLoop.execute(write) }
-        try await written.futureResult.get()
+        try await flush(closing: nil)
     }
 
     /// Writes what was gathered, then the close frame.
     func close(_ code: WebSocketErrorCode, reason: String) async throws {
-        pending.append(Self.closeFrame(code, reason: reason, allocator: channel.allocator))
-        try await flush()
+        try await flush(closing: Self.closeFrame(code, reason: reason, allocator: channel.allocator))
+    }
+
+    private func flush(closing: WebSocketFrame?) async throws {
+        guard !pending.isEmpty || closing != nil else { return }
+        let gathered = pending
+        pending = []  // lets go of the storage: most connections are idle
+        connection?.writeStarted(at: MonotonicClock.milliseconds)
+        defer { connection?.writeFinished() }
+        let written = channel.eventLoop.makePromise(of: Void.self)
+        let (channel, frames) = (channel, frames)
+        let write: @Sendable () -> Void = {
+            let handler = frames.value
+            for (index, frame) in gathered.enumerated() {
+                handler.write(frame, promise: index == gathered.count - 1 && closing == nil ? written : nil)
+            }
+            if let closing {
+                channel.writeAndFlush(closing, promise: written)  // through the handler: nothing after a close
+            } else {
+                handler.flush()
+            }
+        }
+        // A writer on the event loop (``EventLoopTaskExecutor``) writes at once.
+        if channel.eventLoop.inEventLoop { write() } else { channel.eventLoop.execute(write) }
+        try await written.futureResult.get()
     }
 
     static func closeFrame(_ code: WebSocketErrorCode, reason: String, allocator: ByteBufferAllocator) -> WebSocketFrame {

@@ -1,18 +1,26 @@
 import Foundation
 import ParleyCore
 
-/// A stream event's frame text for one recipient.
+/// A stream event's frame for one recipient: the whole frame's bytes, which every recipient of the
+/// same frame shares.
 struct EncodedEvent: Sendable {
     let position: Int64
-    let text: String
+    let frame: TextFrameBytes
     /// The position before it in the recipient's stream (``Delivery/previous``).
     var previous: Int64
 
-    init(position: Int64, text: String, previous: Int64? = nil) {
+    init(position: Int64, frame: TextFrameBytes, previous: Int64? = nil) {
         self.position = position
-        self.text = text
+        self.frame = frame
         self.previous = previous ?? position - 1
     }
+
+    init(position: Int64, text: String, previous: Int64? = nil) {
+        self.init(position: position, frame: TextFrameBytes(text), previous: previous)
+    }
+
+    /// The frame's text (tests read it).
+    var text: String { frame.text }
 }
 
 /// Where an event sits in its recipient's stream: its position and the one before it.
@@ -29,14 +37,14 @@ struct EventFrameEncoder {
     private let encoder = WireFormat.encoder()
     private var cache: [StreamEvent.Payload: (kind: String, json: String)] = [:]
     /// The last frame made, for the next recipient of the same event.
-    private var last: (event: StreamEvent, text: String)?
+    private var last: (event: StreamEvent, encoded: EncodedEvent)?
 
     mutating func encode(_ event: StreamEvent, previous: Int64? = nil) throws -> EncodedEvent {
         if let last, last.event.position == event.position, last.event.payload == event.payload {
-            return EncodedEvent(position: event.position, text: last.text, previous: previous)
+            return EncodedEvent(position: event.position, frame: last.encoded.frame, previous: previous)
         }
         let encoded = EncodedEvent(position: event.position, text: try text(of: event), previous: previous)
-        last = (event, encoded.text)
+        last = (event, encoded)
         return encoded
     }
 

@@ -11,8 +11,9 @@ import Metrics
 ///
 /// It runs as a short task whenever something is queued and stops when the queue is empty
 /// (``ClientConnection`` rule 6); what it must remember between runs (the stream cursor) lives here.
-/// The connection starts a run only when none is under way, so the mutable state below is touched
-/// by one run at a time.
+/// A live event that finds the connection idle is written without a task (``writeLive(_:)``,
+/// ``ClientConnection`` rule 8). The connection grants one writer at a time, a run or a live write,
+/// and both run on the connection's event loop, so the mutable state below is touched by one at a time.
 final class OutboundStream: @unchecked Sendable {
     private let connection: ClientConnection
     private let socket: BatchedSocketOutput
@@ -51,8 +52,19 @@ final class OutboundStream: @unchecked Sendable {
     /// Starts writing: the first run writes `welcome`, replays and writes `synced`; later runs start
     /// when items are queued.
     func begin() {
-        connection.beginWriting { [weak self] in self?.startRun() }
+        connection.beginWriting({ [weak self] in self?.startRun() }, live: { [weak self] in self?.writeLive($0) ?? false })
         startRun()
+    }
+
+    /// Writes a live event at once, on the event loop, while the connection grants it (no run under
+    /// way, nothing queued): true when it is written, or was already (at or below the cursor).
+    /// False when it must wait for a run: it follows a gap (``follows(_:)`` fetches it), or the socket is not
+    /// taking more (the run waits for it), or the connection is ending.
+    private func writeLive(_ event: EncodedEvent) -> Bool {
+        if event.position <= cursor.position { return true }
+        guard event.previous == cursor.position, !connection.isEnding, socket.writeNow(event.frame) else { return false }
+        cursor.position = event.position
+        return true
     }
 
     /// The session is ending: no run starts any more, and the one under way is cancelled and awaited
@@ -140,7 +152,7 @@ final class OutboundStream: @unchecked Sendable {
         case .events(let events):
             for event in events where event.position > cursor.position {
                 if try await follows(StreamStep(position: event.position, previous: event.previous)) {
-                    try await socket.text(event.text)
+                    try await socket.frame(event.frame)
                     cursor.position = event.position
                 }
             }
@@ -186,7 +198,7 @@ final class OutboundStream: @unchecked Sendable {
             case .events(let events, _):
                 var encoder = EventFrameEncoder()
                 for event in events where limit.map({ event.position <= $0 }) ?? true {
-                    try await socket.text(encoder.encode(event).text)
+                    try await socket.frame(encoder.encode(event).frame)
                     cursor.position = event.position
                 }
                 try await socket.flush()

@@ -21,6 +21,8 @@ import NIOWebSocket
 ///    server allows half-closed connections, so without this the end of input was only an event
 ///    nobody acted on: the socket sat in CLOSE-WAIT, counted and its user online, until the idle
 ///    limit (issue #33's stale sockets).
+/// 7. Whole frames made once (``TextFrameBytes``) are written past NIO's frame encoder, under rule 3:
+///    nothing after the server's close.
 final class WebSocketChannelHandler: ChannelDuplexHandler {
     typealias InboundIn = WebSocketFrame
     typealias OutboundIn = WebSocketFrame
@@ -37,13 +39,42 @@ final class WebSocketChannelHandler: ChannelDuplexHandler {
     private var readsPaused = false
     private var readPending = false
     private var closeTimer: Scheduled<Void>?
+    /// This handler's context, and the frame encoder's, past which whole frames are written (rule 7);
+    /// both let go when the handler is removed.
+    private var context: ChannelHandlerContext?
+    private var encoderContext: ChannelHandlerContext?
 
     init(session: ConnectionLifecycle) {
         self.session = session
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        session.opened()
+        self.context = context
+        encoderContext = try? context.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self)
+        session.opened(frames: NIOLoopBound(self, eventLoop: context.eventLoop))
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+        encoderContext = nil
+    }
+
+    /// Writes a whole frame on the event loop (rule 7); flushed by ``flush()``.
+    func write(_ frame: TextFrameBytes, promise: EventLoopPromise<Void>?) {
+        guard !closeSent, let context else {
+            promise?.fail(ChannelError.outputClosed)
+            return
+        }
+        if let encoderContext {
+            encoderContext.write(NIOAny(frame.buffer), promise: promise)
+        } else {
+            context.write(wrapOutboundOut(frame.frame), promise: promise)
+        }
+    }
+
+    /// Flushes what was written, on the event loop.
+    func flush() {
+        context?.flush()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
