@@ -10,24 +10,14 @@ import Testing
 /// ``LiveDeliveries`` rule 1: a connection on another event loop gets a publish's events before a
 /// frame sent to it afterwards from the same thread, however late its loop runs them.
 @Suite struct LiveDeliveriesTests {
-    final class Written: Sendable {
-        private let items = Mutex<[String]>([])
-        var value: [String] { items.withLock { $0 } }
-        func add(_ item: String) { items.withLock { $0.append(item) } }
-    }
-
     @Test func aFrameSentAfterAPublishComesAfterItsEvents() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
         let hub = ConnectionHub(typingTimeoutSeconds: 5, metrics: ServerMetrics(), logger: Logger(label: "test"))
         let user = UserID.random()
         let connection = ClientConnection(userId: user, queueLimit: 10, eventLoop: loop)
-        let written = Written()
-        connection.beginWriting(
-            { written.add("run") },
-            live: {
-                written.add("event \($0.position)"); return true
-            })
+        let writer = RecordingWriter()
+        connection.beginWriting(writer)
         _ = connection.takeQueued()  // the first run is over: the connection is idle
         _ = hub.attach(connection)
         // The connection's loop is busy until the test lets it go: what is handed to it waits.
@@ -38,10 +28,10 @@ import Testing
             createdAt: Timestamp(milliseconds: 1))
         hub.publish([Delivery(recipient: user, event: StreamEvent(position: 1, payload: .message(message)))])
         hub.sendLocally(.pong(ref: "after"), to: [user])
-        #expect(written.value.isEmpty, "nothing reached the connection while its loop was busy")
+        #expect(writer.log.isEmpty, "nothing reached the connection while its loop was busy")
         busy.withLock { $0 = false }
         try await loop.submit {}.get()
-        #expect(written.value == ["event 1", "run"], "the event was written at once, then the frame started a run")
+        #expect(writer.log == ["event 1", "run"], "the event was written at once, then the frame started a run")
         guard case .frame(.pong("after"))? = connection.takeQueued().items.first else {
             Issue.record("the frame is queued")
             return

@@ -21,87 +21,71 @@ import Foundation
 
 /// ``ClientConnection`` rule 6: a writer is started only when there is something to do, once.
 @Suite struct LazyWriterTests {
-    final class Starts: Sendable {
-        private let count = Mutex(0)
-        var value: Int { count.withLock { $0 } }
-        func start() { count.withLock { $0 += 1 } }
-    }
-
     @Test func aWriterStartsOnlyWhenSomethingIsQueuedAndNoneRuns() {
         let connection = ClientConnection(userId: .random(), queueLimit: 10)
-        let starts = Starts()
-        connection.beginWriting(starts.start, live: { _ in false })  // the caller runs the first writer itself
+        let writer = RecordingWriter(writesLive: false)
+        connection.beginWriting(writer)  // the caller runs the first writer itself
         connection.send(.pong(ref: "1"))
-        #expect(starts.value == 0, "a writer is running: no second one")
+        #expect(writer.runs == 0, "a writer is running: no second one")
         #expect(connection.takeQueued().items.count == 1)
         #expect(connection.takeQueued().items.isEmpty, "empty: the writer stops")
         connection.send(.pong(ref: "2"))
         connection.send(.pong(ref: "3"))
-        #expect(starts.value == 1, "the first item after the writer stopped starts one, the second does not")
+        #expect(writer.runs == 1, "the first item after the writer stopped starts one, the second does not")
         #expect(connection.takeQueued().items.count == 2)
         #expect(connection.takeQueued().items.isEmpty)
         connection.finish()
-        #expect(starts.value == 2, "the end of the queue starts a writer, to close the socket")
+        #expect(writer.runs == 2, "the end of the queue starts a writer, to close the socket")
         let last = connection.takeQueued()
         #expect(last.items.isEmpty && last.ended)
         connection.send(.pong(ref: "after the end"))
         #expect(connection.takeQueued().items.isEmpty, "nothing is queued after the end")
-        #expect(starts.value == 2)
+        #expect(writer.runs == 2)
     }
 
     @Test func noWriterStartsOnceWritingStopped() {
         let connection = ClientConnection(userId: .random(), queueLimit: 10)
-        let starts = Starts()
-        connection.beginWriting(starts.start, live: { _ in false })
+        let writer = RecordingWriter(writesLive: false)
+        connection.beginWriting(writer)
         _ = connection.takeQueued()
         connection.stopWriting()
         connection.send(.pong(ref: "1"))
         connection.finish()
-        #expect(starts.value == 0)
+        #expect(writer.runs == 0)
     }
 }
 
 /// ``ClientConnection`` rule 8: a live event finding the connection idle is written without a run,
 /// one writer at a time.
 @Suite struct LiveWriteTests {
-    final class Written: Sendable {
-        private let positions = Mutex<[Int64]>([])
-        var value: [Int64] { positions.withLock { $0 } }
-        /// A live writer that writes everything: records the position.
-        func write(_ event: EncodedEvent) -> Bool {
-            positions.withLock { $0.append(event.position) }
-            return true
-        }
-    }
-
     static func event(_ position: Int64) -> EncodedEvent { EncodedEvent(position: position, text: "e\(position)") }
 
     @Test func anIdleConnectionWritesALiveEventAtOnceAndOnlyThen() {
         let connection = ClientConnection(userId: .random(), queueLimit: 10)
-        let starts = LazyWriterTests.Starts(), written = Written()
-        connection.beginWriting(starts.start, live: written.write)
+        let writer = RecordingWriter()
+        connection.beginWriting(writer)
         connection.deliver(Self.event(1))
-        #expect(written.value.isEmpty, "the first run (the replay) holds the socket: the event is queued")
+        #expect(writer.written.isEmpty, "the first run (the replay) holds the socket: the event is queued")
         #expect(connection.takeQueued().items.count == 1)
         #expect(connection.takeQueued().items.isEmpty, "the run stops")
         connection.deliver(Self.event(2))
-        #expect(written.value == [2], "idle: written at once")
-        #expect(starts.value == 0, "no run for it")
+        #expect(writer.written == [2], "idle: written at once")
+        #expect(writer.runs == 0, "no run for it")
         #expect(connection.takeQueued().items.isEmpty, "and nothing queued")
         connection.send(.pong(ref: "1"))
-        #expect(starts.value == 1, "a queued frame starts a run")
+        #expect(writer.runs == 1, "a queued frame starts a run")
         connection.deliver(Self.event(3))
-        #expect(written.value == [2], "a run holds the socket: queued behind the frame, in order")
+        #expect(writer.written == [2], "a run holds the socket: queued behind the frame, in order")
         #expect(connection.takeQueued().items.count == 2)
     }
 
     @Test func anEventTheLiveWriteCannotTakeIsQueuedAndStartsARun() {
         let connection = ClientConnection(userId: .random(), queueLimit: 10)
-        let starts = LazyWriterTests.Starts()
-        connection.beginWriting(starts.start, live: { _ in false })
+        let writer = RecordingWriter(writesLive: false)
+        connection.beginWriting(writer)
         _ = connection.takeQueued()
         connection.deliver(Self.event(5))
-        #expect(starts.value == 1, "released with an item queued: a run starts")
+        #expect(writer.runs == 1, "released with an item queued: a run starts")
         let items = connection.takeQueued().items
         guard case .events(let events)? = items.first else {
             Issue.record("the event is queued")
@@ -112,31 +96,25 @@ import Foundation
 
     @Test func whatIsQueuedDuringALiveWriteStartsARunWhenItLetsGo() {
         let connection = ClientConnection(userId: .random(), queueLimit: 10)
-        let starts = LazyWriterTests.Starts()
-        connection.beginWriting(
-            starts.start,
-            live: { _ in
-                connection.send(.pong(ref: "meanwhile"))
-                #expect(starts.value == 0, "the live write holds the socket: no run yet")
-                return true
-            })
+        let writer = RecordingWriter(onLive: { connection.send(.pong(ref: "meanwhile")) })
+        connection.beginWriting(writer)
         _ = connection.takeQueued()
         connection.deliver(Self.event(1))
-        #expect(starts.value == 1)
+        #expect(writer.log == ["event 1", "run"], "the live write held the socket: the run started once it let go")
         #expect(connection.takeQueued().items.count == 1)
     }
 
     @Test func anEndingOrStoppedConnectionGrantsNoLiveWrite() {
         let connection = ClientConnection(userId: .random(), queueLimit: 10)
-        let starts = LazyWriterTests.Starts(), written = Written()
-        connection.beginWriting(starts.start, live: written.write)
+        let writer = RecordingWriter()
+        connection.beginWriting(writer)
         _ = connection.takeQueued()
         connection.stopWriting()
         connection.deliver(Self.event(1))
-        #expect(written.value.isEmpty && starts.value == 0)
+        #expect(writer.written.isEmpty && writer.runs == 0)
         connection.finish()
         connection.deliver(Self.event(2))
-        #expect(written.value.isEmpty)
+        #expect(writer.written.isEmpty)
     }
 }
 

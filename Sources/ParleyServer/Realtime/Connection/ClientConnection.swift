@@ -106,7 +106,7 @@ final class ClientConnection: Sendable {
     var isEnding: Bool { endReason != .none }
 
     func enqueue(_ item: Outbound) {
-        let (outcome, startRun) = queue.withLock { queue in queue.append(item, limit: queueLimit) }
+        let (outcome, writer) = queue.withLock { queue in queue.append(item, limit: queueLimit) }
         switch outcome {
         case .ended: return
         case .full:
@@ -115,38 +115,34 @@ final class ClientConnection: Sendable {
         case .queued:
             if pending.add(1, ordering: .relaxed).newValue == 1 { behindSince.store(MonotonicClock.milliseconds, ordering: .relaxed) }
         }
-        startRun?()
+        writer?.startRun()
     }
 
-    /// Rule 6: `startOutbound` is called whenever an outbound run is needed and none runs; the caller runs
-    /// one now (the first run also replays), so nothing is started here. Rule 8: `live` writes an
-    /// event at once while granted, and says whether it did.
-    func beginWriting(_ startOutbound: @escaping @Sendable () -> Void, live: @escaping @Sendable (EncodedEvent) -> Bool) {
+    /// Rule 6: the writer's run is started whenever one is needed and none runs; the caller runs
+    /// one now (the first run also replays), so nothing is started here. Rule 8: the writer writes
+    /// a live event at once while granted. Held weakly: the writer holds the connection.
+    func beginWriting(_ writer: some OutboundWriter) {
         queue.withLock { queue in
-            queue.startOutbound = startOutbound
-            queue.writeLive = live
+            queue.writer = writer
             queue.writing = true
         }
     }
 
     /// No outbound run is started from now on (the session is ending).
     func stopWriting() {
-        queue.withLock { queue in
-            queue.startOutbound = nil
-            queue.writeLive = nil
-        }
+        queue.withLock { $0.writer = nil }
     }
 
     /// Hands over a live event (rule 8). Call on ``eventLoop``.
     func deliver(_ event: EncodedEvent) {
         eventLoop?.assertInEventLoop()
-        guard let writeLive = queue.withLock({ $0.grantLive() }) else {
+        guard let writer = queue.withLock({ $0.grantLive() }) else {
             enqueue(.events([event]))
             return
         }
         // Queued while granted, an item starts no run: the release below starts one.
-        if !writeLive(event) { enqueue(.events([event])) }
-        queue.withLock { $0.releaseLive() }?()
+        if !writer.writeLive(event) { enqueue(.events([event])) }
+        queue.withLock { $0.releaseLive() }?.startRun()
     }
 
     /// For the outbound stream: what is queued, in order, and whether the queue has ended. Empty and not
@@ -185,7 +181,7 @@ final class ClientConnection: Sendable {
 
     /// Ends the queue; the outbound stream writes what is queued and closes.
     func finish() {
-        queue.withLock { queue in queue.end() }?()
+        queue.withLock { queue in queue.end() }?.startRun()
     }
 
     // MARK: Frames in flight (rule 4)
@@ -237,6 +233,15 @@ final class ClientConnection: Sendable {
     func abort() { abortSocket() }
 }
 
+/// What writes a connection's socket (its ``OutboundStream``), as the connection sees it.
+protocol OutboundWriter: AnyObject, Sendable {
+    /// Starts a run (rule 6): the connection asks only when none is under way.
+    func startRun()
+    /// Writes a live event at once, while the connection grants it (rule 8); false when it must
+    /// be queued for a run instead.
+    func writeLive(_ event: EncodedEvent) -> Bool
+}
+
 /// A connection's queue of outbound items and whether an outbound run runs (``ClientConnection`` rule 6).
 /// Empty arrays hold no memory, which matters at tens of thousands of idle connections.
 private struct OutboundQueue {
@@ -246,18 +251,18 @@ private struct OutboundQueue {
     var ended = false
     /// True while a writer holds the socket: an outbound run, or a live write (rule 8).
     var writing = false
-    var startOutbound: (@Sendable () -> Void)?
-    var writeLive: (@Sendable (EncodedEvent) -> Bool)?
+    /// The outbound stream, once writing began; nil when it stopped (or is gone).
+    weak var writer: (any OutboundWriter)?
 
     /// Appends the item; returns the outbound stream to start, if one is needed.
-    mutating func append(_ item: ClientConnection.Outbound, limit: Int) -> (Outcome, (@Sendable () -> Void)?) {
+    mutating func append(_ item: ClientConnection.Outbound, limit: Int) -> (Outcome, (any OutboundWriter)?) {
         guard !ended else { return (.ended, nil) }
         guard items.count < limit else { return (.full, nil) }
         items.append(item)
         return (.queued, wakeOutbound())
     }
 
-    mutating func end() -> (@Sendable () -> Void)? {
+    mutating func end() -> (any OutboundWriter)? {
         guard !ended else { return nil }
         ended = true
         return wakeOutbound()  // the outbound stream writes what is left, then closes
@@ -271,22 +276,23 @@ private struct OutboundQueue {
 
     /// The live writer, granted when the connection is idle: writing began (the replay is done),
     /// no writer holds the socket, nothing is queued and the queue is open.
-    mutating func grantLive() -> (@Sendable (EncodedEvent) -> Bool)? {
-        guard !writing, items.isEmpty, !ended, startOutbound != nil, let writeLive else { return nil }
+    mutating func grantLive() -> (any OutboundWriter)? {
+        guard !writing, items.isEmpty, !ended, let writer else { return nil }
         writing = true
-        return writeLive
+        return writer
     }
 
     /// The live write is done: the run to start for what was queued meanwhile (or for the end), if any.
-    mutating func releaseLive() -> (@Sendable () -> Void)? {
-        guard items.isEmpty, !ended, startOutbound != nil else { return startOutbound }
+    mutating func releaseLive() -> (any OutboundWriter)? {
+        guard let writer else { return nil }  // stopped: nothing more is written
+        guard items.isEmpty, !ended else { return writer }
         writing = false
         return nil
     }
 
-    private mutating func wakeOutbound() -> (@Sendable () -> Void)? {
-        guard !writing, let startOutbound else { return nil }
+    private mutating func wakeOutbound() -> (any OutboundWriter)? {
+        guard !writing, let writer else { return nil }
         writing = true
-        return startOutbound
+        return writer
     }
 }

@@ -47,7 +47,7 @@ final class ConnectionLifecycle: @unchecked Sendable {  // `phase` is only touch
     private let logger: Logger
     private var phase = Phase.awaitingHello(nil)
     /// The socket handler, which writes whole frames (set when it is added, before any frame is read).
-    private var frames: NIOLoopBound<WebSocketChannelHandler>?
+    private var frames: WebSocketChannelHandler?
 
     init(shared: RealtimeGateway, channel: any Channel, logger: Logger) {
         self.shared = shared
@@ -57,7 +57,7 @@ final class ConnectionLifecycle: @unchecked Sendable {  // `phase` is only touch
     }
 
     /// The socket handler is in place: the hello timeout starts (rule 1).
-    func opened(frames: NIOLoopBound<WebSocketChannelHandler>) {
+    func opened(frames: WebSocketChannelHandler) {
         self.frames = frames
         let timeout = TimeAmount.milliseconds(Int64(shared.configuration.helloTimeoutSeconds * 1000))
         phase = .awaitingHello(

@@ -13,13 +13,14 @@ import NIOWebSocket
 /// as the same bytes.
 final class BatchedSocketOutput: @unchecked Sendable {
     private let channel: any Channel
-    let frames: NIOLoopBound<WebSocketChannelHandler>
+    /// The socket's handler, which writes whole frames; only touched on the event loop.
+    let frames: WebSocketChannelHandler
     private let connection: ClientConnection?
     private var pending: [TextFrameBytes] = []
     /// Beyond this many gathered frames, ``text(_:)`` flushes by itself (bounds a long catch-up).
     static let batchLimit = 64
 
-    init(channel: any Channel, frames: NIOLoopBound<WebSocketChannelHandler>, connection: ClientConnection?) {
+    init(channel: any Channel, frames: WebSocketChannelHandler, connection: ClientConnection?) {
         self.channel = channel
         self.frames = frames
         self.connection = connection
@@ -42,9 +43,8 @@ final class BatchedSocketOutput: @unchecked Sendable {
     /// is what lets the hub see a client that stopped reading (``ClientConnection`` rule 2).
     func writeNow(_ frame: TextFrameBytes) -> Bool {
         guard pending.isEmpty, channel.isWritable else { return false }
-        let handler = frames.value
-        handler.write(frame, promise: nil)
-        handler.flush()
+        frames.write(frame, promise: nil)
+        frames.flush()
         return true
     }
 
@@ -65,9 +65,8 @@ final class BatchedSocketOutput: @unchecked Sendable {
         connection?.writeStarted(at: MonotonicClock.milliseconds)
         defer { connection?.writeFinished() }
         let written = channel.eventLoop.makePromise(of: Void.self)
-        let (channel, frames) = (channel, frames)
-        let write: @Sendable () -> Void = {
-            let handler = frames.value
+        let write: @Sendable () -> Void = { [self] in
+            let handler = frames
             for (index, frame) in gathered.enumerated() {
                 handler.write(frame, promise: index == gathered.count - 1 && closing == nil ? written : nil)
             }

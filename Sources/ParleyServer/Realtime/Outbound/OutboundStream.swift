@@ -14,7 +14,7 @@ import Metrics
 /// A live event that finds the connection idle is written without a task (``writeLive(_:)``,
 /// ``ClientConnection`` rule 8). The connection grants one writer at a time, a run or a live write,
 /// and both run on the connection's event loop, so the mutable state below is touched by one at a time.
-final class OutboundStream: @unchecked Sendable {
+final class OutboundStream: OutboundWriter, @unchecked Sendable {
     private let connection: ClientConnection
     private let socket: BatchedSocketOutput
     private let store: any ParleyStore
@@ -52,7 +52,7 @@ final class OutboundStream: @unchecked Sendable {
     /// Starts writing: the first run writes `welcome`, replays and writes `synced`; later runs start
     /// when items are queued.
     func begin() {
-        connection.beginWriting({ [weak self] in self?.startRun() }, live: { [weak self] in self?.writeLive($0) ?? false })
+        connection.beginWriting(self)
         startRun()
     }
 
@@ -60,7 +60,7 @@ final class OutboundStream: @unchecked Sendable {
     /// way, nothing queued): true when it is written, or was already (at or below the cursor).
     /// False when it must wait for a run: it follows a gap (``follows(_:)`` fetches it), or the socket is not
     /// taking more (the run waits for it), or the connection is ending.
-    private func writeLive(_ event: EncodedEvent) -> Bool {
+    func writeLive(_ event: EncodedEvent) -> Bool {
         if event.position <= cursor.position { return true }
         guard event.previous == cursor.position, !connection.isEnding, socket.writeNow(event.frame) else { return false }
         cursor.position = event.position
@@ -79,7 +79,7 @@ final class OutboundStream: @unchecked Sendable {
         await current?.value
     }
 
-    private func startRun() {
+    func startRun() {
         runs.withLock { runs in
             guard !runs.stopped else { return }
             runs.started += 1

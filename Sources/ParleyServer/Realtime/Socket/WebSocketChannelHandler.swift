@@ -51,7 +51,7 @@ final class WebSocketChannelHandler: ChannelDuplexHandler {
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
         encoderContext = try? context.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self)
-        session.opened(frames: NIOLoopBound(self, eventLoop: context.eventLoop))
+        session.opened(frames: self)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
