@@ -49,13 +49,12 @@ struct GroupWriter {
             .text(message.id.rawValue), .text(conversation.rawValue), .int(seq), .text(actor.rawValue), .text(clientId.rawValue), .text(""),
             .int(now.milliseconds), .text(StoredJSON.text(entry)), .null, .null, .null)
         _ = try statements.markSenderSeen(seq, in: conversation.rawValue, sender: actor.rawValue)
+        // Where a newcomer's replay of the group's messages starts (SQLiteStore.replaySQL).
+        let joinedPosition = joined.isEmpty ? 0 : try statements.lastPosition(in: conversation.rawValue)
         for user in joined {
             try db.execute(
-                sql: """
-                    INSERT INTO member_spans (conversation_id, user_id, from_seq, joined_seq, joined_pos)
-                    VALUES (?1, ?2, ?3, ?4, (SELECT MAX(pos) FROM messages WHERE conversation_id = ?1 AND pos IS NOT NULL))
-                    """,
-                arguments: [conversation.rawValue, user.rawValue, shareHistory ? 1 : seq, seq])
+                sql: "INSERT INTO member_spans (conversation_id, user_id, from_seq, joined_seq, joined_pos) VALUES (?, ?, ?, ?, ?)",
+                arguments: [conversation.rawValue, user.rawValue, shareHistory ? 1 : seq, seq, joinedPosition])
         }
         for member in try SQLiteStore.memberIDs(conversation, statements) {
             deliveries.append(try SQLiteStore.appendEvent(.message(message), to: member, now: now, statements))

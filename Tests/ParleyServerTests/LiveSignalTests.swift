@@ -45,7 +45,9 @@ import ParleyServer
 
     /// What a send causes reaches each of the recipient's connections in order, whichever event loop
     /// they are on (the sender's is one of them): the reply that makes two people contacts before
-    /// the presence it shares, a message before the end of its sender's typing.
+    /// the presence it shares, a message before the end of its sender's typing. End to end, the
+    /// loops' timing decides whether a wrong order would show; `LiveDeliveriesTests` holds a loop
+    /// busy to make it show every time.
     @Test func aSendsEventsComeBeforeTheSignalsItCausesOnEveryConnection() async throws {
         try await TestServer.run(configure: { $0.typingTimeoutSeconds = 60 }) { api in
             let alice = try await api.register("alice"), bob = try await api.register("bob")

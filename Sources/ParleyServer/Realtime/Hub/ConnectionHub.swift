@@ -174,7 +174,8 @@ final class ConnectionHub: Service, Sendable {
         guard !deliveries.isEmpty else { return }
         if wakingPushes { pushWakeup.signal() }
         // One lookup per delivery (a group message's go to as many different people); each event is
-        // queued on its own, so a user's events reach each connection in the order delivered.
+        // handed over on its own (LiveDeliveries), so a user's events reach each connection in the
+        // order delivered.
         let targets: [[ClientConnection]] = state.withLock { state in
             deliveries.map { delivery in state.connections[delivery.recipient].map { Array($0.values) } ?? [] }
         }
