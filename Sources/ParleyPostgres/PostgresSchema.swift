@@ -321,6 +321,8 @@ enum PostgresSchema {
                 """,
             ]
         ),
+        // A send batch and a direct receipt in one round trip each, committed before they answer (``PostgresCommittedCalls``).
+        ("v18-committed-calls", PostgresCommittedCalls.statements),
     ]
 
     static func migrate(_ client: PostgresClient, logger: Logger) async throws {

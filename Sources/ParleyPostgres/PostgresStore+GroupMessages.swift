@@ -44,18 +44,19 @@ extension PostgresStore {
         }
     }
 
-    /// `parley_group_send` between `BEGIN` and `COMMIT`, queued at once; nil when it wrote nothing
-    /// and the general path must answer (a retry, an error: the function's rule 2).
+    /// `parley_group_send` and its commit in one `CALL` (``PostgresCommittedCalls``); nil when it
+    /// wrote nothing and the general path must answer (a retry, an error: the function's rule 2).
     func sendOrdinaryToGroup(_ new: NewMessage, _ conversation: ConversationID, now: Timestamp) async throws -> SendOutcome? {
         let id = MessageID.random()
-        let rows = try await queuedTransaction(
+        let rows = try await committedCall(
             """
-            SELECT * FROM parley_group_send(\(new.sender.rawValue), \(new.clientId.rawValue), \(conversation.rawValue), \(new.text),
-                \(now.milliseconds), \(id.rawValue), \(nodeID))
+            CALL parley_group_send_committed(\(new.sender.rawValue), \(new.clientId.rawValue), \(conversation.rawValue), \(new.text),
+                \(now.milliseconds), \(id.rawValue), \(nodeID), NULL, NULL, NULL, NULL, NULL, NULL, NULL)
             """)
         guard let row = rows.first else { return nil }
-        let (seq, members, positions, delivered, read, senders, summaryPositions) = try row.decode(
-            (Int64, [String], [Int64], Int64?, Int64?, [String]?, [Int64]?).self)
+        let (found, members, positions, delivered, read, senders, summaryPositions) = try row.decode(
+            (Int64?, [String]?, [Int64]?, Int64?, Int64?, [String]?, [Int64]?).self)
+        guard let seq = found, let members, let positions else { return nil }
         let message = Message(
             id: id, conversationId: conversation, seq: seq, senderId: new.sender, clientId: new.clientId, text: new.text, createdAt: now)
         let deliveries = zip(members, positions).map { member, position in
@@ -86,18 +87,20 @@ extension PostgresStore {
         return try await groupReceiptInSteps(in: conversation, member: member, deliveredSeq: deliveredSeq, readSeq: readSeq, now: now)
     }
 
-    /// `parley_group_receipt` between `BEGIN` and `COMMIT`, queued at once; nil when it wrote
-    /// nothing and the statements from Swift must answer (an error: the function's rule 2).
+    /// `parley_group_receipt` and its commit in one `CALL` (``PostgresCommittedCalls``); nil when it
+    /// wrote nothing and the statements from Swift must answer (an error: the function's rule 2).
     func groupReceiptInOne(in conversation: ConversationID, member: UserID, deliveredSeq: Int64?, readSeq: Int64?, now: Timestamp) async throws
         -> ReceiptOutcome?
     {
-        let rows = try await queuedTransaction(
+        let rows = try await committedCall(
             """
-            SELECT * FROM parley_group_receipt(\(conversation.rawValue), \(member.rawValue), \(deliveredSeq), \(readSeq), \(now.milliseconds), \(nodeID))
+            CALL parley_group_receipt_committed(\(conversation.rawValue), \(member.rawValue), \(deliveredSeq), \(readSeq),
+                \(now.milliseconds), \(nodeID), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
             """)
         guard let row = rows.first else { return nil }
-        let (delivered, read, moved, position, summaryDelivered, summaryRead, senders, summaryPositions) = try row.decode(
-            (Int64, Int64, Bool, Int64?, Int64?, Int64?, [String]?, [Int64]?).self)
+        let (found, read, moved, position, summaryDelivered, summaryRead, senders, summaryPositions) = try row.decode(
+            (Int64?, Int64?, Bool?, Int64?, Int64?, Int64?, [String]?, [Int64]?).self)
+        guard let delivered = found, let read, let moved else { return nil }
         let receipt = ReceiptUpdate(conversationId: conversation, userId: member, deliveredSeq: delivered, readSeq: read)
         guard moved, let position else { return ReceiptOutcome(receipt: receipt, deliveries: []) }
         let own = Delivery(recipient: member, event: StreamEvent(position: position, payload: .receipt(receipt)))

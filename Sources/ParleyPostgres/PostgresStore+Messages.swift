@@ -140,7 +140,8 @@ extension PostgresStore: MessageStore {
 
     /// Moves cursors forward under the member row's lock (`FOR UPDATE`): two receipts at once
     /// cannot move a cursor back. One round trip: the `parley_receipt` function
-    /// (``PostgresReceiptFunction``), which applies ``ReceiptUpdate/advancing(conversation:member:delivered:read:lastSeq:requestedDelivered:requestedRead:)``'s rule.
+    /// (``PostgresReceiptFunction``) in a procedure that commits before it answers
+    /// (``committedCall(_:)``); the function applies ``ReceiptUpdate/advancing(conversation:member:delivered:read:lastSeq:requestedDelivered:requestedRead:)``'s rule.
     public func updateReceipt(
         in conversation: ConversationID, member: UserID, deliveredSeq: Int64?, readSeq: Int64?, now: Timestamp
     ) async throws -> ReceiptOutcome {
@@ -150,7 +151,7 @@ extension PostgresStore: MessageStore {
         let statement = Prepared.Receipt(
             conversation: conversation.rawValue, member: member.rawValue, delivered: deliveredSeq, read: readSeq,
             now: now.milliseconds, node: nodeID)
-        let row = try await queuedTransaction(PostgresQuery(unsafeSQL: Prepared.Receipt.sql, binds: try statement.makeBindings()))
+        let row = try await committedCall(PostgresQuery(unsafeSQL: Prepared.Receipt.sql, binds: try statement.makeBindings()))
             .first.map { try statement.decodeRow($0) }
         guard let row else { throw StoreError.conversationNotFound }
         let receipt = ReceiptUpdate(conversationId: conversation, userId: member, deliveredSeq: row.delivered, readSeq: row.read)

@@ -47,7 +47,7 @@ extension PostgresStore {
                 sender: new.sender.rawValue, clientId: new.clientId.rawValue, conversation: conversation.rawValue, recipient: recipient?.rawValue,
                 text: new.text, now: now.milliseconds, messageId: MessageID.random().rawValue)
         }
-        let rows = await sendQueue.write(elements, on: self)
+        let rows = await sendQueue.write(elements) { try await self.writeBatch($0) }
         var results: [Result<SendOutcome, any Error>] = []
         for (new, row) in zip(sends, rows) {
             results.append(await Self.catching { try await self.outcome(of: new, try row.get(), quote: nil, attachments: [], now: now) })
@@ -55,8 +55,8 @@ extension PostgresStore {
         return results
     }
 
-    /// One transaction of ``PostgresSendQueue``: the batch function between `BEGIN` and `COMMIT`
-    /// (``queuedTransaction(_:)``), run again whole when it lost a race. When an element broke a send rule (nothing of the
+    /// One transaction of ``PostgresSendQueue``: the batch function in a procedure that commits
+    /// before it answers (``committedCall(_:)``), run again whole when it lost a race. When an element broke a send rule (nothing of the
     /// batch was written: ``PostgresSendBatchFunction`` rule 2), that send is refused and the rest
     /// run again, in order; bounded by the batch's size.
     func writeBatch(_ sends: [Prepared.SendBatch.Element]) async throws -> [Result<Prepared.Send.Row, any Error>] {
@@ -64,8 +64,8 @@ extension PostgresStore {
         var pending = Array(sends.indices)
         while !pending.isEmpty {
             let statement = Prepared.SendBatch(elements: pending.map { sends[$0] }, node: nodeID)
-            let rows = try await queuedTransaction(PostgresQuery(unsafeSQL: Prepared.SendBatch.sql, binds: try statement.makeBindings()))
-                .map { try statement.decodeRow($0) }
+            let rows = try await committedCall(PostgresQuery(unsafeSQL: Prepared.SendBatch.sql, binds: try statement.makeBindings()))
+                .flatMap { try statement.rows(from: $0) }
             if let refused = rows.last, case .failure(let rule) = refused.result {
                 guard (1...pending.count).contains(refused.index) else { throw rule }  // not an element's: the batch's
                 results[pending[refused.index - 1]] = .failure(rule)

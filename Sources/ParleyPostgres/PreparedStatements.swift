@@ -43,11 +43,11 @@ enum Prepared {
         }
     }
 
-    /// `parley_receipt` (``PostgresReceiptFunction``).
+    /// `parley_receipt` (``PostgresReceiptFunction``) in `parley_receipt_committed` (``PostgresCommittedCalls``).
     struct Receipt: PostgresPreparedStatement {
-        static let sql = "SELECT * FROM parley_receipt($1, $2, $3, $4, $5, $6)"
+        static let sql = "CALL parley_receipt_committed($1, $2, $3, $4, $5, $6, NULL, NULL, NULL, NULL, NULL)"
 
-        /// `parley_receipt`'s result row, by the names of its `RETURNS TABLE` columns.
+        /// `parley_receipt`'s result row (the procedure's `INOUT` values), by the names of its `RETURNS TABLE` columns.
         struct Row {
             /// The member's cursors after the call (they only move forward).
             var delivered: Int64, read: Int64
