@@ -321,7 +321,7 @@ enum PostgresSchema {
                 """,
             ]
         ),
-        // A send batch and a direct receipt in one round trip each, committed before they answer (``PostgresCommittedCalls``).
+        // Send batches, receipts and ordinary group sends in one round trip each, committed before they answer (``PostgresCommittedCalls``).
         ("v18-committed-calls", PostgresCommittedCalls.statements),
     ]
 

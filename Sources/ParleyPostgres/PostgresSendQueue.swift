@@ -63,7 +63,9 @@ final class PostgresSendQueue: Sendable {
     var load: (running: Int, waitingSends: Int, received: Int) { state.withLock { ($0.running, $0.waitingSends, $0.received) } }
 
     /// Writes `sends` in the next batch and returns each one's row (or refusal) once it committed.
-    /// `writer` writes one batch in one transaction (``PostgresStore/writeBatch(_:)``).
+    /// `writer` writes one batch in one transaction (``PostgresStore/writeBatch(_:)``); a runner
+    /// started by this call writes other callers' batches with it too, so every caller of one
+    /// queue passes the same writer (its store's).
     func write(_ sends: [Prepared.SendBatch.Element], with writer: @escaping @Sendable ([Prepared.SendBatch.Element]) async throws -> Answers)
         async -> Answers
     {
@@ -78,6 +80,7 @@ final class PostgresSendQueue: Sendable {
                 let backlog = state.waitingSends >= Self.maxBatch || arrived - state.lastTaken >= Self.stalledAfter
                 guard state.running == 0 || (state.running < Self.runners && backlog) else { return false }
                 state.running += 1
+                state.lastTaken = arrived  // the new runner takes a batch now: not stalled until it too is in one for a while
                 return true
             }
             if start { Task { await self.drain(with: writer) } }

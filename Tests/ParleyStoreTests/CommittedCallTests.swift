@@ -9,10 +9,8 @@ import Testing
 @Suite struct CommittedCallTests {
     /// A table whose rows noted `refused at commit` fail a deferred check, which runs at `COMMIT`;
     /// `put` inserts a row and commits, answering its note.
-    static func store() async throws -> PostgresStore {
-        var logger = Logger(label: "committed-call-test")
-        logger.logLevel = .critical
-        let store = try await PostgresStore.connect(try DatabaseURL(try await PostgresTestServer.freshDatabaseAsync()), poolSize: 2, logger: logger)
+    static func store(at url: String? = nil) async throws -> PostgresStore {
+        let store = try await connect(url != nil ? url! : try await PostgresTestServer.freshDatabaseAsync())
         try await store.execute("CREATE TABLE t (id INT PRIMARY KEY, note TEXT)")
         try await store.execute(
             """
@@ -32,6 +30,12 @@ import Testing
             END $$
             """)
         return store
+    }
+
+    static func connect(_ url: String) async throws -> PostgresStore {
+        var logger = Logger(label: "committed-call-test")
+        logger.logLevel = .critical
+        return try await PostgresStore.connect(try DatabaseURL(url), poolSize: 2, logger: logger)
     }
 
     static func put(_ ids: [Int], _ note: String, _ store: PostgresStore) async throws -> String? {
