@@ -18,9 +18,9 @@ import Synchronization
 ///    transaction share the next one. Another starts, up to ``runners``, when a whole batch waits,
 ///    or when a send arrives and no runner has taken a batch for ``stalledAfter`` (a batch waiting
 ///    on a lock does not hold up the node's other sends for long). (At 1,000 msgs/s three runners
-///    each wrote batches of one or two sends; one runner wrote fewer, larger ones for a quarter
-///    less PostgreSQL CPU per message and half the p99. A backlog, as at the maximum rate, still
-///    gets three: one alone wrote 30 % fewer.)
+///    each wrote batches of one or two sends; one runner wrote fewer, larger ones, for a quarter
+///    less PostgreSQL CPU per message and a third lower latency: docs/benchmarks.md. A backlog, as
+///    at the maximum rate, still gets three: one alone wrote 30 % fewer.)
 /// 4. Different batches never hold one caller's sends, so their commit order does not matter to
 ///    anyone's order.
 /// 5. Each send gets its own answer, only after the batch committed; a send that breaks a rule is
