@@ -8,7 +8,7 @@ import Synchronization
 /// one round trip and one commit for a batch (``PostgresSendBatchFunction``), as SQLite's
 /// group commit does for every write.
 ///
-/// Rules (``SendQueueTests``; ``SendBatchConformanceTests`` and the rest of the conformance suite, on PostgreSQL):
+/// Rules (``SendQueueTests``, ``SendQueueLockTests``; ``SendBatchConformanceTests`` and the rest of the conformance suite, on PostgreSQL):
 /// 1. A caller's sends (one connection's pipeline) stay together and in order in one batch: a
 ///    batch is whole callers' groups, so their order is kept by the batch's order.
 /// 2. A batch is whatever groups wait when a runner is free, up to ``maxBatch`` sends (one group
