@@ -11,6 +11,15 @@ public enum BenchFrames {
             + #"","text":""# + payload.text + #"","type":"send"}"#
     }
 
+    /// The text of a warm-up send: no payload, so its answer and its delivery are not counted.
+    public static let warmUpText = "warm-up"
+
+    /// A `send` frame of the warm-up (``MessageBench/Options/warmUpSeconds``).
+    public static func warmUpFrame(clientId: ClientMessageID, conversation: ConversationID) -> String {
+        #"{"clientId":""# + clientId.rawValue + #"","conversationId":""# + conversation.rawValue
+            + #"","text":""# + warmUpText + #"","type":"send"}"#
+    }
+
     /// The bench payload of a `message` or `sent` frame, found in its bytes without decoding the
     /// frame and parsed by ``BenchPayload/init(text:)``; `nil` unless it is one.
     public static func payload(in frame: String) -> BenchPayload? {

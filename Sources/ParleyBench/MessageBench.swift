@@ -19,6 +19,11 @@ public struct MessageBench: Sendable {
         /// The mixed workload: of each 100 numbers a sender sends, 10 are reactions, 5 edits and 1 a
         /// delete for everyone, each on its latest acknowledged message (``MixedActions``).
         public var mix = false
+        /// Paced runs only: seconds of sending at `rate` before the measured run, whose sends carry
+        /// no payload and are not counted. A server just started answers its first sends slowly
+        /// (each database connection's first call plans the send's statements), which a run of
+        /// 10,000 messages would otherwise count in its p99.
+        public var warmUpSeconds: Double = 0
         public init() {}
     }
 
@@ -26,6 +31,8 @@ public struct MessageBench: Sendable {
         public var options: Options
         public var sent = 0, acknowledged = 0, errors = 0, unanswered = 0, delivered = 0, lost = 0, duplicated = 0, outOfOrder = 0
         public var seconds = 0.0, throughput = 0.0, connectSeconds = 0.0
+        /// Sends of the warm-up (``Options/warmUpSeconds``), in none of the other counts.
+        public var warmUpSent = 0
         public var delivery: Percentiles?
         public var ack: Percentiles?
         public var serverRSSBeforeKiB: Int?, serverRSSAfterKiB: Int?
@@ -124,6 +131,15 @@ public struct MessageBench: Sendable {
                 })
         }
         report.connectSeconds = (ContinuousClock.now - connectStart).seconds
+
+        if options.warmUpSeconds > 0, let rate = options.rate {
+            log("warming up for \(options.warmUpSeconds) s")
+            let start = ContinuousClock.now
+            report.warmUpSent = await Self.paced(
+                senders: senders.count, rate: rate, messagesPerSender: max(1, Int(rate * options.warmUpSeconds / Double(senders.count))),
+                start: start, deadline: start.advanced(by: .seconds(options.warmUpSeconds))
+            ) { index, _ in senderSocketList[index].send(text: BenchFrames.warmUpFrame(clientId: .random(), conversation: conversations[index])) }.sent
+        }
 
         log("sending")
         let cpuBefore = serverPID.flatMap(ProcessCPU.microseconds)

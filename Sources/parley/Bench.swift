@@ -89,11 +89,16 @@ struct Bench: AsyncParsableCommand {
         var latencyLog: String?
         @Flag(help: "The mixed workload: of each 100 numbers a sender sends, 10 are reactions, 5 edits and 1 a delete (on its latest message).")
         var mix = false
+        @Option(help: "With --rate: send at the rate for this many seconds first, not measured (a server just started answers its first sends slowly).")
+        var warmUp = 0.0
 
         func validate() throws {
             guard (1...5000).contains(pairs), (1...1_000_000).contains(messages), rate >= 0, (1...1024).contains(window),
                 duration > 0, duration <= 600
             else { throw ValidationError("pairs 1–5000, messages 1–1,000,000, rate ≥ 0, window 1–1024, duration 0–600 s.") }
+            guard (0...60).contains(warmUp), warmUp == 0 || (rung?.shape.rate ?? rate) > 0 else {
+                throw ValidationError("--warm-up is 0–60 s, and needs a --rate above 0.")
+            }
         }
 
         func run() async throws {
@@ -105,6 +110,7 @@ struct Bench: AsyncParsableCommand {
             options.window = window
             options.maxSeconds = duration
             options.mix = mix
+            options.warmUpSeconds = warmUp
             if let latencyLog {
                 // Refused before the run, not after it: a run can take minutes.
                 guard FileManager.default.createFile(atPath: latencyLog, contents: nil) else {

@@ -74,6 +74,24 @@ import ParleyServer
         }
     }
 
+    /// `--warm-up`: the warm-up's sends go first, at the rate, and none of them is counted: their
+    /// answers and deliveries carry no payload.
+    @Test func aWarmUpIsSentFirstAndNotCounted() async throws {
+        try await TestServer.run { api in
+            let report = try await Self.bench(port: api.port) { options in
+                options.pairs = 4
+                options.messagesPerSender = 10
+                options.rate = 400
+                options.warmUpSeconds = 0.1  // 40 sends, 10 a sender
+            }
+            #expect(report.warmUpSent == 40)
+            #expect(report.sent == 40 && report.acknowledged == 40 && report.delivered == 40)
+            #expect(report.lost == 0 && report.duplicated == 0 && report.outOfOrder == 0 && report.errors == 0)
+            #expect(report.delivery?.count == 40 && report.sendLateness?.count == 40)
+        }
+        #expect(BenchFrames.payload(in: BenchFrames.warmUpFrame(clientId: .random(), conversation: ConversationID(rawValue: "c"))) == nil)
+    }
+
     /// `--latency-log`: samples by send time, counted from when sending began.
     @Test func theLatencyLogListsSamplesBySendTimeFromTheStart() {
         var first = LatencyLog(), second = LatencyLog()
