@@ -323,6 +323,8 @@ enum PostgresSchema {
         ),
         // Send batches, receipts and ordinary group sends in one round trip each, committed before they answer (``PostgresCommittedCalls``).
         ("v18-committed-calls", PostgresCommittedCalls.statements),
+        // A send batch's locks by index probe and its plans kept, and two functions no longer planned per call (``PostgresLeanBatch``).
+        ("v19-lean-batch", PostgresLeanBatch.statements),
     ]
 
     static func migrate(_ client: PostgresClient, logger: Logger) async throws {

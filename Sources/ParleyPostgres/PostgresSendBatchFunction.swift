@@ -18,6 +18,8 @@
 ///    whose stream it appends to, each by id (`COLLATE "C"`). A single send takes them in the same
 ///    order (its conversation, its member row, its members), and a receipt takes a member row before
 ///    users; so two writers never wait for each other in a circle.
+///    (Since migration `v19`, by index probe and only for a batch of two or more:
+///    ``PostgresLeanBatch``.)
 enum PostgresSendBatchFunction {
     static let create = #"""
         CREATE FUNCTION parley_send_batch(

@@ -56,15 +56,4 @@ import Testing
         #expect(try await blocked.value.message.seq == 2, "and the first send is written once the lock goes")
         try await store.close()
     }
-
-    /// Polls `condition` (a database read) until it holds, for at most 20 s.
-    func eventuallyTrue(_ what: String, _ condition: () async throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        Issue.record("never: \(what)")
-        return false
-    }
 }
