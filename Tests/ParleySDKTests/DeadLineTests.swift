@@ -9,10 +9,12 @@ import Testing
 /// outbox, and deliver it exactly once when the line comes back; a receiver resumes without a gap.
 @MainActor
 @Suite struct DeadLineTests {
-    /// Quick enough to notice a dead line in about 2 s (idle 0.5 s + 1.5 s), far from TCP's minutes, slow
-    /// enough that a loaded machine's late pong (the full suite starts PostgreSQL and moto at the same
-    /// time on two cores) is not taken for one: 0.8 s was, and the clients never settled online.
-    static let quick = Heartbeat(idleInterval: .milliseconds(500), timeout: .milliseconds(1500))
+    /// Quick enough to notice a dead line in about 3.5 s (idle 0.5 s + 3 s), far from TCP's minutes, slow
+    /// enough that a loaded machine's late answer (the full suite starts PostgreSQL and moto at the same
+    /// time on two cores) is not taken for one. The timeout also bounds opening a connection (rule 4),
+    /// and each failed opening doubles the backoff: at 0.8 s, and once in a full run at 1.5 s, the
+    /// clients never settled online within the 30 s the set-up waits.
+    static let quick = Heartbeat(idleInterval: .milliseconds(500), timeout: .seconds(3))
 
     func client(_ server: ServerHarness, _ session: Session, via relay: FreezableRelay?) throws -> ParleyClient {
         let socketURL = URL(string: "http://127.0.0.1:\(relay?.port ?? server.port)")!
@@ -44,8 +46,8 @@ import Testing
         let frozenAt = ContinuousClock.now
         try alice.send("while frozen", in: conversation)
         _ = try await eventually("alice notices") { alice.connectionState != .online ? true : nil }
-        // The heartbeat notices in about 2 s (idle 0.5 + timeout 1.5); TCP would take minutes. The
-        // bound leaves a loaded machine's late timer room (3.1 s was seen) and still tells the two apart.
+        // The heartbeat notices in about 3.5 s (idle 0.5 + timeout 3); TCP would take minutes. The
+        // bound leaves a loaded machine's late timer room and still tells the two apart.
         #expect(ContinuousClock.now - frozenAt < .seconds(10), "noticed within the heartbeat timeout, not when TCP gives up")
         try await Task.sleep(for: .seconds(1))
         #expect(alice.connectionState != .online, "reconnecting through a dead line does not count as online")
