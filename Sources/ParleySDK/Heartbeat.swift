@@ -8,7 +8,8 @@ import Synchronization
 ///
 /// 1. After ``idleInterval`` without any frame from the server, the client sends `ping`.
 /// 2. Every frame that expects an answer (`hello`, `ping`, `send`) starts a wait if none is running;
-///    any frame from the server ends it.
+///    any frame from the server ends it, counted when it came off the socket: a client busy with a
+///    backlog of frames is not taken for a dead line while answers wait for it.
 /// 3. A wait longer than ``timeout`` means the line is dead: the connection is dropped at once (no
 ///    close handshake, which could not get through either), the client shows offline, and it
 ///    reconnects with backoff and resumes. Messages in flight stay in the outbox and are sent again
@@ -48,6 +49,13 @@ struct LineWatch {
     mutating func received(at now: ContinuousClock.Instant) {
         lastFrame = now
         waitingSince = nil
+    }
+
+    /// A frame came off the socket at `instant`, not yet handled (rule 2): it answers a wait that
+    /// began before it, and counts as heard.
+    mutating func arrived(at instant: ContinuousClock.Instant) {
+        if instant > lastFrame { lastFrame = instant }
+        if let waitingSince, instant >= waitingSince { self.waitingSince = nil }
     }
 
     mutating func expectAnswer(at now: ContinuousClock.Instant) {

@@ -90,7 +90,9 @@ extension ParleyClient {
     private func watchLine(_ connection: any RealtimeConnection) async {
         while !Task.isCancelled {
             try? await Task.sleep(for: heartbeat.tick)
-            guard !Task.isCancelled, let watch = lineWatch else { return }
+            guard !Task.isCancelled, lineWatch != nil else { return }
+            if let arrived = connection.lastArrival { lineWatch?.arrived(at: arrived) }
+            guard let watch = lineWatch else { return }
             switch watch.verdict(at: .now, heartbeat) {
             case .fine: break
             case .ping:

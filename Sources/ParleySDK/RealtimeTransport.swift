@@ -5,6 +5,7 @@ import Logging
 import NIOWebSocket
 #endif
 import ParleyCore
+import Synchronization
 
 /// Opens live connections. `WebSocketTransport` is the real one; tests may script frames with a fake.
 public protocol RealtimeTransport: Sendable {
@@ -21,11 +22,24 @@ public protocol RealtimeConnection: Sendable {
     /// Drops the connection at once, for a line that is dead (``Heartbeat`` rule 3): `frames`
     /// ends now, whatever the network does.
     func abort()
+    /// When the latest frame came off the socket, before the client handled it (``Heartbeat``
+    /// rule 2), or nil if the transport does not keep it.
+    var lastArrival: ContinuousClock.Instant? { get }
 }
 
 extension RealtimeConnection {
     /// By default, a close.
     public func abort() { close() }
+    /// By default, not kept: the client counts a frame when it handles it.
+    public var lastArrival: ContinuousClock.Instant? { nil }
+}
+
+/// The instant the latest frame came off a socket, written by the transport's reader and read by
+/// the client's watchdog.
+final class ArrivalStamp: Sendable {
+    private let latest = Mutex<ContinuousClock.Instant?>(nil)
+    func stamp() { latest.withLock { $0 = .now } }
+    var instant: ContinuousClock.Instant? { latest.withLock { $0 } }
 }
 
 #if os(Linux)
@@ -54,8 +68,11 @@ final class WebSocketConnection: RealtimeConnection {
     let frames: AsyncStream<ServerFrame>
     private let outgoing: AsyncStream<String>.Continuation
     private let task: Task<Void, Never>
+    private let arrival: ArrivalStamp
+    var lastArrival: ContinuousClock.Instant? { arrival.instant }
 
     static func open(url: String) async throws -> WebSocketConnection {
+        let arrival = ArrivalStamp()
         let (frames, frameSink) = AsyncStream.makeStream(of: ServerFrame.self)
         let (outgoing, outgoingSink) = AsyncStream.makeStream(of: String.self)
         let (opened, openedSink) = AsyncStream.makeStream(of: Bool.self)
@@ -75,6 +92,7 @@ final class WebSocketConnection: RealtimeConnection {
                     }
                     let decoder = JSONDecoder()
                     for try await message in inbound.messages(maxSize: 1 << 20) {
+                        arrival.stamp()
                         guard case .text(let text) = message, let frame = try? decoder.decode(ServerFrame.self, from: Data(text.utf8)) else { continue }
                         frameSink.yield(frame)
                     }
@@ -86,15 +104,16 @@ final class WebSocketConnection: RealtimeConnection {
         guard await iterator.next() == true else {
             throw ParleyClientError(status: 0, code: nil, message: "Cannot reach the server.")
         }
-        return WebSocketConnection(frames: frames, frameSink: frameSink, outgoing: outgoingSink, task: task)
+        return WebSocketConnection(frames: frames, frameSink: frameSink, outgoing: outgoingSink, task: task, arrival: arrival)
     }
 
     private let frameSink: AsyncStream<ServerFrame>.Continuation
 
     private init(
         frames: AsyncStream<ServerFrame>, frameSink: AsyncStream<ServerFrame>.Continuation, outgoing: AsyncStream<String>.Continuation,
-        task: Task<Void, Never>
+        task: Task<Void, Never>, arrival: ArrivalStamp
     ) {
+        self.arrival = arrival
         self.frames = frames
         self.frameSink = frameSink
         self.outgoing = outgoing

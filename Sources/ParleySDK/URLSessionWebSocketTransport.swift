@@ -36,6 +36,8 @@ final class URLSessionWebSocketConnection: RealtimeConnection, @unchecked Sendab
     private let frameSink: AsyncStream<ServerFrame>.Continuation
     private let outgoing: AsyncStream<String>.Continuation
     private let socket: URLSessionWebSocketTask
+    private let arrival = ArrivalStamp()
+    var lastArrival: ContinuousClock.Instant? { arrival.instant }
 
     static func open(_ socket: URLSessionWebSocketTask) async throws -> URLSessionWebSocketConnection {
         socket.maximumMessageSize = 1 << 20
@@ -60,10 +62,11 @@ final class URLSessionWebSocketConnection: RealtimeConnection, @unchecked Sendab
         self.frames = frames
         self.frameSink = frameSink
         self.outgoing = outgoing
-        Task {
+        Task { [arrival] in
             let decoder = JSONDecoder()
             while true {
                 guard let message = try? await socket.receive() else { break }
+                arrival.stamp()
                 if case .string(let text) = message, let frame = try? decoder.decode(ServerFrame.self, from: Data(text.utf8)) {
                     frameSink.yield(frame)
                 }

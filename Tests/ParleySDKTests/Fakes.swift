@@ -140,6 +140,15 @@ final class FakeConnection: RealtimeConnection, Sendable {
     private let sink: AsyncStream<ServerFrame>.Continuation
     private let sentFrames = Mutex<[ClientFrame]>([])
 
+    /// While set, every frame the watchdog asks about has just come off the socket (a backlog the
+    /// client has not handled yet); `arrivalReads` counts how often it asked.
+    let arrivingNow = Mutex(false)
+    let arrivalReads = Mutex(0)
+    var lastArrival: ContinuousClock.Instant? {
+        arrivalReads.withLock { $0 += 1 }
+        return arrivingNow.withLock { $0 } ? .now : nil
+    }
+
     init() { (frames, sink) = AsyncStream.makeStream(of: ServerFrame.self) }
 
     func send(_ frame: ClientFrame) { sentFrames.withLock { $0.append(frame) } }
@@ -163,10 +172,11 @@ struct Fixture {
 
     var conversation: ConversationID { .direct(me.id, grace.id) }
 
-    func makeClient() throws -> ParleyClient {
+    func makeClient(heartbeat: Heartbeat = .standard) throws -> ParleyClient {
         let session = Session(serverURL: URL(string: "http://127.0.0.1:1")!, user: me, token: "token")
         return ParleyClient(
-            session: session, api: api, transport: transport, store: try LocalStore(path: directory.appendingPathComponent("store.sqlite").path))
+            session: session, api: api, transport: transport, store: try LocalStore(path: directory.appendingPathComponent("store.sqlite").path),
+            heartbeat: heartbeat)
     }
 
     func summary(

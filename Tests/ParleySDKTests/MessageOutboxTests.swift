@@ -113,6 +113,18 @@ import Testing
         #expect(watch.verdict(at: start + .seconds(30), heartbeat) == .ping)
     }
 
+    @Test func rule2_aFrameCountsWhenItCameOffTheSocket() {
+        var watch = LineWatch(now: start)
+        watch.expectAnswer(at: start + .seconds(5))
+        watch.arrived(at: start + .seconds(4))  // came before the wait: no answer to it
+        #expect(watch.verdict(at: start + .seconds(15), heartbeat) == .dead)
+        watch.arrived(at: start + .seconds(6))  // came after: the answer, not handled yet
+        #expect(watch.verdict(at: start + .seconds(15), heartbeat) == .fine)
+        #expect(watch.verdict(at: start + .seconds(26), heartbeat) == .ping)
+        watch.arrived(at: start + .seconds(2))  // an older stamp does not move the last frame back
+        #expect(watch.verdict(at: start + .seconds(25), heartbeat) == .fine)
+    }
+
     @Test func rule4_aConnectionThatNeverOpensCountsAsDead() async throws {
         await #expect(throws: ParleyClientError.self) {
             try await withDeadline(.milliseconds(100)) { () async throws -> Int in
