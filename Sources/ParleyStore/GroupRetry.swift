@@ -14,8 +14,11 @@ public struct RecordedGroupAction: Sendable, Equatable {
 /// among everything the actor wrote: messages, entries and recorded creates and adds.
 /// 1. A create or add seen before answers the original group, entry and invitees (an add that only
 ///    invited has no entry), with `duplicate`.
-/// 2. Any other action seen before answers its entry, with `duplicate`.
-/// 3. The id used for something else (a message, another group, another kind of action) is a conflict.
+/// 2. Any other action seen before answers its entry, with `duplicate`: the entry of that kind of
+///    action, about the same member and role (a rename's title, like a message's text, is not
+///    compared).
+/// 3. The id used for something else (a message, another group, another kind of action, the same
+///    kind about someone else) is a conflict.
 /// 4. Neither recorded nor written: the action is new (`nil`).
 public enum GroupRetry {
     /// For a create: `recorded` and `written` are what the store holds under the id.
@@ -37,8 +40,25 @@ public enum GroupRetry {
             return GroupOutcome(conversationId: change.conversation, entry: written, invited: recorded.invited, duplicate: true, deliveries: [])
         }
         guard let written else { return nil }
-        guard written.conversationId == change.conversation, written.isEntry else { throw StoreError.clientIdConflict }
+        guard written.conversationId == change.conversation, let entry = written.entry, change.action.wrote(entry) else {
+            throw StoreError.clientIdConflict
+        }
         return GroupOutcome(conversationId: change.conversation, entry: written, invited: [], duplicate: true, deliveries: [])
+    }
+}
+
+extension MembershipChange.Action {
+    /// Whether `entry` is what this action writes (rule 2). An add is recorded, so an entry alone is
+    /// never one.
+    func wrote(_ entry: GroupEntry) -> Bool {
+        switch self {
+        case .add: false
+        case .remove(let user): entry.type == .removed && entry.userIds == [user]
+        case .leave: entry.type == .left
+        case .rename: entry.type == .renamed
+        case .setRole(let user, let role): entry.type == .role && entry.userIds == [user] && entry.role == role
+        case .accept: entry.type == .joined
+        }
     }
 }
 

@@ -413,6 +413,40 @@ struct GroupWorld {
         #expect(try await world.change(group, .setRole(world.grace.id, .member)).entry?.entry?.role == .member)
     }
 
+    /// GroupRetry rules 2 and 3: a retry answers the original; the id reused for another kind of
+    /// action, or for the same kind about someone else, is a conflict and changes nothing.
+    @Test(arguments: StoreBackend.all)
+    func anActionsClientIdReusedForAnotherActionIsAConflict(backend: StoreBackend) async throws {
+        let world = try await GroupWorld(backend)
+        let group = try await world.group(with: [world.grace.id, world.alan.id])
+        func act(_ action: MembershipChange.Action, _ clientId: ClientMessageID) async throws -> GroupOutcome {
+            try await world.store.changeGroup(
+                MembershipChange(actor: world.ada.id, clientId: clientId, conversation: group, action: action, maxMembers: 256), now: .now())
+        }
+        let renamed = ClientMessageID.random(), promoted = ClientMessageID.random(), removed = ClientMessageID.random()
+        _ = try await act(.rename("Renamed"), renamed)
+        _ = try await act(.setRole(world.grace.id, .admin), promoted)
+        let lastSeq = try await world.store.conversation(group, as: world.ada.id).lastSeq
+        let others: [(MembershipChange.Action, ClientMessageID)] = [
+            (.leave, renamed), (.remove(world.grace.id), renamed), (.setRole(world.alan.id, .admin), renamed), (.accept, renamed),
+            (.setRole(world.grace.id, .member), promoted), (.setRole(world.alan.id, .admin), promoted), (.rename("Other"), promoted),
+        ]
+        for (action, clientId) in others {
+            await #expect(throws: StoreError.clientIdConflict, "\(action)") { _ = try await act(action, clientId) }
+        }
+        let after = try await world.store.conversation(group, as: world.ada.id)
+        #expect(after.lastSeq == lastSeq && after.title == "Renamed")
+        #expect(after.members.map(\.userId).contains(world.ada.id))
+        // The same action again is a retry.
+        #expect(try await act(.rename("Renamed"), renamed).duplicate)
+        #expect(try await act(.setRole(world.grace.id, .admin), promoted).duplicate)
+        let removal = try await act(.remove(world.alan.id), removed)
+        #expect(!removal.duplicate && removal.entry?.entry?.type == .removed)
+        #expect(try await act(.remove(world.alan.id), removed).duplicate)
+        await #expect(throws: StoreError.clientIdConflict) { _ = try await act(.remove(world.grace.id), removed) }
+        #expect(try await world.store.conversation(group, as: world.ada.id).members.map(\.userId).contains(world.grace.id))
+    }
+
     @Test(arguments: StoreBackend.all)
     func aMessageCannotReuseAnActionsClientId(backend: StoreBackend) async throws {
         let world = try await GroupWorld(backend)
