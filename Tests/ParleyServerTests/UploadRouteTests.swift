@@ -74,6 +74,38 @@ import Testing
         }
     }
 
+    /// The same when the client goes away mid-body: a killed app's socket closes cleanly (a FIN),
+    /// so the body just ends, short of its Content-Length.
+    @Test func aCreationWithUploadWhoseClientWentAwayHoldsNoQuota() async throws {
+        try await TestServer.run(configure: {
+            $0.files.maxUploadBytes = 1000
+            $0.files.quotaBytes = 1500
+            $0.stopRateLimitClock()
+        }) { api in
+            let ada = try await api.register("ada")
+            let connection = try await RawConnection.open(port: api.port)
+            try await connection.send(
+                "POST /v1/uploads HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(ada.token)\r\nTus-Resumable: 1.0.0\r\n"
+                    + "Upload-Length: 1000\r\nUpload-Metadata: \(TestAPI.metadata(name: "cut.bin"))\r\n"
+                    + "Content-Type: application/offset+octet-stream\r\nContent-Length: 1000\r\n\r\n")
+            try await connection.send([UInt8](repeating: 7, count: 600))
+            try await connection.shutdownOutput()
+            try await connection.wait("the answer, or a close") { text, closed in closed || text.contains("\r\n\r\n") }
+            #expect(!connection.text.lowercased().contains("location:"), "no upload to resume: \(connection.text.prefix(80))")
+            await connection.close()
+            // The handler ends after the connection does: wait for it (a hang guard, not a timing
+            // check). Without the rule, the cut upload held the quota until it expired, a day later.
+            var whole = try await api.createUpload(ada, length: 1000)
+            let deadline = ContinuousClock.now + .seconds(15)
+            while whole.status != .created, ContinuousClock.now < deadline {
+                #expect(whole.errorCode == .quotaExceeded)
+                try await Task.sleep(for: .milliseconds(50))
+                whole = try await api.createUpload(ada, length: 1000)
+            }
+            #expect(whole.status == .created, "the cut attempt left nothing counted: \(whole.status)")
+        }
+    }
+
     @Test func limitsAreClearErrorsAndALiedChecksumRemovesTheUpload() async throws {
         try await TestServer.run(configure: {
             $0.files.maxUploadBytes = 1000

@@ -33,10 +33,14 @@ struct UploadRoutes {
             if request.headers[.contentType].map(Self.isOffsetStream) == true {
                 // creation-with-upload: the first bytes (or all of them) in the same request. If they
                 // fail (too many, a checksum, a dropped connection), the answer carries no Location:
-                // an upload the client never learns of would only hold its quota, so it goes.
+                // an upload the client never learns of would only hold its quota, so it goes. A
+                // killed client's socket closes cleanly (a FIN), which ends the body without an
+                // error: a body shorter than its Content-Length is a dropped connection too.
+                let declared = request.headers[.contentLength].flatMap { Int64($0) }
                 do {
                     (upload, offset) = try await files.append(
                         upload, at: 0, checksum: try TusHeaders.checksum(request.headers), body: request.body, now: now)
+                    if let declared, offset < declared { throw Self.cutShort }
                 } catch {
                     try? await files.terminate(upload.id, owner: me)
                     throw error
@@ -100,6 +104,9 @@ struct UploadRoutes {
         }
         return id
     }
+
+    /// A body that ended before its Content-Length: the client went away.
+    static let cutShort = ParleyError(.invalidUpload, "The request's body ended before its Content-Length; nothing was kept.")
 
     static func isOffsetStream(_ contentType: String) -> Bool {
         contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == TusHeaders.offsetContentType
