@@ -78,6 +78,14 @@ public struct SearchQuery: Sendable, Equatable {
 
     private mutating func add(_ text: String, phrase: Bool) {
         let folded = SearchText.fold(text).trimmingCharacters(in: .whitespacesAndNewlines)
+        // A CJK term is found as a substring, so punctuation pasted with it (東京。, 「東京」, 東京?)
+        // would have to be in the message too: a word's terms are its runs of letters and digits,
+        // as a word index splits Latin; a phrase loses only what surrounds it.
+        if SearchText.hasCJK(folded) {
+            let parts = phrase ? [folded.trimmingCharacters(in: CharacterSet.alphanumerics.inverted)] : SearchText.tokens(folded)
+            for part in parts where !part.isEmpty && terms.count < Self.maxTerms { terms.append(Term(text: part, isPhrase: phrase)) }
+            return
+        }
         guard !folded.isEmpty, terms.count < Self.maxTerms, SearchText.hasCJK(folded) || !SearchText.tokens(folded).isEmpty else { return }
         terms.append(Term(text: folded, isPhrase: phrase))
     }

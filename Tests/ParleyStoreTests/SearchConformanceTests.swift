@@ -68,6 +68,10 @@ import Testing
         #expect(try await found("東京") == [texts[4]], "two CJK characters")
         #expect(try await found("京") == [texts[4]], "one CJK character")
         #expect(try await found("会いましょう") == [texts[4]], "CJK through the trigram index")
+        for pasted in ["東京。", "東京?", "「東京」", "東京！", "東京、会い", "\"東京で会い。\"", "会いましょう？"] {
+            #expect(try await found(pasted) == [texts[4]], "punctuation around CJK is not searched for: \(pasted)")
+        }
+        #expect(try await found("東京、한국어").isEmpty, "a word's parts are all required")
         #expect(try await found("한국어") == [texts[5]])
         #expect(try await found("ありがとう") == [texts[8]], "kana keep their voicing marks")
         #expect(try await found("ありかとう").isEmpty, "か is not が")
