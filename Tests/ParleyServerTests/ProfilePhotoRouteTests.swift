@@ -24,6 +24,9 @@ import Testing
                 #expect(photo.headers[.xContentTypeOptions] == "nosniff" && photo.headers[.contentSecurityPolicy]?.hasPrefix("sandbox") == true)
                 #expect(photo.headers[.cacheControl] == "public, max-age=31536000, immutable")
             }
+            let head = try await api.request(.head, path)
+            #expect(head.status == .ok && head.body.readableBytes == 0 && head.headers[.contentLength] == String(png.count))
+            #expect(head.headers[.cacheControl] == "public, max-age=31536000, immutable")
             // Others see it on my user and among a conversation's members.
             #expect(try await api.request(.get, "/v1/users/\(ada.id.rawValue)", token: grace.token).decode(User.self).photo == path)
             let found = try await api.request(.get, "/v1/users?query=ada", token: grace.token).decode(API.UserList.self).users
@@ -48,6 +51,7 @@ import Testing
             #expect(newPath != path && newPath == "/v1/photos/\(second.id.rawValue)")
             let old = try await api.request(.get, path)
             #expect(old.status == .notFound && old.errorCode == .fileNotFound)
+            #expect(try await api.request(.head, path).status == .notFound)
             #expect(try await api.request(.get, newPath).status == .ok)
             #expect(try await api.request(.get, "/v1/uploads/\(first.id.rawValue)", token: ada.token).status == .notFound, "the old upload went")
             // Removed.

@@ -171,6 +171,16 @@ import Testing
             #expect(outside.status == .rangeNotSatisfiable)
             let tampered = graceLinks[0].url.replacingOccurrences(of: grace.id.rawValue, with: eve.id.rawValue)
             #expect(try await api.request(.get, tampered).status == .notFound)
+            // HEAD answers what GET would, without the bytes (download managers ask for the size).
+            let head = try await api.request(.head, graceLinks[0].url)
+            #expect(head.status == .ok && head.body.readableBytes == 0 && head.headers[.contentLength] == String(png.count))
+            #expect(head.headers[.contentType] == "image/png" && head.headers[.eTag] == image.headers[.eTag])
+            let headPart = try await api.request(.head, graceLinks[0].url, headers: [.range: "bytes=8-23"])
+            #expect(headPart.status == .partialContent && headPart.headers[.contentLength] == "16" && headPart.body.readableBytes == 0)
+            #expect(headPart.headers[.contentRange] == "bytes 8-23/\(png.count)")
+            let headTampered = try await api.request(.head, tampered)
+            #expect(headTampered.status == .notFound && headTampered.body.readableBytes == 0)
+            #expect(try await api.request(.head, "/v1/files/\(photo.id.rawValue)/content", token: eve.token).status == .notFound)
             // Numbers at the edges of 64 bits (an expiry that overflowed once crashed the server).
             let hostile = "/v1/files/\(photo.id.rawValue)/content?user=\(grace.id.rawValue)&expires=-18014398509481985&sig=\(String(repeating: "0", count: 64))"
             #expect(try await api.request(.get, hostile).status == .notFound)

@@ -21,8 +21,9 @@ enum FileResponse {
         }
     }
 
+    /// The file's response; for `HEAD` (`headOnly`), its status and headers without reading the blob.
     static func make(
-        _ access: FileAccess, key: BlobKey, blobs: any BlobStore, request: Request, download: Bool, maxAge: Int
+        _ access: FileAccess, key: BlobKey, blobs: any BlobStore, request: Request, download: Bool, maxAge: Int, headOnly: Bool = false
     ) async throws -> Response {
         let inline = !download && access.kind == .image && inlineTypes.contains(access.mimeType)
         var headers = HTTPFields()
@@ -47,6 +48,11 @@ enum FileResponse {
                 throw error
             case .part(let part): range = part
             }
+        }
+        if headOnly {
+            headers[.contentLength] = String(range?.count ?? Int(size))
+            if let range { headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(size)" }
+            return Response(status: range == nil ? .ok : .partialContent, headers: headers)
         }
         let body: BlobBody
         do {

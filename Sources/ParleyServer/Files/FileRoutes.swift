@@ -29,7 +29,7 @@ struct FileRoutes {
             }
             return try JSONBody.response(API.FileLinks(links: links))
         }
-        router.get("/v1/files/:id/content") { request, context in
+        router.getAndHead("/v1/files/:id/content") { request, context, headOnly in
             guard let raw = context.parameters.get("id"), let id = UploadID(validating: raw) else { throw Self.notFound }
             let query = request.uri.queryParameters
             let user: UserID
@@ -46,9 +46,28 @@ struct FileRoutes {
             guard let access = try await files.store.fileAccess(id, for: user), let key = BlobKey(sha256: access.blob) else { throw Self.notFound }
             return try await FileResponse.make(
                 access, key: key, blobs: files.blobs, request: request, download: query["download"] == "1",
-                maxAge: query["sig"] != nil ? Int(files.configuration.linkLifetimeSeconds) : 0)
+                maxAge: query["sig"] != nil ? Int(files.configuration.linkLifetimeSeconds) : 0, headOnly: headOnly)
         }
     }
 
     static let notFound = ParleyError(.fileNotFound, "No such file.")
+}
+
+extension Router where Context == ParleyRequestContext {
+    /// `GET` and `HEAD` on `path` (download managers and link previews ask `HEAD` for the size and
+    /// type): `HEAD` answers what `GET` would, status and headers, without a body, an error's too.
+    func getAndHead(
+        _ path: RouterPath, _ handler: @escaping @Sendable (Request, ParleyRequestContext, _ headOnly: Bool) async throws -> Response
+    ) {
+        get(path) { request, context in try await handler(request, context, false) }
+        head(path) { request, context in
+            do {
+                return try await handler(request, context, true)
+            } catch let error as ParleyError {
+                var headers = try error.response(from: request, context: context).headers
+                headers[.contentLength] = nil
+                return Response(status: error.status, headers: headers)
+            }
+        }
+    }
 }

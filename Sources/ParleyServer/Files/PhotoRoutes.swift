@@ -39,11 +39,12 @@ struct PhotoRoutes {
             await announce(try await files.store.setPhoto(of: me, upload: nil, now: .now()))
             return Response(status: .noContent)
         }
-        router.get("/v1/photos/:id") { request, context in
+        router.getAndHead("/v1/photos/:id") { request, context, headOnly in
             guard let raw = context.parameters.get("id"), let id = UploadID(validating: raw),
                 let access = try await files.store.photoAccess(id), let key = BlobKey(sha256: access.blob)
             else { throw FileRoutes.notFound }
-            var response = try await FileResponse.make(access, key: key, blobs: files.blobs, request: request, download: false, maxAge: 0)
+            var response = try await FileResponse.make(
+                access, key: key, blobs: files.blobs, request: request, download: false, maxAge: 0, headOnly: headOnly)
             response.headers[.cacheControl] = Self.cacheControl
             return response
         }
