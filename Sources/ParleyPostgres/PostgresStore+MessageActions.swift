@@ -32,7 +32,7 @@ extension PostgresStore: MessageActionStore {
             guard
                 let row = try await db.rows(
                     """
-                    SELECT sender_id, created_at, text, deleted_at IS NOT NULL, entry IS NOT NULL FROM messages
+                    SELECT sender_id, created_at, text, deleted_at IS NOT NULL, entry IS NOT NULL, attachments IS NOT NULL FROM messages
                     WHERE conversation_id = \(conversation.rawValue) AND seq = \(action.seq) FOR UPDATE
                     """, logger
                 ).first
@@ -40,9 +40,10 @@ extension PostgresStore: MessageActionStore {
                 throw try await self.isMember(action.actor, of: conversation, db) ? StoreError.messageNotFound : StoreError.conversationNotFound
             }
             let role = try await self.actorRole(action, db)
-            let (sender, created, text, deleted, isEntry) = try row.decode((String, Int64, String, Bool, Bool).self)
+            let (sender, created, text, deleted, isEntry, hasAttachments) = try row.decode((String, Int64, String, Bool, Bool, Bool).self)
             let acted = ActedMessage(
-                sender: UserID(rawValue: sender), createdAt: Timestamp(milliseconds: created), text: text, deleted: deleted, isEntry: isEntry)
+                sender: UserID(rawValue: sender), createdAt: Timestamp(milliseconds: created), text: text, deleted: deleted, isEntry: isEntry,
+                hasAttachments: hasAttachments)
             let key = (conversation.rawValue, action.seq, action.actor.rawValue)
             let myReaction = try await db.value(
                 "SELECT emoji FROM reactions WHERE conversation_id = \(key.0) AND seq = \(key.1) AND user_id = \(key.2)", as: String.self, logger)

@@ -77,12 +77,13 @@ extension SQLiteStore: MessageActionStore {
         }
         guard
             let row = try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT sender_id, created_at, text, deleted_at, entry FROM messages WHERE conversation_id = ? AND seq = ?"),
+                db.cachedStatement(
+                    sql: "SELECT sender_id, created_at, text, deleted_at, entry, attachments IS NOT NULL FROM messages WHERE conversation_id = ? AND seq = ?"),
                 arguments: [conversation.rawValue, action.seq])
         else { throw StoreError.messageNotFound }
         let acted = ActedMessage(
             sender: UserID(rawValue: row[0]), createdAt: Timestamp(milliseconds: row[1]), text: row[2],
-            deleted: (row[3] as Int64?) != nil, isEntry: (row[4] as String?) != nil)
+            deleted: (row[3] as Int64?) != nil, isEntry: (row[4] as String?) != nil, hasAttachments: row[5])
         return (acted, (member?[0] as String?).flatMap(MemberRole.init(rawValue:)))
     }
 

@@ -38,7 +38,8 @@ extension Messenger {
             change = .react(try request.emoji.map { try Validation.reactionEmoji($0).get() })
         case .edit:
             guard request.emoji == nil, let text = request.text else { throw ParleyError(.invalidAction, "An edit takes the new text.") }
-            change = .edit(try Validation.messageText(text).get())
+            // An empty text may remove a caption; the store refuses it for a message without files.
+            change = .edit(Validation.normalizedMessageText(text).isEmpty ? "" : try Validation.messageText(text).get())
         case .delete, .hide:
             guard request.emoji == nil, request.text == nil else { throw ParleyError(.invalidAction, "A delete takes no emoji or text.") }
             change = request.kind == .delete ? .delete : .hide

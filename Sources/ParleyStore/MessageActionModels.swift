@@ -69,12 +69,15 @@ public struct ActedMessage: Sendable, Equatable {
     public var text: String
     public var deleted: Bool
     public var isEntry: Bool
-    public init(sender: UserID, createdAt: Timestamp, text: String, deleted: Bool, isEntry: Bool) {
+    /// It carries photos or files: its text is a caption, which may be empty.
+    public var hasAttachments: Bool
+    public init(sender: UserID, createdAt: Timestamp, text: String, deleted: Bool, isEntry: Bool, hasAttachments: Bool = false) {
         self.sender = sender
         self.createdAt = createdAt
         self.text = text
         self.deleted = deleted
         self.isEntry = isEntry
+        self.hasAttachments = hasAttachments
     }
 }
 

@@ -5,7 +5,8 @@ import ParleyCore
 /// 1. Membership entries take no action but `hide` (`invalidAction`).
 /// 2. `react` and `edit` refuse a deleted message (`messageDeleted`).
 /// 3. Only the sender edits (`forbidden`), within the edit window (`editWindowClosed`); the same
-///    text again changes nothing.
+///    text again changes nothing; an empty text only removes a caption (a message without photos
+///    or files keeps some text: `textEmpty`).
 /// 4. The sender deletes for everyone within the delete window (`deleteWindowClosed`); a group's
 ///    admin or owner at any time; anyone else is `forbidden`. Deleting a deleted message changes nothing.
 /// 5. A reaction equal to the one the actor has, clearing none, or hiding a hidden message changes nothing.
@@ -41,6 +42,7 @@ public enum MessageActionPlan {
             guard !message.deleted else { throw StoreError.messageDeleted }
             guard message.sender == action.actor else { throw StoreError.forbidden("Only the sender can edit a message.") }
             guard age <= action.editWindowMilliseconds else { throw StoreError.editWindowClosed }
+            guard !text.isEmpty || message.hasAttachments else { throw Validation.Failure(.textEmpty, "Message text is empty.") }
             return text == message.text ? .unchanged : .edit(previous: message.text, new: text)
         case .delete:
             if message.deleted { return .unchanged }

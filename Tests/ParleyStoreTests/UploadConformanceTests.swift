@@ -26,6 +26,29 @@ import Testing
         return try await world.store.send(NewMessage(sender: sender.id, clientId: clientId, target: target, text: "", attachments: requests), now: .now())
     }
 
+    /// MessageActionPlan rule 3: an edit may remove a photo's caption; a message without files keeps some text.
+    @Test(arguments: StoreBackend.all)
+    func anEditMayRemoveACaptionButNotAMessagesOnlyText(backend: StoreBackend) async throws {
+        let world = try await GroupWorld(backend)
+        let photo = try await Self.upload(world, owner: world.ada)
+        try await Self.complete(world, photo, owner: world.ada)
+        let request = AttachmentRequest(uploadId: photo, thumbnail: nil, placeholder: nil, width: 1, height: 1)
+        let captioned = try await world.store.send(
+            NewMessage(sender: world.ada.id, clientId: .random(), target: .user(world.grace.id), text: "a caption", attachments: [request]), now: .now())
+        let plain = try await world.store.send("just words", from: world.ada.id, to: .conversation(captioned.message.conversationId))
+        func edit(_ message: Message) async throws -> ActionOutcome {
+            try await world.store.act(
+                NewMessageAction(actor: world.ada.id, clientId: .random(), conversation: message.conversationId, seq: message.seq, change: .edit("")),
+                now: .now())
+        }
+        let uncaptioned = try await edit(captioned.message).message
+        #expect(uncaptioned.text.isEmpty && uncaptioned.attachments?.map(\.id) == [photo] && uncaptioned.editedAt != nil)
+        let refused = await #expect(throws: Validation.Failure.self) { try await edit(plain.message) }
+        #expect(refused?.code == .textEmpty)
+        let history = try await world.store.messages(in: plain.message.conversationId, as: world.ada.id, query: HistoryQuery(limit: 10))
+        #expect(history.messages.last?.text == "just words")
+    }
+
     @Test(arguments: StoreBackend.all)
     func anUploadIsItsOwnersAloneAndCountsAgainstTheirQuota(backend: StoreBackend) async throws {
         let world = try await GroupWorld(backend)
