@@ -553,11 +553,13 @@ export class ChatView {
     this.lastTypingSent = 0;
   }
 
-  /** Text to send, or files (the text their caption, possibly empty) — not while editing a message. */
+  /** Text to send, or files (the text their caption, possibly empty); an edit may empty a caption only. */
   canSubmit() {
     const value = $("composer-input").value;
     if (canSend(value)) return true;
-    return this.tray.count > 0 && !this.mode?.editing && characterCount(normalizedText(value)) <= MAX_CHARACTERS;
+    if (characterCount(normalizedText(value)) > MAX_CHARACTERS) return false;
+    if (this.mode?.editing) return (this.store.actions.resolve(this.mode.editing.ref)?.attachments?.length ?? 0) > 0;
+    return this.tray.count > 0;
   }
 
   submit() {

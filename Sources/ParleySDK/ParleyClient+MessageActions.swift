@@ -28,10 +28,11 @@ extension ParleyClient {
         queue(PendingAction(kind: .react, target: try target(of: item), emoji: emoji), on: item)
     }
 
-    /// Changes the text of one of my messages. A message still in the outbox that never went out is
-    /// sent with the new text instead (``MessageOutbox`` rule 9).
+    /// Changes the text of one of my messages; an empty text removes a caption from photos or files
+    /// (a message without them keeps some text). A message still in the outbox that never went out
+    /// is sent with the new text instead (``MessageOutbox`` rule 9).
     public func edit(_ item: TimelineItem, text: String) throws(Validation.Failure) {
-        let text = try Validation.messageText(text).get()
+        let text = !item.attachments.isEmpty && Validation.normalizedMessageText(text).isEmpty ? "" : try Validation.messageText(text).get()
         try checkActable(item)
         guard item.senderId == me.id else { throw Validation.Failure(.forbidden, "You can only edit your own messages.") }
         guard !item.isDeleted else { throw Validation.Failure(.messageDeleted, "A deleted message can't be edited.") }

@@ -49,6 +49,25 @@ import Testing
         #expect(client.outbox.entries.isEmpty)
     }
 
+    /// A caption may be edited away; a message without photos or files keeps some text.
+    @Test func anEditMayRemoveACaptionOnly() async throws {
+        let fixture = Fixture()
+        var photo = fixture.message(1, from: fixture.me, "a caption")
+        photo.attachments = [Attachment(id: .random(), name: "beach.jpg", mimeType: "image/jpeg", kind: .image, size: 10)]
+        let words = fixture.message(2, from: fixture.me, "words")
+        fixture.api.conversationList = [fixture.summary(lastSeq: 2, lastMessage: words, myRead: 2)]
+        fixture.api.pages[fixture.conversation] = [photo, words]
+        let client = try fixture.makeClient()
+        let connection = try await fixture.connect(client)
+        _ = try await eventually("conversation") { client.conversations[fixture.conversation] }
+        try await client.loadLatest(fixture.conversation)
+        #expect(throws: Validation.Failure.self) { try client.edit(try #require(item(client, fixture, "words")), text: "  ") }
+        try client.edit(try #require(item(client, fixture, "a caption")), text: " \n ")
+        let request = try await eventually("the edit") { connection.sentActions.first }
+        #expect(request.kind == .edit && request.seq == 1 && request.text == "")
+        #expect(connection.sentActions.count == 1, "nothing went out for the refused one")
+    }
+
     @Test func editingAndDeletingMessagesStillInTheOutboxChangeOrCancelTheSend() async throws {
         let fixture = Fixture()
         fixture.api.conversationList = [fixture.summary()]

@@ -20,7 +20,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 from conftest import page_problems, sign_in
-from test_web_actions import act, open_chat, preview
+from test_web_actions import act, choose, open_chat, open_menu, preview
 from test_web_client import by_id
 from test_web_groups import befriend, call, create_group, people, wait
 
@@ -311,6 +311,16 @@ def test_files_show_as_cards_with_name_and_size_download_the_same_bytes_and_go_w
         response = served(server, card["href"])
         assert response.content == data and response.headers["Content-Disposition"].startswith("attachment")
         assert response.headers["X-Content-Type-Options"] == "nosniff"
+
+    # A caption edited away: the file stays, with no text (a message without files keeps some).
+    zip_message = attachments_of(server, alice, conversation)[-1]
+    open_menu(a, zip_message["seq"])
+    choose(a, "Edit")
+    box = wait(a, lambda d: by_id(d, "composer-input").get_attribute("value") == "the archive" and by_id(d, "composer-input"))
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys(Keys.BACKSPACE, Keys.ENTER)
+    wait(b, lambda d: (m := last(d)) and m["text"] == "" and [f["name"] for f in m["files"]] == ["archive.zip"])
+    assert attachments_of(server, alice, conversation)[-1]["text"] == ""
 
     # Deleted for everyone: a tombstone, no card; the bytes are gone.
     zip_message = attachments_of(server, alice, conversation)[-1]
