@@ -102,7 +102,7 @@ public enum Attachments {
     /// A file name fit to store and show: the last path component, without control characters,
     /// directional overrides or marks, invisible characters (zero-width space, word joiner, byte
     /// order mark; the emoji joiner stays) or line separators, trimmed, at most 255 bytes of UTF-8,
-    /// a name Windows reserves for a device (`CON`, `nul.txt`, `COM1.exe`) prefixed with `_`;
+    /// a name Windows reserves for a device (`CON`, `nul.txt`, `COM1.exe`, `LPT¹`, `CONIN$`, `CON .txt`) prefixed with `_`;
     /// `fallback` when nothing is left.
     public static func cleanName(_ raw: String, fallback: String = "file") -> String {
         let last = raw.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
@@ -125,10 +125,13 @@ public enum Attachments {
             name = stem + suffix
         }
         if name.isEmpty || name == ".." { return fallback }
-        let stem = name.prefix { $0 != "." }.uppercased()
+        // Windows ignores trailing spaces before the extension ("CON .txt" is CON) and counts
+        // superscript digits (COM¹) and COM0/LPT0 as device numbers.
+        var stem = String(name.prefix { $0 != "." }).uppercased()
+        while stem.last == " " { stem.removeLast() }
         let reserved =
-            ["CON", "PRN", "AUX", "NUL"].contains(stem)
-            || (stem.count == 4 && ["COM", "LPT"].contains(String(stem.prefix(3))) && stem.last.map { "123456789".contains($0) } == true)
+            ["CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"].contains(stem)
+            || (stem.count == 4 && ["COM", "LPT"].contains(String(stem.prefix(3))) && stem.last.map { "0123456789¹²³".contains($0) } == true)
         return reserved ? "_" + name : name
     }
 }

@@ -100,7 +100,10 @@ public struct SearchQuery: Sendable, Equatable {
             (components.year, components.month, components.day) = (parts[0], parts[1], parts[2])
             var calendar = Calendar(identifier: .gregorian)
             calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
-            if let date = calendar.date(from: components) {
+            // A day that does not exist (2026-02-30) is refused, not moved into the next month.
+            if let date = calendar.date(from: components),
+                calendar.dateComponents([.year, .month, .day], from: date) == DateComponents(year: parts[0], month: parts[1], day: parts[2])
+            {
                 let millis = Int64(date.timeIntervalSince1970 * 1000)
                 return endOfDay ? millis + 86_400_000 - 1 : millis
             }

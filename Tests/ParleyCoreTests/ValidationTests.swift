@@ -72,6 +72,10 @@ import Testing
         #expect(Attachments.cleanName("invoice\u{202E}gpj.exe") == "invoicegpj.exe")
         #expect(Attachments.cleanName("CON") == "_CON" && Attachments.cleanName("nul.txt") == "_nul.txt" && Attachments.cleanName("COM1.exe") == "_COM1.exe")
         #expect(Attachments.cleanName("console.log") == "console.log" && Attachments.cleanName("COM10.txt") == "COM10.txt")
+        for device in ["COM0.txt", "LPT0.txt", "COM¹.txt", "lpt³.txt", "CONIN$", "CONOUT$.txt", "CON .txt", "aux .tar.gz"] {
+            #expect(Attachments.cleanName(device) == "_" + device, "\(device)")
+        }
+        #expect(Attachments.cleanName("COM⁴.txt") == "COM⁴.txt" && Attachments.cleanName("CONINS.txt") == "CONINS.txt")
         #expect(Attachments.cleanName("\u{200B}\u{FEFF}") == "file")
     }
 

@@ -43,11 +43,13 @@ import Testing
             for (parameters, code) in [
                 ("q=\(String(repeating: "x", count: 1001))", ErrorCode.invalidQuery), ("q=a&order=best", .invalidQuery),
                 ("q=a&limit=0", .invalidQuery), ("q=a&cursor=-1", .invalidQuery), ("q=a&before=yesterday", .invalidQuery),
+                ("q=a&before=2026-02-30", .invalidQuery), ("q=a&after=2026-04-31", .invalidQuery), ("q=a&before=2026-13-01", .invalidQuery),
             ] {
                 let response = try await Self.search(api, ada, parameters)
                 #expect(response.status == .badRequest && response.errorCode == code, "\(parameters.prefix(40))")
             }
             #expect(try await Self.search(api, ada, "q=cafe&cursor=99999").decode(API.SearchResults.self).results.isEmpty)
+            #expect(try await Self.search(api, ada, "q=cafe&before=2028-02-29").status == .ok, "a leap day is a day")
             let anonymous = try await api.request(.get, "/v1/search?q=cafe")
             #expect(anonymous.status == .unauthorized)
         }
