@@ -8,11 +8,23 @@ public enum ExplicitNull {
     /// The first of `declared` that the JSON object in `bytes` sets to `null`, or `nil` (also when
     /// the bytes are not a JSON object). Parses only when the bytes contain `null` at all, so
     /// ordinary input costs one scan.
-    public static func field(in bytes: [UInt8], declared: Set<String>) -> String? {
+    /// `nested` names the declared fields of the objects a field holds (an object, or an array of
+    /// them: a send's `attachments`); such a null is named by its path (`attachments[0].width`).
+    public static func field(in bytes: [UInt8], declared: Set<String>, nested: [String: Set<String>] = [:]) -> String? {
         guard containsNullToken(bytes),
             let object = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]) as? [String: Any]
         else { return nil }
-        return declared.sorted().first { object[$0] is NSNull }
+        if let field = declared.sorted().first(where: { object[$0] is NSNull }) { return field }
+        for (key, fields) in nested.sorted(by: { $0.key < $1.key }) {
+            if let inner = object[key] as? [String: Any], let field = fields.sorted().first(where: { inner[$0] is NSNull }) {
+                return "\(key).\(field)"
+            }
+            for (index, element) in ((object[key] as? [Any]) ?? []).enumerated() {
+                guard let inner = element as? [String: Any], let field = fields.sorted().first(where: { inner[$0] is NSNull }) else { continue }
+                return "\(key)[\(index)].\(field)"
+            }
+        }
+        return nil
     }
 
     /// The error message for a declared field sent as `null`.
@@ -34,7 +46,17 @@ public enum ExplicitNull {
 /// (``ExplicitNull``). Every request body of the REST API and the WebSocket's frames declare theirs.
 public protocol DeclaredFields {
     static var declaredFields: Set<String> { get }
+    /// The declared fields of the objects inside a field (``ExplicitNull/field(in:declared:nested:)``).
+    static var nestedDeclaredFields: [String: Set<String>] { get }
 }
+
+extension DeclaredFields {
+    /// None by default: the body's fields hold no objects of their own.
+    public static var nestedDeclaredFields: [String: Set<String>] { [:] }
+}
+
+/// What an attachment of a send declares.
+private let attachmentFields: Set<String> = ["uploadId", "thumbnail", "placeholder", "width", "height", "durationMs"]
 
 extension API.RegisterRequest: DeclaredFields { public static let declaredFields: Set<String> = ["username", "displayName", "password"] }
 extension API.LoginRequest: DeclaredFields { public static let declaredFields: Set<String> = ["username", "password"] }
@@ -43,14 +65,19 @@ extension API.CreateConversationRequest: DeclaredFields { public static let decl
 extension API.ReceiptRequest: DeclaredFields { public static let declaredFields: Set<String> = ["deliveredSeq", "readSeq"] }
 extension SendRequest: DeclaredFields {
     public static let declaredFields: Set<String> = ["ref", "clientId", "conversationId", "recipientId", "text", "replyToSeq", "attachments"]
+    public static var nestedDeclaredFields: [String: Set<String>] { ["attachments": attachmentFields] }
 }
 extension API.FileLinksRequest: DeclaredFields { public static let declaredFields: Set<String> = ["ids"] }
 extension API.PhotoRequest: DeclaredFields { public static let declaredFields: Set<String> = ["uploadId"] }
-extension API.WebPushSubscriptionBody: DeclaredFields { public static let declaredFields: Set<String> = ["endpoint", "keys"] }
+extension API.WebPushSubscriptionBody: DeclaredFields {
+    public static let declaredFields: Set<String> = ["endpoint", "keys"]
+    public static var nestedDeclaredFields: [String: Set<String>] { ["keys": ["p256dh", "auth"]] }
+}
 extension API.WebPushUnsubscribeBody: DeclaredFields { public static let declaredFields: Set<String> = ["endpoint"] }
 extension API.APNsTokenBody: DeclaredFields { public static let declaredFields: Set<String> = ["environment"] }
 extension NotificationPreviewChange: DeclaredFields { public static let declaredFields: Set<String> = ["preview"] }
 extension ConversationNotificationChange: DeclaredFields { public static let declaredFields: Set<String> = ["level", "mute"] }
 extension ClientFrame: DeclaredFields {
     public static let declaredFields: Set<String> = Set(CodingKeys.allCases.map(\.stringValue))
+    public static var nestedDeclaredFields: [String: Set<String>] { ["attachments": attachmentFields] }
 }

@@ -89,6 +89,8 @@ import Testing
         // An explicit null is refused on either path, never read as an absent field (docs/protocol.md).
         let null = WireCoding.decodeFrame(Array(#"{"type":"send","clientId":"c","text":"a\"b","ref":null}"#.utf8))
         #expect(throws: ParleyError.self) { try null.get() }
+        let nested = WireCoding.decodeFrame(Array(#"{"type":"send","clientId":"c","text":"x","attachments":[{"uploadId":"u","thumbnail":null}]}"#.utf8))
+        #expect(throws: ParleyError.self) { try nested.get() }
         #expect(throws: ParleyError.self) { try WireCoding.decodeFrame([0x7B, 0xFF, 0x7D]).get() }
     }
 }

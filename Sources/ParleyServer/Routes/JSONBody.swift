@@ -23,7 +23,9 @@ enum JSONBody {
         guard String(validating: bytes, as: UTF8.self) != nil else {
             throw ParleyError(.invalidUTF8, "The request body is not valid UTF-8.")
         }
-        if let declared = (T.self as? any DeclaredFields.Type)?.declaredFields, let field = ExplicitNull.field(in: bytes, declared: declared) {
+        if let fields = T.self as? any DeclaredFields.Type,
+            let field = ExplicitNull.field(in: bytes, declared: fields.declaredFields, nested: fields.nestedDeclaredFields)
+        {
             throw ParleyError(.invalidJSON, ExplicitNull.message(field: field))
         }
         do {

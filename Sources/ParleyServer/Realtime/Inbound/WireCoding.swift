@@ -13,7 +13,7 @@ enum WireCoding {
             return .failure(ParleyError(.invalidUTF8, "Frames must be valid UTF-8."))
         }
         if let send = PlainSendFrame.read(bytes) { return .success(.send(send)) }
-        if let field = ExplicitNull.field(in: bytes, declared: ClientFrame.declaredFields) {
+        if let field = ExplicitNull.field(in: bytes, declared: ClientFrame.declaredFields, nested: ClientFrame.nestedDeclaredFields) {
             return .failure(ParleyError(.invalidFrame, ExplicitNull.message(field: field)))
         }
         let data = Data(bytes)
