@@ -154,10 +154,19 @@ extension Validation {
     public static let maxReactionBytes = 64
 
     /// Checks a reaction: exactly one grapheme cluster that is an emoji (shown as one by default, or
-    /// made one by U+FE0F or a keycap), nothing else.
+    /// made one by U+FE0F or a keycap), nothing else. A lone emoji that is text by default (`❤`,
+    /// as some keyboards send it) gets its U+FE0F, so it is the same reaction as `❤️`; a lone skin
+    /// tone is not an emoji of its own.
     public static func reactionEmoji(_ raw: String) -> Result<String, Failure> {
         let refused = Failure(.invalidEmoji, "A reaction is a single emoji.")
-        guard raw.utf8.count <= maxReactionBytes, raw.count == 1, let first = raw.unicodeScalars.first else { return .failure(refused) }
+        if raw.unicodeScalars.count == 1, let only = raw.unicodeScalars.first, only.value > 0x7F, only.properties.isEmoji,
+            !only.properties.isEmojiPresentation
+        {
+            return reactionEmoji(raw + "\u{FE0F}")
+        }
+        guard raw.utf8.count <= maxReactionBytes, raw.count == 1, let first = raw.unicodeScalars.first, !first.properties.isEmojiModifier else {
+            return .failure(refused)
+        }
         let scalars = raw.unicodeScalars
         let selected = scalars.contains { $0.value == 0xFE0F || $0.value == 0x20E3 }
         guard first.properties.isEmoji, first.properties.isEmojiPresentation || selected else { return .failure(refused) }

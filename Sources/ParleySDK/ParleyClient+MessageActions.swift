@@ -22,10 +22,11 @@ extension ParleyClient {
 
     /// Sets my reaction to `item` to `emoji` (replacing any earlier one), or clears it (`nil`).
     public func react(_ item: TimelineItem, emoji: String?) throws(Validation.Failure) {
-        if let emoji { _ = try Validation.reactionEmoji(emoji).get() }
+        var chosen: String?  // as the server keeps it (a text-style ❤ gets its selector)
+        if let emoji { chosen = try Validation.reactionEmoji(emoji).get() }
         try checkActable(item)
         guard !item.isDeleted else { throw Validation.Failure(.messageDeleted, "You can't react to a deleted message.") }
-        queue(PendingAction(kind: .react, target: try target(of: item), emoji: emoji), on: item)
+        queue(PendingAction(kind: .react, target: try target(of: item), emoji: chosen), on: item)
     }
 
     /// Changes the text of one of my messages; an empty text removes a caption from photos or files

@@ -9,11 +9,18 @@ import Testing
     }
 
     @Test(arguments: [
-        "", "a", "1", "#", "❤", "👍👍", "👍 ", " 👍", "ok", "\u{200D}", "\u{FE0F}", "a\u{301}", "\u{1F44D}\u{0301}",
+        "", "a", "1", "#", "🏻", "👍👍", "👍 ", " 👍", "ok", "\u{200D}", "\u{FE0F}", "a\u{301}", "\u{1F44D}\u{0301}",
         "👍\u{200D}", "👍\u{FE0F}\u{FE0F}\u{FE0F}\u{FE0F}", "🇯", "🇯🇵🇯", "👨\u{200D}\u{200D}👩",
     ])
     func anythingElseIsRefused(text: String) {
         #expect(throws: Validation.Failure(.invalidEmoji, "A reaction is a single emoji.")) { try Validation.reactionEmoji(text).get() }
+    }
+
+    /// As some keyboards send them: the same reaction as with U+FE0F, so one chip.
+    @Test func aLoneTextStyleEmojiGetsItsSelector() {
+        #expect((try? Validation.reactionEmoji("❤").get()) == "❤️")
+        #expect((try? Validation.reactionEmoji("☺").get()) == "☺️")
+        #expect((try? Validation.reactionEmoji("✔").get()) == "✔️")
     }
 
     @Test func aReplyQuoteIsTheCurrentFirstLineCut() {
