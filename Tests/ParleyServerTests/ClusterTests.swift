@@ -202,6 +202,32 @@ import WSCore
         }
     }
 
+    /// A "log out everywhere" whose signal a node missed (its LISTEN connection was cut, as a
+    /// database restart or failover does) ends that node's sockets of the session when it listens
+    /// again. The sessions are deleted here without any signal, so only the node's own check can
+    /// end the socket.
+    @Test func aLogoutANodeMissedEndsItsSocketsWhenItListensAgain() async throws {
+        try await TestCluster.run { cluster in
+            try await cluster.withAPI(0) { nodeA in
+                try await cluster.withAPI(1) { nodeB in
+                    let bob = try await nodeA.register("bob"), alice = try await nodeA.register("alice")
+                    let onB = try await nodeB.socket(bob)
+                    _ = try await onB.synced()
+                    let keep = try await nodeB.socket(alice)
+                    _ = try await keep.synced()
+                    try await cluster.deleteSessionsSilently(of: bob.id)
+                    #expect(try await cluster.terminateListeners() == 2)
+                    #expect(try await onB.closed()?.closeCode == .policyViolation)
+                    // A session the store still has keeps its socket, which goes on delivering.
+                    _ = try await nodeA.send("still here?", from: alice, to: bob)
+                    _ = try await keep.message(seq: 1)
+                    #expect(await keep.inbox.frames.allSatisfy { if case .error = $0 { false } else { true } })
+                    await keep.close()
+                }
+            }
+        }
+    }
+
     /// A node whose LISTEN connection is cut misses notifications; when it listens again it
     /// catches its users up from the store.
     @Test func aNodeThatLosesItsListenConnectionCatchesUp() async throws {

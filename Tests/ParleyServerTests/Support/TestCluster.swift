@@ -68,6 +68,14 @@ final class TestCluster: Sendable {
         }
     }
 
+    /// Ends every session of `user` in the database without telling any node (a revocation whose
+    /// signal was lost).
+    func deleteSessionsSilently(of user: UserID) async throws {
+        try await store.transaction { db in
+            try await db.query("DELETE FROM sessions WHERE user_id = \(user.rawValue)", logger: self.store.logger)
+        }
+    }
+
     /// Deletes the node that counts `user`'s connection, with its presence counts, from the cluster
     /// tables, as the other nodes do when a node's heartbeat expires.
     @discardableResult

@@ -6,8 +6,9 @@ import ServiceLifecycle
 /// Applies the other nodes' signals to this node's live connections (see ``ClusterBus``):
 /// committed events are delivered as carried or fetched from the store by position, ephemeral frames are delivered,
 /// revoked sessions are checked against the store, users of a dead node are announced offline,
-/// after the bus reconnects every connection catches up from the store, and a node that was taken
-/// for dead restores its presence counts (its users are announced online again).
+/// after the bus reconnects every connection catches up from the store and every connection's
+/// session is checked again (a logout signalled while this node was not listening ended it), and a
+/// node that was taken for dead restores its presence counts (its users are announced online again).
 struct ClusterRelay: Service {
     let bus: any ClusterBus
     let hub: ConnectionHub
@@ -78,18 +79,11 @@ struct ClusterRelay: Service {
             hub.catchUpAll()
             await dropStalePresence()
             await refreshPresence()
+            // A "log out everywhere" or a password change signalled while this node was not
+            // listening reached nobody here: without this, its sockets stayed open and usable.
+            for user in hub.connectionCounts().keys { await endRevokedSessions(of: user) }
         case .sessionsRevoked(let user):
-            var revoked = Set<String>()
-            for token in hub.sessionTokens(of: user) {
-                // A lookup that fails keeps the connection: the hub's once-a-second check and the
-                // next revocation signal try again; ending sessions on an outage would log everyone out.
-                do {
-                    if try await store.session(tokenHash: token, now: .now()) == nil { revoked.insert(token) }
-                } catch {
-                    logger.warning("Could not check a session after a revocation", metadata: ["error": "\(error)"])
-                }
-            }
-            if !revoked.isEmpty { hub.endLocalSessions(of: user, revoked: revoked) }
+            await endRevokedSessions(of: user)
         case .rejoined:
             do {
                 let cameBack = try await bus.restore(hub.connectionCounts())
@@ -109,6 +103,24 @@ struct ClusterRelay: Service {
                 }
             }
         }
+    }
+}
+
+extension ClusterRelay {
+    /// Ends this node's connections of `user` whose session the store no longer has.
+    func endRevokedSessions(of user: UserID) async {
+        var revoked = Set<String>()
+        for token in hub.sessionTokens(of: user) {
+            // A lookup that fails keeps the connection: the next revocation signal or reconnection
+            // tries again; ending sessions on an outage would log everyone out.
+            do {
+                if try await store.session(tokenHash: token, now: .now()) == nil { revoked.insert(token) }
+            } catch {
+                logger.warning("Could not check a session", metadata: ["error": "\(error)"])
+                return
+            }
+        }
+        if !revoked.isEmpty { hub.endLocalSessions(of: user, revoked: revoked) }
     }
 }
 
