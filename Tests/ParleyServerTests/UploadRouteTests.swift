@@ -52,15 +52,21 @@ import Testing
         }
     }
 
-    /// A creation-with-upload whose bytes fail answers without a Location, so its upload goes with
-    /// it: failed attempts never hold the quota.
-    @Test func aFailedCreationWithUploadHoldsNoQuota() async throws {
+    /// A server where Ada's quota (1,500 bytes) holds one file of at most 1,000 bytes.
+    static func withRoomForOneFile(_ body: @escaping @Sendable (TestAPI, Account) async throws -> Void) async throws {
         try await TestServer.run(configure: {
             $0.files.maxUploadBytes = 1000
             $0.files.quotaBytes = 1500
             $0.stopRateLimitClock()
         }) { api in
-            let ada = try await api.register("ada")
+            try await body(api, try await api.register("ada"))
+        }
+    }
+
+    /// A creation-with-upload whose bytes fail answers without a Location, so its upload goes with
+    /// it: failed attempts never hold the quota.
+    @Test func aFailedCreationWithUploadHoldsNoQuota() async throws {
+        try await Self.withRoomForOneFile { api, ada in
             for _ in 0..<3 {
                 let overlong = try await api.createUpload(ada, length: 999, body: [UInt8](repeating: 1, count: 1000))
                 #expect(overlong.status == .contentTooLarge && overlong.errorCode == .uploadTooLarge && overlong.headers[.location] == nil)
@@ -77,12 +83,7 @@ import Testing
     /// The same when the client goes away mid-body: a killed app's socket closes cleanly (a FIN),
     /// so the body just ends, short of its Content-Length.
     @Test func aCreationWithUploadWhoseClientWentAwayHoldsNoQuota() async throws {
-        try await TestServer.run(configure: {
-            $0.files.maxUploadBytes = 1000
-            $0.files.quotaBytes = 1500
-            $0.stopRateLimitClock()
-        }) { api in
-            let ada = try await api.register("ada")
+        try await Self.withRoomForOneFile { api, ada in
             let connection = try await RawConnection.open(port: api.port)
             try await connection.send(
                 "POST /v1/uploads HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(ada.token)\r\nTus-Resumable: 1.0.0\r\n"
