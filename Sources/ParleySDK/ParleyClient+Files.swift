@@ -26,13 +26,11 @@ extension ParleyClient {
         var attachments: [PendingAttachment] = []
         for path in paths {
             // Only the size here (the main actor must not read a large file); the hash is worked out by the upload.
-            guard FileManager.default.isReadableFile(atPath: path),
-                let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber
-            else {
-                throw Validation.Failure(.invalidAttachment, "Cannot read \(path).")
+            guard let size = Self.regularFileSize(path) else {
+                throw Validation.Failure(.invalidAttachment, "Cannot send \(path): it is not a file that can be read.")
             }
             let name = Attachments.cleanName(URL(fileURLWithPath: path).lastPathComponent)
-            attachments.append(PendingAttachment(path: path, name: name, size: size.int64Value))
+            attachments.append(PendingAttachment(path: path, name: name, size: size))
         }
         let entry = outbox.enqueue(
             text: text, conversation: conversation, recipient: conversations[conversation] == nil ? recipient : nil, attachments: attachments,
@@ -103,7 +101,9 @@ extension ParleyClient {
             var digest = file.sha256
             if digest == nil {
                 let path = file.path
-                guard let (size, hex) = await Task.detached(operation: { Self.sizeAndDigest(of: path) }).value, size == file.size else {
+                let expected = file.size
+                guard let (size, hex) = await Task.detached(operation: { Self.sizeAndDigest(of: path, expected: expected) }).value, size == file.size
+                else {
                     throw ParleyClientError(status: 400, code: .invalidAttachment, message: "\(file.name) can no longer be read.")
                 }
                 digest = hex
@@ -197,25 +197,44 @@ extension ParleyClient {
         return path
     }
 
-    /// `length` bytes of the file at `at`, or nil when it cannot be read.
-    nonisolated static func read(_ path: String, at offset: Int64, length: Int) -> Data? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        guard (try? handle.seek(toOffset: UInt64(offset))) != nil else { return nil }
-        return handle.readData(ofLength: length)
+    /// The size of the regular file at `path` (symbolic links followed) that this process may read,
+    /// or nil: a folder, a device (`/dev/zero` never ends) or a pipe (opening it waits for a
+    /// writer) is not a file to send, and reading one would crash or hang the client.
+    nonisolated static func regularFileSize(_ path: String) -> Int64? {
+        var status = stat()
+        guard stat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG, FileManager.default.isReadableFile(atPath: path) else {
+            return nil
+        }
+        return Int64(status.st_size)
     }
 
-    /// The size and SHA-256 (hex) of a file, read in 1 MiB parts; nil when it cannot be read.
-    nonisolated static func sizeAndDigest(of path: String) -> (Int64, String)? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+    /// `length` bytes of the file at `at`, or nil when it cannot be read (no longer a regular file,
+    /// or a read error: thrown, where `readData(ofLength:)` would stop the process).
+    nonisolated static func read(_ path: String, at offset: Int64, length: Int) -> Data? {
+        guard regularFileSize(path) != nil, let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        do {
+            try handle.seek(toOffset: UInt64(offset))
+            return try handle.read(upToCount: length) ?? Data()
+        } catch {
+            return nil
+        }
+    }
+
+    /// The size and SHA-256 (hex) of a regular file, read in 1 MiB parts, at most one part past
+    /// `expected` (a file that grew is not the one chosen); nil when it cannot be read.
+    nonisolated static func sizeAndDigest(of path: String, expected: Int64) -> (Int64, String)? {
+        guard regularFileSize(path) != nil, let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
         var hash = SHA256()
         var size: Int64 = 0
-        while true {
-            let chunk = handle.readData(ofLength: uploadChunk)
-            if chunk.isEmpty { break }
-            hash.update(data: chunk)
-            size += Int64(chunk.count)
+        do {
+            while size <= expected, let chunk = try handle.read(upToCount: uploadChunk), !chunk.isEmpty {
+                hash.update(data: chunk)
+                size += Int64(chunk.count)
+            }
+        } catch {
+            return nil
         }
         return (size, LowercaseHex.string(Array(hash.finalize())))
     }

@@ -100,7 +100,12 @@ import Testing
         let alice = try server.client(aliceSession, directory: temporaryDirectory())
         alice.start()
         _ = try await eventually("online") { alice.connectionState == .online ? true : nil }
-        #expect(throws: Validation.Failure.self) { try alice.sendFiles(["/no/such/file"], in: direct, to: bobSession.user.id) }
+        let folder = temporaryDirectory().path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for path in ["/no/such/file", folder, "/dev/zero"] {
+            #expect(throws: Validation.Failure.self, "\(path)") { try alice.sendFiles([path], in: direct, to: bobSession.user.id) }
+        }
+        #expect(alice.outbox.entries.isEmpty, "nothing queued that cannot be sent")
         let empty = try Self.file(bytes: 0)
         let id = try alice.sendFiles([empty.path], in: direct, to: bobSession.user.id)
         _ = try await eventually("an empty file is a file too") { alice.outbox.entries.isEmpty ? true : nil }

@@ -1,0 +1,29 @@
+import Foundation
+@testable import ParleySDK
+import Testing
+
+/// What the client reads to send: regular files only. A folder crashed the client (Foundation's
+/// `readData(ofLength:)` stops the process on a read error), `/dev/zero` never ended and a pipe
+/// waited for a writer for ever; a message queued with one came back at every start.
+@Suite struct FileReadingTests {
+    @Test func onlyARegularFileIsRead() throws {
+        let directory = temporaryDirectory().path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let file = (directory as NSString).appendingPathComponent("notes.txt")
+        try Data("twelve bytes".utf8).write(to: URL(fileURLWithPath: file))
+        let pipe = (directory as NSString).appendingPathComponent("pipe")
+        #expect(mkfifo(pipe, 0o600) == 0)
+        let link = (directory as NSString).appendingPathComponent("link.txt")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: file)
+
+        #expect(ParleyClient.regularFileSize(file) == 12 && ParleyClient.regularFileSize(link) == 12, "a link to a file is that file")
+        for path in [directory, "/dev/zero", pipe, "/no/such/file"] {
+            #expect(ParleyClient.regularFileSize(path) == nil, "\(path)")
+            #expect(ParleyClient.read(path, at: 0, length: 16) == nil, "\(path)")
+            #expect(ParleyClient.sizeAndDigest(of: path, expected: 12) == nil, "\(path)")
+        }
+        #expect(ParleyClient.read(file, at: 7, length: 16) == Data("bytes".utf8))
+        #expect(ParleyClient.sizeAndDigest(of: file, expected: 12)?.0 == 12)
+        #expect(ParleyClient.sizeAndDigest(of: file, expected: 3)?.0 == 12, "a file that grew reads past what was expected, and stops")
+    }
+}
