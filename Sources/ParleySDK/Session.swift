@@ -34,10 +34,17 @@ public struct ClientStorage: Sendable {
         return try? JSONDecoder().decode(Session.self, from: data)
     }
 
-    /// Saves the session (readable by its owner only) so the next start can restore it.
+    /// Saves the session so the next start can restore it: the file is its owner's only (`0600`),
+    /// in a folder made its owner's only (`0700`) when this makes it; it holds the bearer token.
     public func save(_ session: Session) throws {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try makeDirectory()
         try WireFormat.encoder().encode(session).write(to: sessionFile, options: [.atomic])
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: sessionFile.path)
+    }
+
+    /// The folder, its owner's only when made here (an existing one, perhaps the home folder, is left as it is).
+    private func makeDirectory() throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
 
     /// Deletes the saved session (sign-out).
@@ -47,6 +54,11 @@ public struct ClientStorage: Sendable {
 
     /// The account's local database (kept across sign-outs so unsent messages are not lost).
     public func store(for user: UserID) throws -> LocalStore {
-        try LocalStore(path: directory.appendingPathComponent("account-\(user.rawValue).sqlite").path)
+        try makeDirectory()
+        let path = directory.appendingPathComponent("account-\(user.rawValue).sqlite").path
+        let store = try LocalStore(path: path)
+        // Its messages are its owner's only too (SQLite gives its journal files the same mode).
+        try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        return store
     }
 }

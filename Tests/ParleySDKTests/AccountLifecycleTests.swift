@@ -16,6 +16,11 @@ import Testing
         #expect(client.connectionState == .online && client.listState == .loaded)
         client.stop()
 
+        // The token and the messages are the owner's only.
+        func mode(_ path: String) -> Int? { (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int }
+        #expect(mode(storage.directory.path) == 0o700 && mode(storage.directory.appendingPathComponent("session.json").path) == 0o600)
+        #expect(mode(storage.directory.appendingPathComponent("account-\(client.me.id.rawValue).sqlite").path) == 0o600)
+
         let restored = try #require(try ParleyClient.restore(from: storage))
         #expect(restored.me.username == "ada")
         try await restored.connect()
