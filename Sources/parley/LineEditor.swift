@@ -5,8 +5,9 @@ import Synchronization
 ///
 /// Rules: what the user has typed stays on the last line of the screen; a line printed meanwhile
 /// (an incoming message) is written above it, and the input is drawn again below, so the two never
-/// mix. Backspace removes a whole character (emoji and accents included); Enter submits; Ctrl-C and
-/// Ctrl-D on an empty line quit. Every edit is reported (the chat announces typing while you type).
+/// mix. Characters are echoed whole (東京, é, 👍); Backspace removes a whole character (emoji and
+/// accents included); Enter submits; Ctrl-C and Ctrl-D on an empty line quit; keys that send
+/// escape sequences (arrows, Delete, Home) and pasted terminal codes are ignored whole, never typed. Every edit is reported (the chat announces typing while you type).
 /// Without a terminal (a pipe, a script) it reads plain lines and changes nothing on screen.
 final class LineEditor: Sendable {
     static let shared = LineEditor()
@@ -42,22 +43,23 @@ final class LineEditor: Sendable {
         write(prompt)
         Thread.detachNewThread { [self] in
             var byte: UInt8 = 0
+            var keys = KeyDecoder()
             while Foundation.read(STDIN_FILENO, &byte, 1) == 1 {
-                switch byte {
-                case 0x03:  // Ctrl-C
+                switch keys.feed(byte) {
+                case .interrupt:
                     continuation.finish()
                     return
-                case 0x04 where state.withLock({ $0.input.isEmpty }):  // Ctrl-D on an empty line
+                case .endOfInput where state.withLock({ $0.input.isEmpty }):  // Ctrl-D on an empty line
                     continuation.finish()
                     return
-                case 0x0D, 0x0A:
+                case .submit:
                     let line = state.withLock { state in
                         defer { state.input = [] }; return String(decoding: state.input, as: UTF8.self)
                     }
                     write("\r\n" + prompt)
                     onEdit("")
                     continuation.yield(line)
-                case 0x7F, 0x08:
+                case .erase:
                     let text = state.withLock { state in
                         var text = String(decoding: state.input, as: UTF8.self)
                         if !text.isEmpty { text.removeLast() }
@@ -66,14 +68,14 @@ final class LineEditor: Sendable {
                     }
                     redraw()
                     onEdit(text)
-                case 0x1B, 0..<0x20:
-                    break  // escape sequences and other control keys are not editing
-                default:
+                case .text(let typed):
                     let text = state.withLock { state in
-                        state.input.append(byte); return String(decoding: state.input, as: UTF8.self)
+                        state.input += typed.utf8; return String(decoding: state.input, as: UTF8.self)
                     }
-                    write(String(decoding: [byte], as: UTF8.self))
-                    if byte < 0x80 || byte >= 0xC0 { onEdit(text) }
+                    write(typed)
+                    onEdit(text)
+                case .endOfInput, .nothing:
+                    break
                 }
             }
             continuation.finish()
@@ -108,5 +110,58 @@ final class LineEditor: Sendable {
 
     private func write(_ text: String) {
         FileHandle.standardOutput.write(Data(text.utf8))
+    }
+}
+
+/// Bytes from a raw terminal as keys: whole UTF-8 characters, and escape sequences swallowed whole
+/// (`ESC [ … final`, `ESC O x`, `ESC x`), so an arrow key or a pasted colour code never puts
+/// `[D` or `[31m` into a message.
+struct KeyDecoder {
+    enum Key: Equatable {
+        case text(String), submit, erase, interrupt, endOfInput, nothing
+    }
+
+    private enum Escape { case none, started, csi, ss3 }
+    private var escape = Escape.none
+    private var pending: [UInt8] = []
+    private var needed = 0
+
+    mutating func feed(_ byte: UInt8) -> Key {
+        switch escape {
+        case .started:
+            escape = byte == 0x5B ? .csi : byte == 0x4F ? .ss3 : .none
+            return .nothing
+        case .csi:
+            if (0x40...0x7E).contains(byte) { escape = .none }  // the final byte
+            return .nothing
+        case .ss3:
+            escape = .none
+            return .nothing
+        case .none: break
+        }
+        if needed > 0 {
+            guard byte & 0xC0 == 0x80 else {  // a broken character is dropped
+                (pending, needed) = ([], 0)
+                return feed(byte)
+            }
+            pending.append(byte)
+            needed -= 1
+            guard needed == 0 else { return .nothing }
+            defer { pending = [] }
+            return .text(String(decoding: pending, as: UTF8.self))
+        }
+        switch byte {
+        case 0x1B: escape = .started
+        case 0x03: return .interrupt
+        case 0x04: return .endOfInput
+        case 0x0D, 0x0A: return .submit
+        case 0x7F, 0x08: return .erase
+        case 0x20..<0x7F: return .text(String(UnicodeScalar(byte)))
+        case 0xC2...0xDF: (pending, needed) = ([byte], 1)
+        case 0xE0...0xEF: (pending, needed) = ([byte], 2)
+        case 0xF0...0xF4: (pending, needed) = ([byte], 3)
+        default: break  // other control keys, and bytes that start no UTF-8 character
+        }
+        return .nothing
     }
 }

@@ -272,3 +272,24 @@ def test_a_group_of_three_from_the_terminal(server):
         terminal.expect(pexpect.EOF)
         texts = [m.get("text") for m in server.history(carol, next(c["id"] for c in server.conversations(carol) if c.get("title") == "Book club"))]
         assert "anyone?" not in texts
+
+
+def test_typed_characters_echo_whole_and_escape_keys_type_nothing(server):
+    """Arrow keys, Delete and a pasted colour code send escape sequences: none of them may reach the
+    message (they once put `[D` and `[31m` into it), and 東京 echoes as itself, not byte by byte."""
+    with tempfile.TemporaryDirectory() as home:
+        bob = server.register("bob", "Bob Builder")
+        _run(["chat", "register", "--home", home, "--server", server.url, "--username", "alice", "--password", "wonderland1"])
+        terminal = pexpect.spawn(BINARY, ["chat", "--home", home], encoding="utf-8", timeout=20, dimensions=(40, 120))
+        terminal.expect(r"\[online\]")
+        terminal.sendline("/new bob")
+        terminal.expect("Say hello!")
+        terminal.send("he\x1b[D")
+        terminal.send("llo\x1b[3~ 東京\x1bOH\x1b[31m!")
+        terminal.expect("hello 東京!")
+        terminal.send("\r")
+        terminal.expect("✓ \"hello 東京!\"")
+        listed = requests.get(f"{server.url}/v1/conversations", headers={"Authorization": "Bearer " + bob["token"]}).json()
+        assert listed["conversations"][0]["lastMessage"]["text"] == "hello 東京!"
+        terminal.sendline("/quit")
+        terminal.expect(pexpect.EOF)
