@@ -74,6 +74,11 @@ extension ParleyClient {
                     error.code == .checksumMismatch
                     ? "\(file.name) changed since it was sent: Retry sends it as it is now." : error.message
                 outbox.refuse(clientId, code: error.code ?? .invalidAttachment, message: message, now: .now())
+                // The part sent holds the whole file's size of the quota: give it up, and Retry starts anew.
+                if let partial = outbox.entries.first(where: { $0.clientId == clientId })?.attachments?[index].uploadId {
+                    abandon([partial])
+                    outbox.updateAttachment(clientId, at: index) { $0.uploadId = nil }
+                }
                 saveOutbox()
                 emit(.sendFailed(clientId, error.message))
             } catch {

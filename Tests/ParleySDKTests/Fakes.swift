@@ -41,6 +41,19 @@ final class FakeAPI: ParleyAPI, @unchecked Sendable {
         return user
     }
     private var unsupported: ParleyClientError { ParleyClientError(status: 500, code: nil, message: "not in this fake") }
+    /// Uploads: what was created, how many bytes each got, what was given up; `onAppend` runs
+    /// before each part is taken.
+    var uploadsCreated: [UploadID] = []
+    var uploadsDeleted: [UploadID] = []
+    var onAppend: (@Sendable () -> Void)?
+    func createUpload(length: Int64, name: String, sha256: String?, token: String) async throws -> API.Upload {
+        let id = UploadID.random()
+        uploadsCreated.append(id)
+        return API.Upload(id: id, name: name, size: length, offset: 0, complete: length == 0, expiresAt: Timestamp(milliseconds: 0))
+    }
+    func appendUpload(_ id: UploadID, offset: Int64, bytes: Data, token: String) async throws { onAppend?() }
+    func deleteUpload(_ id: UploadID, token: String) async throws { uploadsDeleted.append(id) }
+
     /// The bytes `fileBytes` serves, by upload (a hostile server may serve fewer than it said).
     var files: [UploadID: Data] = [:]
     func fileBytes(_ id: UploadID, offset: Int64, length: Int64, token: String) async throws -> Data {

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyCore
 @testable import ParleySDK
 import Testing
 
@@ -25,5 +26,30 @@ import Testing
         #expect(ParleyClient.read(file, at: 7, length: 16) == Data("bytes".utf8))
         #expect(ParleyClient.sizeAndDigest(of: file, expected: 12)?.0 == 12)
         #expect(ParleyClient.sizeAndDigest(of: file, expected: 3)?.0 == 12, "a file that grew reads past what was expected, and stops")
+    }
+}
+
+/// A file that got shorter while it went up fails its message, and the part sent is given up: it
+/// held the whole file's size of the sender's quota for a day.
+@MainActor
+@Suite struct FailedUploadTests {
+    @Test func aFileThatGotShorterFailsItsMessageAndGivesItsUploadUp() async throws {
+        let fixture = Fixture()
+        fixture.api.conversationList = [fixture.summary()]
+        let client = try fixture.makeClient()
+        _ = try await fixture.connect(client)
+        let path = temporaryDirectory().path + "-three-parts.bin"
+        try Data(count: 3 * ParleyClient.uploadChunk).write(to: URL(fileURLWithPath: path))
+        fixture.api.onAppend = { _ = truncate(path, off_t(ParleyClient.uploadChunk)) }  // after the first part, two thirds go
+        let id = try client.sendFiles([path], in: fixture.conversation)
+        let reason = try await eventually("the message fails") { () -> String? in
+            guard case .failed(let reason) = client.outbox.entries.first(where: { $0.clientId == id })?.state else { return nil }
+            return reason
+        }
+        #expect(reason.contains("got shorter"))
+        let created = try #require(fixture.api.uploadsCreated.first)
+        _ = try await eventually("the upload given up") { fixture.api.uploadsDeleted == [created] ? true : nil }
+        #expect(client.outbox.entries.first { $0.clientId == id }?.attachments?.first?.uploadId == nil, "Retry makes a new upload")
+        client.stop()
     }
 }
