@@ -60,14 +60,20 @@ def test_sign_in_chat_live_and_script_it(server):
         assert [m["text"] for m in history] == ["Hello Bob, from the terminal 👋", "Hi Alice! Got it.", "sent from a script"]
 
 
+def alice_chatting_with_bob(server, home, timeout):
+    """Bob signed up; Alice signed in through the terminal client, in a new chat with him."""
+    bob = server.register("bob", "Bob Builder")
+    _run(["chat", "register", "--home", home, "--server", server.url, "--username", "alice", "--password", "wonderland1"])
+    terminal = pexpect.spawn(BINARY, ["chat", "--home", home], encoding="utf-8", timeout=timeout, dimensions=(40, 120))
+    terminal.expect(r"\[online\]")
+    terminal.sendline("/new bob")
+    terminal.expect("Say hello!")
+    return bob, terminal
+
+
 def test_messages_written_while_the_server_is_down_go_out_when_it_returns(server):
     with tempfile.TemporaryDirectory() as home:
-        bob = server.register("bob", "Bob Builder")
-        _run(["chat", "register", "--home", home, "--server", server.url, "--username", "alice", "--password", "wonderland1"])
-        terminal = pexpect.spawn(BINARY, ["chat", "--home", home], encoding="utf-8", timeout=30, dimensions=(40, 120))
-        terminal.expect(r"\[online\]")
-        terminal.sendline("/new bob")
-        terminal.expect("Say hello!")
+        bob, terminal = alice_chatting_with_bob(server, home, timeout=30)
         server.stop()
         terminal.expect(r"\[offline")
         terminal.sendline("written offline")
@@ -278,12 +284,7 @@ def test_typed_characters_echo_whole_and_escape_keys_type_nothing(server):
     """Arrow keys, Delete and a pasted colour code send escape sequences: none of them may reach the
     message (they once put `[D` and `[31m` into it), and 東京 echoes as itself, not byte by byte."""
     with tempfile.TemporaryDirectory() as home:
-        bob = server.register("bob", "Bob Builder")
-        _run(["chat", "register", "--home", home, "--server", server.url, "--username", "alice", "--password", "wonderland1"])
-        terminal = pexpect.spawn(BINARY, ["chat", "--home", home], encoding="utf-8", timeout=20, dimensions=(40, 120))
-        terminal.expect(r"\[online\]")
-        terminal.sendline("/new bob")
-        terminal.expect("Say hello!")
+        bob, terminal = alice_chatting_with_bob(server, home, timeout=20)
         terminal.send("he\x1b[D")
         terminal.send("llo\x1b[3~ 東京\x1bOH\x1b[31m!")
         terminal.expect("hello 東京!")
