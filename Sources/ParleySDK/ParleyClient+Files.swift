@@ -27,7 +27,7 @@ extension ParleyClient {
         for path in paths {
             // Only the size here (the main actor must not read a large file); the hash is worked out by the upload.
             guard let size = Self.regularFileSize(path) else {
-                throw Validation.Failure(.invalidAttachment, "Cannot send \(path): it is not a file that can be read.")
+                throw Validation.Failure(.invalidAttachment, "Cannot read \(path) as a file to send (a folder, a device or a pipe is not one).")
             }
             let name = Attachments.cleanName(URL(fileURLWithPath: path).lastPathComponent)
             attachments.append(PendingAttachment(path: path, name: name, size: size))

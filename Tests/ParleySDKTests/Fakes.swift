@@ -41,12 +41,14 @@ final class FakeAPI: ParleyAPI, @unchecked Sendable {
         return user
     }
     private var unsupported: ParleyClientError { ParleyClientError(status: 500, code: nil, message: "not in this fake") }
-    /// Uploads: what was created, how many bytes each got, what was given up; `onAppend` runs
-    /// before each part is taken.
+    /// Uploads, when `takesFiles` (else refused as a server without files refuses them): what was
+    /// created and what was given up; `onAppend` runs as each part is taken.
+    var takesFiles = false
     var uploadsCreated: [UploadID] = []
     var uploadsDeleted: [UploadID] = []
     var onAppend: (@Sendable () -> Void)?
     func createUpload(length: Int64, name: String, sha256: String?, token: String) async throws -> API.Upload {
+        guard takesFiles else { throw ParleyClientError(status: 404, code: .notFound, message: "This server does not take files.") }
         let id = UploadID.random()
         uploadsCreated.append(id)
         return API.Upload(id: id, name: name, size: length, offset: 0, complete: length == 0, expiresAt: Timestamp(milliseconds: 0))

@@ -36,6 +36,7 @@ import Testing
     @Test func aFileThatGotShorterFailsItsMessageAndGivesItsUploadUp() async throws {
         let fixture = Fixture()
         fixture.api.conversationList = [fixture.summary()]
+        fixture.api.takesFiles = true
         let client = try fixture.makeClient()
         _ = try await fixture.connect(client)
         let path = temporaryDirectory().path + "-three-parts.bin"
