@@ -27,7 +27,9 @@ extension ParleyClient {
         for path in paths {
             // Only the size here (the main actor must not read a large file); the hash is worked out by the upload.
             guard let size = Self.regularFileSize(path) else {
-                throw Validation.Failure(.invalidAttachment, "Cannot read \(path) as a file to send (a folder, a device or a pipe is not one).")
+                let exists = FileManager.default.fileExists(atPath: path)
+                throw Validation.Failure(
+                    .invalidAttachment, exists ? "Cannot send \(path): a folder, a device or a pipe is not a file." : "Cannot read \(path).")
             }
             let name = Attachments.cleanName(URL(fileURLWithPath: path).lastPathComponent)
             attachments.append(PendingAttachment(path: path, name: name, size: size))

@@ -61,6 +61,10 @@ def test_files_print_as_tags_save_to_a_folder_and_send_file_uploads_and_sends(se
         terminal.expect(re.escape('✓ "the report"'), timeout=30)
         terminal.sendline("/send-file /no/such/file")
         terminal.expect(re.escape("Not sent: Cannot read /no/such/file."))
+        # A folder or a device is refused at once: it once crashed the client, at every later start too.
+        for not_a_file in (folder, "/dev/zero"):
+            terminal.sendline(f"/send-file {not_a_file}")
+            terminal.expect(re.escape(f"Not sent: Cannot send {not_a_file}: a folder, a device or a pipe is not a file."))
 
         def bobs_history():
             return requests.get(f"{server.url}/v1/conversations/{conversation}/messages", timeout=10,
