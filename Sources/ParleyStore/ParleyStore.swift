@@ -83,7 +83,8 @@ public protocol MessageActionStore: Sendable {
     /// Applies the action, or answers a retry with the message as it is now and `duplicate`.
     /// - Throws: ``StoreError/conversationNotFound``, ``StoreError/messageNotFound``,
     ///   ``StoreError/forbidden(_:)``, ``StoreError/messageDeleted``, ``StoreError/invalidAction``,
-    ///   ``StoreError/editWindowClosed``, ``StoreError/deleteWindowClosed``, ``StoreError/clientIdConflict``.
+    ///   ``StoreError/editWindowClosed``, ``StoreError/deleteWindowClosed``, ``StoreError/clientIdConflict``;
+    ///   `Validation.Failure` `textEmpty` for an empty edit of a message without photos or files.
     func act(_ action: NewMessageAction, now: Timestamp) async throws -> ActionOutcome
     /// The earlier texts of a message `user` can see, oldest first.
     func versions(in conversation: ConversationID, seq: Int64, as user: UserID) async throws -> [MessageVersion]

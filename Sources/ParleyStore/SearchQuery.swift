@@ -86,7 +86,7 @@ public struct SearchQuery: Sendable, Equatable {
             for part in parts where !part.isEmpty && terms.count < Self.maxTerms { terms.append(Term(text: part, isPhrase: phrase)) }
             return
         }
-        guard !folded.isEmpty, terms.count < Self.maxTerms, SearchText.hasCJK(folded) || !SearchText.tokens(folded).isEmpty else { return }
+        guard !folded.isEmpty, terms.count < Self.maxTerms, !SearchText.tokens(folded).isEmpty else { return }
         terms.append(Term(text: folded, isPhrase: phrase))
     }
 
