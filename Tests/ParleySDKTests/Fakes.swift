@@ -142,9 +142,11 @@ final class FakeAPI: ParleyAPI, @unchecked Sendable {
 final class FakeTransport: RealtimeTransport, Sendable {
     let connections = Mutex<[FakeConnection]>([])
     var current: FakeConnection? { connections.withLock { $0.last } }
+    /// New connections hold back everything from the answer to their first ping on (``FakeConnection/backlogFromFirstPing``).
+    let backlogFromFirstPing = Mutex(false)
 
     func connect() async throws -> any RealtimeConnection {
-        let connection = FakeConnection()
+        let connection = FakeConnection(backlogFromFirstPing: backlogFromFirstPing.withLock { $0 })
         connections.withLock { $0.append(connection) }
         return connection
     }
@@ -155,20 +157,40 @@ final class FakeConnection: RealtimeConnection, Sendable {
     private let sink: AsyncStream<ServerFrame>.Continuation
     private let sentFrames = Mutex<[ClientFrame]>([])
 
-    /// While set, every frame the watchdog asks about has just come off the socket (a backlog the
-    /// client has not handled yet); `arrivalReads` counts how often it asked.
+    /// As a real transport does, a pushed frame is stamped as it comes off the socket. While
+    /// `arrivingNow` is set, frames keep coming off it that the client's handler never gets (a
+    /// backlog); `arrivalReads` counts how often the watchdog asked.
     let arrivingNow = Mutex(false)
     let arrivalReads = Mutex(0)
+    private let pushedAt = Mutex<ContinuousClock.Instant?>(nil)
     var lastArrival: ContinuousClock.Instant? {
         arrivalReads.withLock { $0 += 1 }
-        return arrivingNow.withLock { $0 } ? .now : nil
+        return arrivingNow.withLock { $0 } ? .now : pushedAt.withLock { $0 }
+    }
+    /// When set, the first ping's answer and everything after it arrive as a backlog: `arrivingNow`
+    /// is set as the ping goes out, so no stall between the ping and the test can beat it.
+    private let backlogFromFirstPing: Bool
+    private let pinged = Mutex(false)
+
+    init(backlogFromFirstPing: Bool = false) {
+        (frames, sink) = AsyncStream.makeStream(of: ServerFrame.self)
+        self.backlogFromFirstPing = backlogFromFirstPing
     }
 
-    init() { (frames, sink) = AsyncStream.makeStream(of: ServerFrame.self) }
-
-    func send(_ frame: ClientFrame) { sentFrames.withLock { $0.append(frame) } }
+    func send(_ frame: ClientFrame) {
+        sentFrames.withLock { $0.append(frame) }
+        guard backlogFromFirstPing, case .ping = frame else { return }
+        let first = pinged.withLock { wasPinged in
+            defer { wasPinged = true }
+            return !wasPinged
+        }
+        if first { arrivingNow.withLock { $0 = true } }
+    }
     func close() { sink.finish() }
-    func push(_ frame: ServerFrame) { sink.yield(frame) }
+    func push(_ frame: ServerFrame) {
+        pushedAt.withLock { $0 = .now }
+        sink.yield(frame)
+    }
     var sent: [ClientFrame] { sentFrames.withLock { $0 } }
     var sentMessages: [SendRequest] { sent.compactMap { if case .send(let request) = $0 { request } else { nil } } }
     var sentActions: [MessageActionRequest] { sent.compactMap { if case .action(let request) = $0 { request } else { nil } } }
@@ -215,15 +237,20 @@ struct Fixture {
     }
 
     /// Connects the client: hello answered with welcome and synced, so it is online. (A new
-    /// connection: an earlier client of this fixture may have had one.)
+    /// connection: an earlier client of this fixture may have had one.) Every connection it opens is
+    /// greeted: on a loaded machine a client with a quick heartbeat may give up on its first.
     func connect(_ client: ParleyClient, head: Int64 = 0) async throws -> FakeConnection {
-        let before = transport.connections.withLock { $0.count }
+        var greeted = transport.connections.withLock { $0.count }
         client.start()
-        let connection = try await eventually("a connection") { transport.connections.withLock { $0.count > before ? $0.last : nil } }
-        connection.push(.welcome(userId: me.id, head: head))
-        connection.push(.synced(position: head))
-        _ = try await eventually("online") { client.connectionState == .online ? true : nil }
-        return connection
+        return try await eventually("online") {
+            let connections = transport.connections.withLock { $0 }
+            for connection in connections[greeted...] {
+                connection.push(.welcome(userId: me.id, head: head))
+                connection.push(.synced(position: head))
+            }
+            greeted = connections.count
+            return client.connectionState == .online ? connections.last : nil
+        }
     }
 }
 
