@@ -8,7 +8,8 @@ extension PostgresStore: MessageSearchStore {
     /// `db.json`, `PLT-3699` and e-mail addresses whole, on both sides); a CJK term of nothing but
     /// CJK in the raw text (folding leaves CJK as written), from three characters through the
     /// trigram index of messages holding CJK (`v8-search-cjk`), shorter ones by the same bounded
-    /// scan as SQLite's, each conversation's newest messages read by key; newest first.
+    /// scan as SQLite's, each conversation's newest messages read by key; newest first, by
+    /// (created_at, seq, conversation), the key a ``SearchPosition`` pages by.
     ///
     /// The user's conversations are read first and bound as an array: with the list in hand the
     /// planner intersects the text index with the messages' key (a bitmap AND) instead of reading
@@ -35,6 +36,10 @@ extension PostgresStore: MessageSearchStore {
             if let before = query.before { statement.filter("m.created_at < \(statement.bind(before))") }
             if let after = query.after { statement.filter("m.created_at > \(statement.bind(after))") }
             if query.hasFile { statement.filter("m.attachments IS NOT NULL") }
+            if let position = query.olderThan {
+                let key = (statement.bind(position.createdAt), statement.bind(position.seq), statement.bind(position.conversation.rawValue))
+                statement.filter("(m.created_at, m.seq, m.conversation_id) < (\(key.0), \(key.1), \(key.2))")
+            }
             let words = query.terms.filter { !$0.isCJK }.map { "phraseto_tsquery('simple'::regconfig, parley_fold(\(statement.bind($0.text))))" }
             let tsquery = words.joined(separator: " && ")
             if !words.isEmpty { statement.filter("to_tsvector('simple'::regconfig, parley_fold(m.text)) @@ (\(tsquery))") }
@@ -65,7 +70,7 @@ extension PostgresStore: MessageSearchStore {
             let rank = query.order == .relevance && !words.isEmpty ? "ts_rank(to_tsvector('simple'::regconfig, parley_fold(m.text)), \(tsquery)) DESC, " : ""
             let sql = """
                 SELECT m.conversation_id, m.seq, m.sender_id, m.created_at, m.text FROM \(source)
-                ORDER BY \(rank)m.created_at DESC, m.seq DESC LIMIT \(max(1, limit)) OFFSET \(max(0, offset))
+                ORDER BY \(rank)m.created_at DESC, m.seq DESC, m.conversation_id DESC LIMIT \(max(1, limit)) OFFSET \(max(0, offset))
                 """
             return try await db.rows(PostgresQuery(unsafeSQL: sql, binds: statement.binds), self.logger).map { row in
                 let (conversation, seq, senderId, created, text) = try row.decode((String, Int64, String, Int64, String).self)

@@ -20,6 +20,7 @@ extension SQLiteStore: MessageSearchStore {
             if let before = query.before { plan.filter("m.created_at < ?", before) }
             if let after = query.after { plan.filter("m.created_at > ?", after) }
             if query.hasFile { plan.filter("m.attachments IS NOT NULL") }
+            if let position = query.olderThan { try plan.olderThan(position, db) }
             let words = query.terms.filter { !$0.isCJK }.map { "\"" + $0.tokens.joined(separator: " ") + "\"" }
             let cjk = query.terms.filter(\.isCJK).map(\.text)
             let sql: String
@@ -57,7 +58,22 @@ struct SearchPlan {
     var conditions: [String] = []
     var arguments: [any DatabaseValueConvertible & Sendable] = []
 
+    /// The page after a hit: stored before it (newest first is storage order here).
+    var rowidBelow: Int64?
+
     init(user: UserID) { self.user = user }
+
+    /// The page after `position`: before that message in storage order when it is one of a
+    /// conversation the user can search (the lookup reveals nothing of anyone else's), else by time.
+    mutating func olderThan(_ position: SearchPosition, _ db: Database) throws {
+        rowidBelow = try Int64.fetchOne(
+            db,
+            sql: """
+                SELECT rowid FROM messages WHERE conversation_id = ? AND seq = ? AND conversation_id IN (
+                    SELECT conversation_id FROM conversation_members WHERE user_id = ? UNION ALL SELECT conversation_id FROM former_members WHERE user_id = ?)
+                """, arguments: [position.conversation.rawValue, position.seq, user.rawValue, user.rawValue])
+        if rowidBelow == nil { filter("m.created_at < ?", position.createdAt) }
+    }
 
     mutating func filter(_ condition: String, _ values: any DatabaseValueConvertible & Sendable...) {
         conditions.append(condition)
@@ -100,10 +116,12 @@ struct SearchPlan {
                 AND f.conversation_id = m.conversation_id AND m.edited_at >= f.left_at))
             """
         let match = table.map { "\($0) MATCH ? AND " } ?? ""
+        // On the index's own rowid, which it can seek (an integer, never user text).
+        let below = rowidBelow.map { [table != nil ? "s.rowid < \($0)" : "m.rowid < \($0)"] } ?? []
         let ordering = table != nil && order == .relevance ? "s.rank" : table != nil ? "s.rowid DESC" : "m.rowid DESC"
         return """
             SELECT m.conversation_id, m.seq, m.sender_id, m.created_at, m.text FROM \(source)
-            WHERE \(match)\(([visible] + conditions).joined(separator: " AND ")) ORDER BY \(ordering)
+            WHERE \(match)\(([visible] + conditions + below).joined(separator: " AND ")) ORDER BY \(ordering)
             """
     }
 }

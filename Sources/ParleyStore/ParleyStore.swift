@@ -92,8 +92,9 @@ public protocol MessageActionStore: Sendable {
 
 /// Message search over exactly what a user can read (docs/protocol.md "Search").
 public protocol MessageSearchStore: Sendable {
-    /// Messages `user` can read that hold every term of `query` and pass its filters, in its
-    /// order, skipping `offset` and returning at most `limit`. A `from:` name nobody has finds nothing.
+    /// Messages `user` can read that hold every term of `query` and pass its filters (older than
+    /// its ``SearchQuery/olderThan`` hit too), in its order, skipping `offset` and returning at most
+    /// `limit`. A `from:` name nobody has finds nothing.
     func search(_ query: SearchQuery, as user: UserID, limit: Int, offset: Int) async throws -> [SearchHit]
 }
 

@@ -27,6 +27,8 @@ public struct SearchQuery: Sendable, Equatable {
     public var before: Int64?
     public var after: Int64?
     public var order: SearchOrder = .newest
+    /// Only what is older than this hit, in the newest-first order: the page after it.
+    public var olderThan: SearchPosition?
 
     public init() {}
 

@@ -18,9 +18,18 @@ import Testing
             for index in 1...5 { _ = try await api.send("Café meeting \(index)", from: ada, in: chat) }
             _ = try await api.send("東京で会いましょう", from: grace, in: chat)
             let page = try await Self.search(api, grace, "q=\(Self.encoded("cafe"))&limit=3").decode(API.SearchResults.self)
-            #expect(page.results.map(\.text) == ["Café meeting 5", "Café meeting 4", "Café meeting 3"] && page.nextCursor == "3")
-            let rest = try await Self.search(api, grace, "q=cafe&limit=3&cursor=3").decode(API.SearchResults.self)
+            #expect(page.results.map(\.text) == ["Café meeting 5", "Café meeting 4", "Café meeting 3"])
+            // Newest first pages after the last hit: a message sent between pages is not shown again.
+            let last = try #require(page.results.last)
+            #expect(page.nextCursor == "n\(last.createdAt.milliseconds).\(last.seq).\(chat.rawValue)")
+            _ = try await api.send("Café meeting 6", from: ada, in: chat)
+            let rest = try await Self.search(api, grace, "q=cafe&limit=3&cursor=\(page.nextCursor ?? "")").decode(API.SearchResults.self)
             #expect(rest.results.map(\.text) == ["Café meeting 2", "Café meeting 1"] && rest.nextCursor == nil)
+            // An offset (a cursor of an older server, and best match first's) still pages.
+            let skipped = try await Self.search(api, grace, "q=cafe&limit=3&cursor=4").decode(API.SearchResults.self)
+            #expect(skipped.results.map(\.text) == ["Café meeting 2", "Café meeting 1"] && skipped.nextCursor == nil)
+            let best = try await Self.search(api, grace, "q=cafe&order=relevance&limit=2").decode(API.SearchResults.self)
+            #expect(best.nextCursor == "2")
             let japanese = try await Self.search(api, ada, "q=\(Self.encoded("京"))").decode(API.SearchResults.self)
             #expect(japanese.results.first?.matches == [TextRange(start: 1, length: 1)])
             #expect(try await Self.search(api, alan, "q=cafe").decode(API.SearchResults.self).results.isEmpty, "not his conversation")
@@ -42,7 +51,9 @@ import Testing
             }
             for (parameters, code) in [
                 ("q=\(String(repeating: "x", count: 1001))", ErrorCode.invalidQuery), ("q=a&order=best", .invalidQuery),
-                ("q=a&limit=0", .invalidQuery), ("q=a&cursor=-1", .invalidQuery), ("q=a&before=yesterday", .invalidQuery),
+                ("q=a&limit=0", .invalidQuery), ("q=a&cursor=-1", .invalidQuery), ("q=a&cursor=123456", .invalidQuery),
+                ("q=a&cursor=n1.2", .invalidQuery), ("q=a&cursor=n1.x.dm_a", .invalidQuery), ("q=a&cursor=n1.2.dm%27%3B", .invalidQuery),
+                ("q=a&cursor=n1234567890123456.1.dm_a", .invalidQuery), ("q=a&before=yesterday", .invalidQuery),
                 ("q=a&before=2026-02-30", .invalidQuery), ("q=a&after=2026-04-31", .invalidQuery), ("q=a&before=2026-13-01", .invalidQuery),
             ] {
                 let response = try await Self.search(api, ada, parameters)

@@ -18,18 +18,31 @@ struct SearchRoutes {
                 throw ParleyError(.rateLimited, "Too many searches; try again in \(wait) s.", retryAfter: wait)
             }
             let reader = QueryReader(request: request)
-            let query = try Self.query(reader)
+            var query = try Self.query(reader)
             let limit = try reader.int("limit", default: 20, range: 1...50)
-            let offset =
-                try reader.string("cursor").map { raw in
-                    guard let offset = Int(raw), offset >= 0 else { throw ParleyError(.invalidQuery, "'cursor' is not one this server gave.") }
-                    return offset
-                } ?? 0
+            var offset = 0
+            if let cursor = reader.string("cursor") {
+                if let position = SearchPosition(cursor: cursor) {
+                    query.olderThan = position
+                } else if cursor.count <= 5, let skip = Int(cursor), skip >= 0 {
+                    offset = skip
+                } else {
+                    throw ParleyError(.invalidQuery, "'cursor' is not one this server gave.")
+                }
+            }
             // Past the deepest page there is nothing more (narrow the search instead).
             let hits = offset > Self.maxOffset ? [] : try await store.search(query, as: me, limit: limit + 1, offset: offset)
-            let next = hits.count > limit && offset + limit <= Self.maxOffset ? String(offset + limit) : nil
-            return try JSONBody.response(API.SearchResults(results: Array(hits.prefix(limit)), nextCursor: next))
+            let page = Array(hits.prefix(limit))
+            return try JSONBody.response(API.SearchResults(results: page, nextCursor: Self.nextCursor(query, page, more: hits.count > limit, offset: offset)))
         }
+    }
+
+    /// Newest first pages after its last hit (``SearchPosition``: nothing skipped or repeated when
+    /// messages come and go between pages); best match first by offset, since ranks are not a key.
+    static func nextCursor(_ query: SearchQuery, _ page: [SearchHit], more: Bool, offset: Int) -> String? {
+        guard more, let last = page.last else { return nil }
+        if query.order == .newest || query.terms.isEmpty { return SearchPosition(last).cursor }
+        return offset + page.count <= maxOffset ? String(offset + page.count) : nil
     }
 
     /// The query text, then the parameters, which take precedence over the same filters in it.
