@@ -6,15 +6,17 @@ import Synchronization
 /// Rules: what the user has typed stays on the last line of the screen; a line printed meanwhile
 /// (an incoming message) is written above it, and the input is drawn again below, so the two never
 /// mix. Characters are echoed whole (東京, é, 👍); Backspace removes a whole character (emoji and
-/// accents included); Enter submits; Ctrl-C and Ctrl-D on an empty line quit; keys that send
-/// escape sequences (arrows, Delete, Home) and pasted terminal codes are ignored whole, never typed. Every edit is reported (the chat announces typing while you type).
+/// accents included); ← → Home End (and Ctrl-A, Ctrl-E) move the cursor, Delete removes the
+/// character under it, Ctrl-U what is before it; Enter submits the whole line; Ctrl-C and Ctrl-D on
+/// an empty line quit; other escape sequences and pasted terminal codes are ignored whole, never
+/// typed. Every edit is reported (the chat announces typing while you type).
 /// Without a terminal (a pipe, a script) it reads plain lines and changes nothing on screen.
 final class LineEditor: Sendable {
     static let shared = LineEditor()
 
     private struct State {
         var raw = false
-        var input: [UInt8] = []
+        var line = EditedLine()
         var original = termios()
     }
 
@@ -49,33 +51,26 @@ final class LineEditor: Sendable {
                 case .interrupt:
                     continuation.finish()
                     return
-                case .endOfInput where state.withLock({ $0.input.isEmpty }):  // Ctrl-D on an empty line
+                case .endOfInput where state.withLock({ $0.line.text.isEmpty }):  // Ctrl-D on an empty line
                     continuation.finish()
                     return
                 case .submit:
                     let line = state.withLock { state in
-                        defer { state.input = [] }; return String(decoding: state.input, as: UTF8.self)
+                        defer { state.line = EditedLine() }; return state.line.text
                     }
                     write("\r\n" + prompt)
                     onEdit("")
                     continuation.yield(line)
-                case .erase:
-                    let text = state.withLock { state in
-                        var text = String(decoding: state.input, as: UTF8.self)
-                        if !text.isEmpty { text.removeLast() }
-                        state.input = Array(text.utf8)
-                        return text
-                    }
-                    redraw()
-                    onEdit(text)
-                case .text(let typed):
-                    let text = state.withLock { state in
-                        state.input += typed.utf8; return String(decoding: state.input, as: UTF8.self)
-                    }
-                    write(typed)
-                    onEdit(text)
                 case .endOfInput, .nothing:
                     break
+                case let key:
+                    let (change, text) = state.withLock { state in (state.line.apply(key), state.line.text) }
+                    switch change {
+                    case .none: break
+                    case .appended(let typed): write(typed)
+                    case .edited, .moved: redraw()
+                    }
+                    if change.changesText { onEdit(text) }
                 }
             }
             continuation.finish()
@@ -89,7 +84,7 @@ final class LineEditor: Sendable {
             write(line + "\n")
             return
         }
-        let input = state.withLock { String(decoding: $0.input, as: UTF8.self) }
+        let input = state.withLock { $0.line.drawn }
         write("\r\u{1B}[2K" + line + "\r\n" + prompt + input)
     }
 
@@ -104,7 +99,7 @@ final class LineEditor: Sendable {
     }
 
     private func redraw() {
-        let input = state.withLock { String(decoding: $0.input, as: UTF8.self) }
+        let input = state.withLock { $0.line.drawn }
         write("\r\u{1B}[2K" + prompt + input)
     }
 
@@ -119,10 +114,12 @@ final class LineEditor: Sendable {
 struct KeyDecoder {
     enum Key: Equatable {
         case text(String), submit, erase, interrupt, endOfInput, nothing
+        case left, right, home, end, delete, eraseToStart
     }
 
     private enum Escape { case none, started, csi, ss3 }
     private var escape = Escape.none
+    private var parameters: [UInt8] = []
     private var pending: [UInt8] = []
     private var needed = 0
 
@@ -130,13 +127,18 @@ struct KeyDecoder {
         switch escape {
         case .started:
             escape = byte == 0x5B ? .csi : byte == 0x4F ? .ss3 : .none
+            parameters = []
             return .nothing
         case .csi:
-            if (0x40...0x7E).contains(byte) { escape = .none }  // the final byte
-            return .nothing
+            guard (0x40...0x7E).contains(byte) else {  // parameters, until the final byte
+                if parameters.count < 16 { parameters.append(byte) }
+                return .nothing
+            }
+            escape = .none
+            return Self.key(final: byte, parameters: String(decoding: parameters, as: UTF8.self))
         case .ss3:
             escape = .none
-            return .nothing
+            return Self.key(final: byte, parameters: "")
         case .none: break
         }
         if needed > 0 {
@@ -152,8 +154,11 @@ struct KeyDecoder {
         }
         switch byte {
         case 0x1B: escape = .started
+        case 0x01: return .home  // Ctrl-A
         case 0x03: return .interrupt
         case 0x04: return .endOfInput
+        case 0x05: return .end  // Ctrl-E
+        case 0x15: return .eraseToStart  // Ctrl-U
         case 0x0D, 0x0A: return .submit
         case 0x7F, 0x08: return .erase
         case 0x20..<0x7F: return .text(String(UnicodeScalar(byte)))
@@ -163,5 +168,17 @@ struct KeyDecoder {
         default: break  // other control keys, and bytes that start no UTF-8 character
         }
         return .nothing
+    }
+
+    /// The editing keys among escape sequences (xterm's and the VT220's); the rest mean nothing.
+    private static func key(final: UInt8, parameters: String) -> Key {
+        switch (UnicodeScalar(final), parameters) {
+        case ("D", ""): .left
+        case ("C", ""): .right
+        case ("H", ""), ("~", "1"), ("~", "7"): .home
+        case ("F", ""), ("~", "4"), ("~", "8"): .end
+        case ("~", "3"): .delete
+        default: .nothing
+        }
     }
 }

@@ -281,16 +281,47 @@ def test_a_group_of_three_from_the_terminal(server):
 
 
 def test_typed_characters_echo_whole_and_escape_keys_type_nothing(server):
-    """Arrow keys, Delete and a pasted colour code send escape sequences: none of them may reach the
-    message (they once put `[D` and `[31m` into it), and 東京 echoes as itself, not byte by byte."""
+    """A pasted colour code and keys the line has no use for send escape sequences: none of them may
+    reach the message (they once put `[D` and `[31m` into it), and 東京 echoes as itself, not byte by
+    byte."""
     with tempfile.TemporaryDirectory() as home:
         bob, terminal = alice_chatting_with_bob(server, home, timeout=20)
-        terminal.send("he\x1b[D")
-        terminal.send("llo\x1b[3~ 東京\x1bOH\x1b[31m!")
+        terminal.send("hello\x1b[A\x1b[5~\x1b[31m 東京\x1b[0m\x1bOP!")
         terminal.expect("hello 東京!")
         terminal.send("\r")
         terminal.expect("✓ \"hello 東京!\"")
-        listed = requests.get(f"{server.url}/v1/conversations", headers={"Authorization": "Bearer " + bob["token"]}).json()
-        assert listed["conversations"][0]["lastMessage"]["text"] == "hello 東京!"
+        assert last_text(server, bob) == "hello 東京!"
         terminal.sendline("/quit")
         terminal.expect(pexpect.EOF)
+
+
+def test_the_line_is_edited_where_the_cursor_is(server):
+    """← → Home End (and Ctrl-A, Ctrl-E) move the cursor over whole characters, wide ones included;
+    typing, Backspace, Delete and Ctrl-U act where it is; Enter sends the whole line."""
+    with tempfile.TemporaryDirectory() as home:
+        bob, terminal = alice_chatting_with_bob(server, home, timeout=20)
+        keys = [
+            "helo", "\x1b[D", "l",              # a letter put in the middle: hello
+            "\x1b[F", " 東京x", "\x7f",          # End, typed at the end, Backspace: hello 東京
+            "\x1b[D\x1b[D", "\x7f", " ",        # over two wide characters, the space rubbed out and typed again
+            "\x1bOH", "\x1b[3~", "h",            # Home (as xterm's application mode sends it), Delete, retyped
+            "\x05", "\x1b[D", "\x1b[C", "!",    # Ctrl-E, ← →: hello 東京!
+            "\x01", "\x1b[C\x1b[C", "\x15",      # Ctrl-A, → →, Ctrl-U: llo 東京!
+            "he",
+        ]
+        for key in keys:
+            terminal.send(key)
+        terminal.send("\r")
+        terminal.expect("✓ \"hello 東京!\"")
+        assert last_text(server, bob) == "hello 東京!"
+        # Home then End: what is typed goes at the end again.
+        terminal.send("bye\x1b[H\x1b[1~\x1b[4~ now\r")
+        terminal.expect("✓ \"bye now\"")
+        assert last_text(server, bob) == "bye now"
+        terminal.sendline("/quit")
+        terminal.expect(pexpect.EOF)
+
+
+def last_text(server, account):
+    listed = requests.get(f"{server.url}/v1/conversations", headers={"Authorization": "Bearer " + account["token"]}).json()
+    return listed["conversations"][0]["lastMessage"]["text"]
