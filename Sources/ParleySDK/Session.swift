@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import ParleyCore
 
 /// A signed-in account on a server.
@@ -53,12 +54,44 @@ public struct ClientStorage: Sendable {
     }
 
     /// The account's local database (kept across sign-outs so unsent messages are not lost).
+    /// - Throws: ``DamagedLocalStore`` when the file is not a database SQLite can read (damaged on
+    ///   disk, or written over); ``setAsideStore(for:)`` moves it away so a fresh one can be made.
     public func store(for user: UserID) throws -> LocalStore {
         try makeDirectory()
-        let path = directory.appendingPathComponent("account-\(user.rawValue).sqlite").path
-        let store = try LocalStore(path: path)
+        let path = storeFile(for: user).path
+        let store: LocalStore
+        do {
+            store = try LocalStore(path: path)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT {
+            throw DamagedLocalStore(path: path)
+        }
         // Its messages are its owner's only too (SQLite gives its journal files the same mode).
         try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
         return store
     }
+
+    /// Moves the account's database (and its journal files) aside, as `account-<id>.damaged-<ms>.sqlite`,
+    /// so the next ``store(for:)`` starts a fresh one, filled again from the server. What only it held
+    /// (messages written but not sent yet) stays in the moved file. Returns where it went.
+    public func setAsideStore(for user: UserID) throws -> URL {
+        let file = storeFile(for: user)
+        let aside = directory.appendingPathComponent("account-\(user.rawValue).damaged-\(Timestamp.now().milliseconds).sqlite")
+        try FileManager.default.moveItem(at: file, to: aside)
+        for suffix in ["-wal", "-shm"] {
+            let journal = URL(fileURLWithPath: file.path + suffix)
+            if FileManager.default.fileExists(atPath: journal.path) {
+                try FileManager.default.moveItem(at: journal, to: URL(fileURLWithPath: aside.path + suffix))
+            }
+        }
+        return aside
+    }
+
+    private func storeFile(for user: UserID) -> URL { directory.appendingPathComponent("account-\(user.rawValue).sqlite") }
+}
+
+/// The account's local database cannot be read: the file is damaged or is not a database.
+public struct DamagedLocalStore: Error, CustomStringConvertible, Sendable {
+    /// The file.
+    public let path: String
+    public var description: String { "The local copy of your chats (\(path)) cannot be read: the file is damaged or is not a database." }
 }

@@ -146,6 +146,24 @@ enum Failures {
     }
 }
 
+/// The client of a signed-in account. A local copy that cannot be read (a damaged disk, a file
+/// written over) is moved aside, said once on standard error, and the chats read again from the
+/// server: the client starts instead of failing on every start.
+@MainActor
+enum AccountClient {
+    static func open(_ session: Session, _ storage: ClientStorage) throws -> ParleyClient {
+        let heartbeat = try HeartbeatSetting.fromEnvironment()
+        do {
+            return try ParleyClient(session: session, storage: storage, heartbeat: heartbeat)
+        } catch let damaged as DamagedLocalStore {
+            let aside = try storage.setAsideStore(for: session.user.id)
+            let note = "\(damaged) It was moved to \(aside.path) (messages not sent yet stay in it); your chats are read again from the server.\n"
+            FileHandle.standardError.write(Data(note.utf8))
+            return try ParleyClient(session: session, storage: storage, heartbeat: heartbeat)
+        }
+    }
+}
+
 /// `PARLEY_HEARTBEAT=IDLE:TIMEOUT` (seconds, e.g. `20:10`, the default) sets how soon the terminal
 /// client pings a quiet connection and how long it waits for an answer before calling it dead.
 enum HeartbeatSetting {

@@ -11,7 +11,7 @@ final class ScriptedChat {
     let printer: ChatPrinter
 
     init(session: Session, storage: ClientStorage) throws {
-        client = try ParleyClient(session: session, storage: storage, heartbeat: try HeartbeatSetting.fromEnvironment())
+        client = try AccountClient.open(session, storage)
         printer = ChatPrinter(client: client)
     }
 

@@ -31,7 +31,7 @@ final class TerminalChat {
     var shownInvitations: [ConversationListViewModel.InvitationRow] = []
 
     init(session: Session, storage: ClientStorage) throws {
-        client = try ParleyClient(session: session, storage: storage, heartbeat: try HeartbeatSetting.fromEnvironment())
+        client = try AccountClient.open(session, storage)
         list = ConversationListViewModel(client: client)
         search = SearchViewModel(client: client)
         printer = ChatPrinter(client: client)

@@ -322,6 +322,27 @@ def test_the_line_is_edited_where_the_cursor_is(server):
         terminal.expect(pexpect.EOF)
 
 
+def test_a_damaged_local_copy_is_set_aside_and_the_chats_come_back_from_the_server(server):
+    """A local database that is no database any more (a damaged disk, a file written over) once
+    stopped every start with SQLite's error. It is moved aside, said once, and the chats are read
+    again from the server."""
+    with tempfile.TemporaryDirectory() as home:
+        bob = server.register("bob", "Bob Builder")
+        _run(["chat", "register", "--home", home, "--server", server.url, "--username", "alice", "--password", "wonderland1"])
+        output, status = _run(["chat", "send", "--home", home, "--to", "bob", "before the damage"])
+        assert status == 0, output
+        [database] = [name for name in os.listdir(home) if name.startswith("account-") and name.endswith(".sqlite")]
+        with open(os.path.join(home, database), "r+b") as file:
+            file.write(b"\x00not a database" * 512)
+        output, status = _run(["chat", "list", "--home", home])
+        assert status == 0 and "cannot be read" in output and "moved to" in output, output
+        assert "You: before the damage" in output, output
+        assert any(".damaged-" in name for name in os.listdir(home))
+        output, status = _run(["chat", "list", "--home", home])
+        assert status == 0 and "cannot be read" not in output and "You: before the damage" in output, output
+        assert last_text(server, bob) == "before the damage"
+
+
 def last_text(server, account):
     listed = requests.get(f"{server.url}/v1/conversations", headers={"Authorization": "Bearer " + account["token"]}).json()
     return listed["conversations"][0]["lastMessage"]["text"]
