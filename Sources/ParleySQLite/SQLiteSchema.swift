@@ -335,18 +335,8 @@ enum SQLiteSchema {
         }
         migrator.registerMigration("v12-search-widths") { db in
             // SearchText.fold now gives CJK runs their compatibility form (NFKC: half-width katakana
-            // is CJK and becomes full-width, its voiced marks composed). The index is rebuilt with
-            // it: contentless tables remove an entry only given the text it was added with.
-            try db.execute(
-                sql: """
-                    INSERT INTO message_search(message_search) VALUES ('delete-all');
-                    INSERT INTO message_search_cjk(message_search_cjk) VALUES ('delete-all');
-                    INSERT INTO message_search(rowid, text)
-                        SELECT rowid, parley_fold(text) FROM messages WHERE entry IS NULL AND deleted_at IS NULL;
-                    INSERT INTO message_search_cjk(rowid, text)
-                        SELECT rowid, parley_fold(text) FROM messages
-                        WHERE entry IS NULL AND deleted_at IS NULL AND parley_cjk(parley_fold(text));
-                    """)
+            // is CJK and becomes full-width, its voiced marks composed). The index is rebuilt with it.
+            try db.execute(sql: SQLiteSchema.rebuildSearchIndex)
         }
         migrator.registerMigration("v13-group-message-positions") { db in
             // A group message is stored once, not as an event row per member (fan-out on read):
@@ -368,8 +358,25 @@ enum SQLiteSchema {
                     UPDATE users SET event_rows = (SELECT COUNT(*) FROM events WHERE events.user_id = users.id);
                     """)
         }
+        migrator.registerMigration("v14-search-compatibility-forms") { db in
+            // SearchText.fold now gives everything its compatibility form, as PostgreSQL's
+            // parley_fold does (① is 1, ﬁ is fi, ㍻ is 平成), not CJK alone. Rebuilt as v12 did.
+            try db.execute(sql: SQLiteSchema.rebuildSearchIndex)
+        }
         return migrator
     }
+
+    /// Both search tables filled again from the messages with the current ``SearchText/fold(_:)``:
+    /// contentless tables remove an entry only given the text it was added with.
+    static let rebuildSearchIndex = """
+        INSERT INTO message_search(message_search) VALUES ('delete-all');
+        INSERT INTO message_search_cjk(message_search_cjk) VALUES ('delete-all');
+        INSERT INTO message_search(rowid, text)
+            SELECT rowid, parley_fold(text) FROM messages WHERE entry IS NULL AND deleted_at IS NULL;
+        INSERT INTO message_search_cjk(rowid, text)
+            SELECT rowid, parley_fold(text) FROM messages
+            WHERE entry IS NULL AND deleted_at IS NULL AND parley_cjk(parley_fold(text));
+        """
 }
 
 /// Event kinds as stored in `events.kind`.

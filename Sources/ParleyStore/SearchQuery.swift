@@ -115,27 +115,31 @@ public struct SearchQuery: Sendable, Equatable {
 }
 
 /// What search compares: case, accents and widths folded away, the same for the index and the query.
-/// Chinese, Japanese and Korean keep their marks: folding "accents" off kana would make が a か. They
-/// take their compatibility form only (NFKC, as PostgreSQL's `parley_width`): half-width ｶﾀｶﾅ is
-/// カタカナ, ﾊﾟ is パ.
+/// Everything takes its compatibility form first (NFKC, as PostgreSQL's `parley_fold` and
+/// `parley_width` do): ① is 1, ﬁ is fi, ㍻ is 平成, half-width ｶﾀｶﾅ is カタカナ, ﾊﾟ is パ. Chinese,
+/// Japanese and Korean then keep their marks (folding "accents" off kana would make が a か); the
+/// rest loses case and accents.
 public enum SearchText {
     public static func fold(_ text: String) -> String {
         // Plain ASCII (most messages) has only case to fold: no trip through Foundation's folding,
         // which is most of what indexing a message costs.
         if text.utf8.allSatisfy({ $0 < 0x80 }) { return text.lowercased() }
+        // The compatibility form first: it may make CJK (㍻ is 平成, ㌀ is アパート), whose marks
+        // the Latin fold must not then take off.
+        let text = compatibilityForm(text)
         guard hasCJK(text) else { return foldLatin(text) }
         var folded = "", run = ""
         var runIsCJK = false
         for character in text {
             let isCJK = character.unicodeScalars.contains(where: isCJK)
             if isCJK != runIsCJK, !run.isEmpty {
-                folded += runIsCJK ? compatibilityForm(run) : foldLatin(run)
+                folded += runIsCJK ? run : foldLatin(run)
                 run = ""
             }
             runIsCJK = isCJK
             run.append(character)
         }
-        return folded + (runIsCJK ? compatibilityForm(run) : foldLatin(run))
+        return folded + (runIsCJK ? run : foldLatin(run))
     }
 
     /// NFKC. Composed again: Foundation on Linux leaves its voiced marks apart (ﾊﾟ gave ハ and U+309A).

@@ -191,6 +191,27 @@ import Testing
         #expect(try await found("\u{F900}の") == [texts[4]])
     }
 
+    /// Compatibility forms (NFKC) are folded to their plain forms on every backend, and what they
+    /// turn into CJK keeps its marks: ㌀ is アパート, not アハート.
+    @Test(arguments: StoreBackend.all)
+    func compatibilityFormsAreFoldedOnBothSides(backend: StoreBackend) async throws {
+        let world = try await ActionWorld(backend)
+        let chat = ConversationID.direct(world.ada.id, world.grace.id)
+        let texts = ["item ② done", "the ﬁnal draft", "㍻の記録", "㌀の三階", "x² is x squared"]
+        for text in texts { _ = try await world.store.send(text, from: world.ada.id, to: .conversation(chat)) }
+        func found(_ q: String) async throws -> Set<String> { Set(try await Self.search(world.store, q, as: world.grace).map(\.text)) }
+        #expect(try await found("2") == [texts[0]], "a circled digit is its digit")
+        #expect(try await found("②") == [texts[0]])
+        #expect(try await found("final") == [texts[1]], "a ligature is its letters")
+        #expect(try await found("ﬁnal") == [texts[1]])
+        #expect(try await found("平成") == [texts[2]], "a square era name is its characters (a short search)")
+        #expect(try await found("平成の記録") == [texts[2]], "and through the trigram index")
+        #expect(try await found("㍻") == [texts[2]])
+        #expect(try await found("アパート") == [texts[3]], "its voiced mark kept")
+        #expect(try await found("アハート").isEmpty)
+        #expect(try await found("x2") == [texts[4]], "a superscript is its digit")
+    }
+
     /// Hangul written decomposed (conjoining jamo, as macOS file names and some keyboards give it) and
     /// composed find each other, in short searches (read message by message) and long ones (indexed).
     @Test(arguments: StoreBackend.all)
