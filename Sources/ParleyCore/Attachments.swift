@@ -117,8 +117,17 @@ public enum Attachments {
         }
         var name = String(scalars).trimmingCharacters(in: " .")
         if name.utf8.count > 255 {
-            // Cut the stem, not the extension: "report….pdf" still opens as a PDF.
-            let dot = name.lastIndex(of: ".").flatMap { name[$0...].utf8.count <= 16 && $0 != name.startIndex ? $0 : nil }
+            // Cut the stem, not the extension: "report….pdf" still opens as a PDF, "backup….tar.gz"
+            // as a gzipped tar (a short extension before the last one is kept with it).
+            func extensionStart(before end: String.Index) -> String.Index? {
+                name[..<end].lastIndex(of: ".").flatMap { $0 != name.startIndex && name[$0...].utf8.count <= 16 ? $0 : nil }
+            }
+            var dot = extensionStart(before: name.endIndex)
+            if let last = dot, let earlier = extensionStart(before: last), name[earlier..<last].count <= 5,
+                name[name.index(after: earlier)..<last].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
+            {
+                dot = earlier
+            }
             var stem = String(name[..<(dot ?? name.endIndex)])
             let suffix = dot.map { String(name[$0...]) } ?? ""
             while stem.utf8.count + suffix.utf8.count > 255 { stem.removeLast() }

@@ -85,6 +85,10 @@ import Testing
         #expect(cut.utf8.count <= 255 && cut.hasSuffix(".pdf") && cut.hasPrefix("éé"))
         #expect(Attachments.cleanName(String(repeating: "x", count: 300)).utf8.count == 255)
         #expect(Attachments.cleanName("a." + String(repeating: "y", count: 300)).utf8.count == 255, "no extension that long: cut at the end")
+        let archive = Attachments.cleanName(String(repeating: "b", count: 300) + ".tar.gz")
+        #expect(archive.utf8.count == 255 && archive.hasSuffix("bb.tar.gz"), "a double extension kept whole")
+        let dotted = Attachments.cleanName("v1." + String(repeating: "c", count: 300) + ".final draft.pdf")
+        #expect(dotted.utf8.count == 255 && dotted.hasSuffix("c.final draft.pdf") == false && dotted.hasSuffix("c.pdf"), "not a word with a space")
     }
 
     @Test func passwordsAreEightToSeventyTwoBytes() {
