@@ -174,11 +174,8 @@ import Testing
     /// Half-width katakana, full-width Latin: found whichever width is stored or typed, on each backend.
     @Test(arguments: StoreBackend.all)
     func widthsAreFoldedOnBothSides(backend: StoreBackend) async throws {
-        let world = try await ActionWorld(backend)
-        let chat = ConversationID.direct(world.ada.id, world.grace.id)
         let texts = ["ｶﾀｶﾅ半角", "ﾊﾟｰﾃｨｰは明日", "カタカナ全角", "ＰＡＲＴＹ ｔｉｍｅ", "\u{F900}の字"]
-        for text in texts { _ = try await world.store.send(text, from: world.ada.id, to: .conversation(chat)) }
-        func found(_ q: String) async throws -> Set<String> { Set(try await Self.search(world.store, q, as: world.grace).map(\.text)) }
+        let found = try await GraceSearches(backend, afterAdaSent: texts).found
         #expect(try await found("ｶﾀｶﾅ半角") == [texts[0]], "the exact half-width text")
         #expect(try await found("カタカナ半角") == [texts[0]], "half-width stored, full-width typed")
         #expect(try await found("ｶﾀｶﾅ") == [texts[0], texts[2]], "four characters, either width")
@@ -195,11 +192,8 @@ import Testing
     /// turn into CJK keeps its marks: ㌀ is アパート, not アハート.
     @Test(arguments: StoreBackend.all)
     func compatibilityFormsAreFoldedOnBothSides(backend: StoreBackend) async throws {
-        let world = try await ActionWorld(backend)
-        let chat = ConversationID.direct(world.ada.id, world.grace.id)
         let texts = ["item ② done", "the ﬁnal draft", "㍻の記録", "㌀の三階", "x² is x squared"]
-        for text in texts { _ = try await world.store.send(text, from: world.ada.id, to: .conversation(chat)) }
-        func found(_ q: String) async throws -> Set<String> { Set(try await Self.search(world.store, q, as: world.grace).map(\.text)) }
+        let found = try await GraceSearches(backend, afterAdaSent: texts).found
         #expect(try await found("2") == [texts[0]], "a circled digit is its digit")
         #expect(try await found("②") == [texts[0]])
         #expect(try await found("final") == [texts[1]], "a ligature is its letters")
@@ -227,5 +221,19 @@ import Testing
         #expect(try await found("한국어") == both, "three characters, composed")
         #expect(try await found("\u{1112}\u{1161}\u{11AB}\u{1100}\u{116E}\u{11A8}") == both, "two characters, decomposed")
         #expect(try await found("수업") == [composed])
+    }
+}
+
+/// Ada has sent some texts to Grace; what Grace's searches find, as a set of texts.
+struct GraceSearches {
+    let world: ActionWorld
+
+    init(_ backend: StoreBackend, afterAdaSent texts: [String]) async throws {
+        world = try await ActionWorld(backend)
+        for text in texts { _ = try await world.store.send(text, from: world.ada.id, to: .conversation(world.direct)) }
+    }
+
+    func found(_ q: String) async throws -> Set<String> {
+        Set(try await SearchConformanceTests.search(world.store, q, as: world.grace).map(\.text))
     }
 }
