@@ -26,19 +26,21 @@ public struct SearchPosition: Sendable, Hashable {
     /// Reads a `cursor` of this shape (openapi.yaml's pattern), else nil. Any such cursor is taken:
     /// one that names no message of the caller's still pages, by time.
     public init?(cursor: String) {
-        guard cursor.first == "n" else { return nil }
-        let parts = cursor.dropFirst().split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].count <= 15, parts[1].count <= 15, (1...80).contains(parts[2].count),
-            parts[0].allSatisfy(\.isASCIIDigit), parts[1].allSatisfy(\.isASCIIDigit),
-            parts[2].allSatisfy({ $0.isASCIIDigit || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || $0 == "_" || $0 == "-" }),
-            let createdAt = Int64(parts[0]), let seq = Int64(parts[1])
+        // Byte by byte: nothing but ASCII gets through (no combining mark riding on a digit).
+        let bytes = Array(cursor.utf8)
+        guard bytes.first == UInt8(ascii: "n") else { return nil }
+        let parts = bytes.dropFirst().split(separator: UInt8(ascii: "."), maxSplits: 2, omittingEmptySubsequences: false)
+        let isDigit = { (byte: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+        let isIDByte = { (byte: UInt8) in
+            isDigit(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+        }
+        guard parts.count == 3, (1...15).contains(parts[0].count), (1...15).contains(parts[1].count), (1...80).contains(parts[2].count),
+            parts[0].allSatisfy(isDigit), parts[1].allSatisfy(isDigit), parts[2].allSatisfy(isIDByte),
+            let createdAt = Int64(String(decoding: parts[0], as: UTF8.self)), let seq = Int64(String(decoding: parts[1], as: UTF8.self))
         else { return nil }
         self.createdAt = createdAt
         self.seq = seq
-        conversation = ConversationID(rawValue: String(parts[2]))
+        conversation = ConversationID(rawValue: String(decoding: parts[2], as: UTF8.self))
     }
-}
-
-extension Character {
-    fileprivate var isASCIIDigit: Bool { ("0"..."9").contains(self) }
 }
