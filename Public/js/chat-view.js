@@ -213,7 +213,7 @@ export class ChatView {
       const senderName = mine ? "You" : group ? (name(message.senderId) ?? "…") : otherName;
       items.push({ key: `m-${message.clientId}`, message, mine, status: mine ? store.statusOf(message, summary) : null,
                    groupStart, groupEnd: true, senderName, showSender: group && !mine && groupStart,
-                   info: group && mine && Boolean(message.seq), mentions: this.mentionTargets(message, summary),
+                   info: group && mine && Boolean(message.seq), canRetry: !summary?.leftSeq, mentions: this.mentionTargets(message, summary),
                    quote: this.quoteFor(message, thread) });
     }
     return items;
@@ -414,8 +414,9 @@ export class ChatView {
       info.title = "Message info";
       li.querySelector(".meta").prepend(info);
     }
-    // The reason changes while a message stays failed (I am back in its group: store.sendableAgain).
-    const reason = item.status === "failed" ? item.message.error ?? "" : "";
+    // The reason changes while a message stays failed (I am back in its group: store.sendableAgain),
+    // and so does whether a retry could go: out of the group it can only be refused again.
+    const reason = item.status === "failed" ? `${item.canRetry ? "" : "out|"}${item.message.error ?? ""}` : "";
     if (!item.mine || (li.dataset.status === item.status && (li.dataset.reason ?? "") === reason)) return;
     li.dataset.status = item.status;
     li.dataset.reason = reason;
@@ -437,7 +438,7 @@ export class ChatView {
       remove.type = "button";
       remove.setAttribute("aria-label", "Delete this unsent message");
       remove.addEventListener("click", () => this.store.remove(item.message.clientId));
-      actions.append(el("span", "error", item.message.error ?? "Not sent"), retry, remove);
+      actions.append(el("span", "error", item.message.error ?? "Not sent"), ...(item.canRetry ? [retry] : []), remove);
       li.append(actions);
     }
   }
@@ -766,8 +767,7 @@ export class ChatView {
         if (now && actions.canReact(now)) actions.toggleReaction(now, emoji);
       }, opener);
     } else if (item.id === "reply") {
-      const quote = quoteOf(message);
-      this.mode.reply(quote.preview || !message.attachments?.length ? quote : { ...quote, preview: messagePreview(message) });
+      this.mode.reply(replyQuote(message));
     } else if (item.id === "copy") {
       toast(await copyText(message.text) ? "Copied" : "Could not copy the text.");
     } else if (item.id === "edit") {
@@ -884,10 +884,20 @@ export class ChatView {
     pill.hidden = false;
   }
 
-  /** An edit whose message is gone or deleted meanwhile ends; out of the group, the composer's mode ends. */
+  /**
+   * An edit whose message is gone or deleted meanwhile ends; a reply's bar follows its message (edited,
+   * deleted); out of the group, the composer's mode ends.
+   */
   checkModes() {
     if (!this.mode.active) return;
     if ($("composer").hidden) { this.mode.done(); return; }
+    const replying = this.mode.replying;
+    if (replying) {
+      // Not loaded any more, or hidden by me: the bar keeps what it showed.
+      const original = this.store.thread(this.id).messages.get(replying.seq);
+      const current = original && this.store.actions.current(original);
+      if (current) this.mode.requote(replyQuote(current));
+    }
     const editing = this.mode.editing;
     if (editing) {
       const message = this.store.actions.resolve(editing.ref);
@@ -902,4 +912,10 @@ export class ChatView {
   reactorNames(ids) {
     return ids.map((userId) => this.displayName(userId) ?? "Someone");
   }
+}
+
+/** What the composer quotes of a message I answer: a photo without a caption as "📷 Photo". */
+function replyQuote(message) {
+  const quote = quoteOf(message);
+  return quote.preview || !message.attachments?.length ? quote : { ...quote, preview: messagePreview(message) };
 }

@@ -31,6 +31,17 @@ export class ComposerMode {
     focusInput();
   }
 
+  /**
+   * The message I am answering changed while I write (edited, deleted for everyone): the bar shows it
+   * as it is now, as the quote in the sent reply will.
+   */
+  requote(quote) {
+    const old = this.replying;
+    if (!old || (old.preview === quote.preview && old.deleted === quote.deleted)) return;
+    this.replying = { ...old, preview: quote.preview, deleted: quote.deleted };
+    this.show();
+  }
+
   /** Leaves the mode; an edit gives back the draft that was in the box before. */
   cancel() {
     this.replying = null;

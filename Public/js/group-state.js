@@ -147,6 +147,9 @@ export class GroupState {
     } else if (summary.leftSeq && message.seq > summary.leftSeq) {
       delete summary.leftSeq;  // re-added or joined again: a new span
     }
+    if ((entry.type === "added" && concernsMe) || (entry.type === "joined" && message.senderId === me)) {
+      this.store.reloadThread(summary.id);  // the new span may show what was hidden (shared history)
+    }
     if (entry.title && (entry.type === "renamed" || entry.type === "created")) summary.title = entry.title;
     if (entry.type === "left" && message.senderId !== me) {
       summary.members = summary.members.filter((m) => m.userId !== message.senderId);

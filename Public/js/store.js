@@ -237,8 +237,11 @@ export class ChatStore {
     try {
       const page = await this.api.history(id, before);
       if (thread.generation !== generation) return 0;  // the thread was re-seated meanwhile (loadAround)
-      if (!older && thread.hasNewer) this.reseat(thread, page.messages, false);  // the newest page ends a detached window
-      else for (const message of page.messages) thread.messages.set(message.seq, message);
+      if (!older && (thread.hasNewer || thread.stale)) {
+        // The newest page ends a detached window, or replaces what a thread read before I was a member again held.
+        thread.stale = false;
+        this.reseat(thread, page.messages, false);
+      } else for (const message of page.messages) thread.messages.set(message.seq, message);
       this.confirmFrom(page.messages);
       thread.hasOlder = page.hasMore;
       thread.loaded = true;
@@ -337,6 +340,20 @@ export class ChatStore {
     if (!thread.hasNewer) return Promise.resolve(0);
     if (thread.loading) return thread.reading.then(() => this.loadLatest(id));
     return this.readPage(id, thread, false);
+  }
+
+  /**
+   * I am a member of the group again (re-added, or joined): what the thread holds was read before, so it
+   * lacks what the new span shows (the gap, when history was shared) and the earlier span's edits made
+   * meanwhile. It is read again as on a fresh page: the newest page replaces it (`stale`), now when the
+   * chat is open (its render reads a thread not loaded), else when it is opened.
+   */
+  reloadThread(id) {
+    const thread = this.threads.get(id);
+    if (!thread) return;  // never read: its first read comes after the entry
+    thread.stale = true;
+    thread.loaded = false;
+    thread.generation++;  // a page on its way was asked for before: it is dropped
   }
 
   /** Whether `seq` is inside the run of history the thread holds (so a jump needs no reload). */

@@ -175,7 +175,12 @@ import Testing
     @Test(arguments: StoreBackend.all)
     func widthsAreFoldedOnBothSides(backend: StoreBackend) async throws {
         let texts = ["ｶﾀｶﾅ半角", "ﾊﾟｰﾃｨｰは明日", "カタカナ全角", "ＰＡＲＴＹ ｔｉｍｅ", "\u{F900}の字"]
-        let found = try await GraceSearches(backend, afterAdaSent: texts).found
+        let searches = try await GraceSearches(backend, afterAdaSent: texts)
+        let found = searches.found
+        for query in ["パーティー", "ﾊﾟｰﾃｨｰ"] {
+            let hits = try await Self.search(searches.world.store, query, as: searches.world.grace)
+            #expect(hits.map(\.matches) == [[TextRange(start: 0, length: 6)]], "\(query): highlighted where the half-width text is (6 UTF-16 units)")
+        }
         #expect(try await found("ｶﾀｶﾅ半角") == [texts[0]], "the exact half-width text")
         #expect(try await found("カタカナ半角") == [texts[0]], "half-width stored, full-width typed")
         #expect(try await found("ｶﾀｶﾅ") == [texts[0], texts[2]], "four characters, either width")
@@ -193,8 +198,11 @@ import Testing
     @Test(arguments: StoreBackend.all)
     func compatibilityFormsAreFoldedOnBothSides(backend: StoreBackend) async throws {
         let texts = ["item ② done", "the ﬁnal draft", "㍻の記録", "㌀の三階", "x² is x squared"]
-        let found = try await GraceSearches(backend, afterAdaSent: texts).found
+        let searches = try await GraceSearches(backend, afterAdaSent: texts)
+        let found = searches.found
         #expect(try await found("2") == [texts[0]], "a circled digit is its digit")
+        let circled = try await SearchConformanceTests.search(searches.world.store, "2", as: searches.world.grace)
+        #expect(circled.map(\.matches) == [[TextRange(start: 5, length: 1)]], "and highlighted")
         #expect(try await found("②") == [texts[0]])
         #expect(try await found("final") == [texts[1]], "a ligature is its letters")
         #expect(try await found("ﬁnal") == [texts[1]])

@@ -207,6 +207,35 @@ def test_a_reply_quotes_its_original_and_the_quote_goes_to_it_loading_older_hist
     wait(b, lambda d: row_of(d, "Got them")["quote"]["text"] == "Deleted message")
 
 
+def test_the_replying_to_bar_follows_its_message_edited_then_deleted_while_i_write(server, browsers):
+    """The bar above the composer quotes the message as it is now, as the sent reply's quote will:
+    an edit changes its text, a delete for everyone makes it "Deleted message", live; the draft stays
+    and the reply still goes."""
+    alice, bob = two_people(server)
+    original = send(server, alice, "Meet at the station", recipient=bob["user"]["id"])
+    conversation = original["conversationId"]
+    b = open_chat(browsers, server, bob, conversation)
+    open_menu(b, original["seq"])
+    choose(b, "Reply")
+    wait(b, lambda d: by_id(d, "composer-context").is_displayed())
+    assert by_id(b, "composer-context-text").text == "Meet at the station"
+    by_id(b, "composer-input").send_keys("On my way")
+
+    act(server, alice, conversation, original["seq"], "edit", text="Meet at the bridge\nnot at the station")
+    wait(b, lambda d: by_id(d, "composer-context-text").text == "Meet at the bridge")
+    act(server, alice, conversation, original["seq"], "delete")
+    wait(b, lambda d: by_id(d, "composer-context-text").text == "Deleted message")
+    assert by_id(b, "composer-context-title").text == "Replying to Alice Liddell"
+    assert by_id(b, "composer-input").get_attribute("value") == "On my way", "the draft stays"
+    assert active(b)["id"] == "composer-input", "the writer keeps the focus"
+
+    by_id(b, "composer-input").send_keys(Keys.ENTER)
+    wait(b, lambda d: not by_id(d, "composer-context").is_displayed())
+    wait(b, lambda d: (r := row_of(d, "On my way")) and r["seq"] and r["quote"] == {"name": "Alice Liddell", "text": "Deleted message"})
+    [stored] = [m for m in server.history(alice, conversation) if m["text"] == "On my way"]
+    assert stored["replyTo"]["seq"] == original["seq"] and stored["replyTo"]["deleted"], stored
+
+
 def test_a_reaction_from_the_menu_shows_everywhere_and_the_chip_toggles_it(server, browsers):
     alice, bob = two_people(server)
     message = send(server, bob, "We shipped it", recipient=alice["user"]["id"])

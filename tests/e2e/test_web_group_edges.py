@@ -1,11 +1,34 @@
 """Groups in the browser at the edges a hostile pass found: a reply quoting what a newcomer may not see
-shows who wrote it and nothing of it, and a send that failed because I was out of the group says it
-would go once I am back."""
+shows who wrote it and nothing of it, a send that failed because I was out of the group says it
+would go once I am back (and offers no Retry before), and the history shared with me when I am
+re-added shows at once, in the chat open or opened later, as a reload would show it."""
 import uuid
 
+from selenium.webdriver.common.by import By
+
 from test_web_actions import SOCKET_SWITCH, open_chat, rows
-from test_web_client import type_and_send, websocket_count
-from test_web_groups import befriend, call, create_group, people, wait
+from test_web_client import by_id, type_and_send, websocket_count
+from test_web_groups import befriend, call, create_group, people, row, row_info, wait
+
+
+def remove(server, admin, group, member):
+    response = call(server, admin, "POST", f"/v1/conversations/{group}/members/{member['user']['id']}/remove", {"clientId": str(uuid.uuid4())})
+    assert response.status_code == 201, response.text
+
+
+def add(server, admin, group, member, share_history=False):
+    response = call(server, admin, "POST", f"/v1/conversations/{group}/members",
+                    {"clientId": str(uuid.uuid4()), "userIds": [member["user"]["id"]], "shareHistory": share_history})
+    assert response.status_code == 201, response.text
+
+
+def seqs(driver):
+    """The seq of every row the chat shows, messages and membership entries, top to bottom."""
+    return driver.execute_script("return [...document.querySelectorAll('#message-list li[data-seq]')].map(li => Number(li.dataset.seq))")
+
+
+def failed_buttons(driver):
+    return driver.execute_script("return [...document.querySelectorAll('#message-list li.mine .actions button')].map(b => b.textContent)")
 
 
 def test_a_quote_of_what_a_newcomer_may_not_see_names_its_writer_only(server, browsers):
@@ -48,9 +71,68 @@ def test_a_send_refused_while_i_was_out_of_the_group_says_retry_works_once_i_am_
     l.execute_async_script("window.__goOnline().then(arguments[0])")
     error = lambda d: d.execute_script("return document.querySelector('#message-list li.mine .actions .error')?.textContent ?? null")
     wait(l, lambda d: error(d) == "You are no longer a member of this group.")
+    assert failed_buttons(l) == ["Delete"], "out of the group a retry could only be refused again"
     added = call(server, ada, "POST", f"/v1/conversations/{group}/members", {"clientId": str(uuid.uuid4()), "userIds": [alan["user"]["id"]]})
     assert added.status_code == 201, added.text
     wait(l, lambda d: error(d) == "Not sent. You are in this group again: Retry sends it.")
+    assert failed_buttons(l) == ["Retry", "Delete"]
     l.find_element("css selector", "#message-list li.mine .actions button.retry").click()
     wait(l, lambda d: "Queued while offline" in [m.get("text") for m in server.history(ada, group)])
     assert [m.get("text") for m in server.history(ada, group)].count("Queued while offline") == 1
+
+
+def test_re_added_with_shared_history_my_open_chat_shows_what_was_written_while_i_was_out(server, browsers):
+    ada, grace, alan = people(server, "ada", "grace", "alan")
+    befriend(server, ada, grace)
+    befriend(server, ada, alan)
+    group = create_group(server, ada, "Plans", [grace, alan])
+    server.send(grace, "Before the break", conversation=group)
+    l = open_chat(browsers, server, alan, group)
+    wait(l, lambda d: [r["text"] for r in rows(d)] == ["Before the break"])
+    remove(server, ada, group, alan)
+    wait(l, lambda d: by_id(d, "left-notice").is_displayed())
+    for index in range(3):
+        server.send(grace, f"While Alan was out {index}", conversation=group)
+    add(server, ada, group, alan, share_history=True)
+
+    texts = ["Before the break"] + [f"While Alan was out {index}" for index in range(3)]
+    wait(l, lambda d: [r["text"] for r in rows(d)] == texts)
+    wait(l, lambda d: by_id(d, "composer").is_displayed())
+    server.send(grace, "Welcome back", conversation=group)
+    wait(l, lambda d: [r["text"] for r in rows(d)] == texts + ["Welcome back"])
+    # In order, once each, nothing missing: every row Alan may see now, entries included.
+    everything = [m["seq"] for m in server.history(alan, group)]
+    assert seqs(l) == everything
+    l.refresh()
+    wait(l, lambda d: [r["text"] for r in rows(d)] == texts + ["Welcome back"])
+    assert seqs(l) == everything, "what a reload shows"
+
+
+def test_re_added_with_shared_history_while_on_the_list_the_chat_opens_with_all_of_it(server, browsers):
+    ada, grace, alan = people(server, "ada", "grace", "alan")
+    befriend(server, ada, grace)
+    befriend(server, ada, alan)
+    group = create_group(server, ada, "Plans", [grace, alan])
+    server.send(grace, "Before the break", conversation=group)
+    l = open_chat(browsers, server, alan, group)
+    wait(l, lambda d: [r["text"] for r in rows(d)] == ["Before the break"])
+    l.execute_script("location.hash = ''")  # back to the list: the chat's thread stays loaded
+    wait(l, lambda d: not by_id(d, "chat").is_displayed())
+    remove(server, ada, group, alan)
+    for index in range(60):  # more than a page of history (50)
+        server.send(grace, f"While Alan was out {index}", conversation=group)
+    add(server, ada, group, alan, share_history=True)
+    wait(l, lambda d: "added" in (row_info(d, "Plans") or {}).get("preview", ""))
+
+    row(l, "Plans").find_element(By.TAG_NAME, "button").click()
+    wait(l, lambda d: "While Alan was out 59" in [r["text"] for r in rows(d)])
+    everything = [m["seq"] for m in server.history(alan, group)]
+    # The newest page, with no hole in it; scrolling up reads the rest, up to the first message.
+    shown = seqs(l)
+    assert len(shown) >= 50 and shown == everything[-len(shown):], shown
+    for _ in range(20):
+        if seqs(l) == everything:
+            break
+        l.execute_script("document.getElementById('messages').scrollTop = 0")
+        wait(l, lambda d: not by_id(d, "older-loading").is_displayed())
+    assert seqs(l) == everything
