@@ -63,16 +63,23 @@ struct SearchPlan {
 
     init(user: UserID) { self.user = user }
 
-    /// The page after `position`: before that message in storage order when it is one of a
-    /// conversation the user can search (the lookup reveals nothing of anyone else's), else by time.
+    /// The page after `position`: before that message in storage order when the user could read
+    /// it (a conversation of theirs, inside their span in a group); else by the key PostgreSQL
+    /// pages by, (time, seq, conversation). So a cursor naming a message the user never saw (one
+    /// sent after they left a group, before they joined, or someone else's) pages exactly as one
+    /// naming no message does: it tells nothing of it.
     mutating func olderThan(_ position: SearchPosition, _ db: Database) throws {
         rowidBelow = try Int64.fetchOne(
             db,
             sql: """
-                SELECT rowid FROM messages WHERE conversation_id = ? AND seq = ? AND conversation_id IN (
+                SELECT m.rowid FROM messages m WHERE m.conversation_id = ? AND m.seq = ? AND m.conversation_id IN (
                     SELECT conversation_id FROM conversation_members WHERE user_id = ? UNION ALL SELECT conversation_id FROM former_members WHERE user_id = ?)
-                """, arguments: [position.conversation.rawValue, position.seq, user.rawValue, user.rawValue])
-        if rowidBelow == nil { filter("m.created_at < ?", position.createdAt) }
+                  AND (substr(m.conversation_id, 1, 4) <> 'grp_' OR EXISTS (SELECT 1 FROM member_spans sp
+                    WHERE sp.conversation_id = m.conversation_id AND sp.user_id = ? AND m.seq >= sp.from_seq AND (sp.to_seq IS NULL OR m.seq <= sp.to_seq)))
+                """, arguments: [position.conversation.rawValue, position.seq, user.rawValue, user.rawValue, user.rawValue])
+        if rowidBelow == nil {
+            filter("(m.created_at, m.seq, m.conversation_id) < (?, ?, ?)", position.createdAt, position.seq, position.conversation.rawValue)
+        }
     }
 
     mutating func filter(_ condition: String, _ values: any DatabaseValueConvertible & Sendable...) {

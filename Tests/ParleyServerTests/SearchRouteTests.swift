@@ -54,7 +54,8 @@ import Testing
                 ("q=a&limit=0", .invalidQuery), ("q=a&cursor=-1", .invalidQuery), ("q=a&cursor=123456", .invalidQuery),
                 ("q=a&cursor=n1.2", .invalidQuery), ("q=a&cursor=n1.x.dm_a", .invalidQuery), ("q=a&cursor=n1.2.dm%27%3B", .invalidQuery),
                 ("q=a&cursor=n1234567890123456.1.dm_a", .invalidQuery), ("q=a&cursor=n1.2.b%CC%81", .invalidQuery),
-                ("q=a&cursor=n1%CC%81.2.dm_a", .invalidQuery), ("q=a&cursor=n.2.dm_a", .invalidQuery), ("q=a&before=yesterday", .invalidQuery),
+                ("q=a&cursor=n1%CC%81.2.dm_a", .invalidQuery), ("q=a&cursor=n.2.dm_a", .invalidQuery), ("q=a&cursor=%2B1", .invalidQuery),
+                ("q=a&cursor=-0", .invalidQuery), ("q=a&before=yesterday", .invalidQuery),
                 ("q=a&before=2026-02-30", .invalidQuery), ("q=a&after=2026-04-31", .invalidQuery), ("q=a&before=2026-13-01", .invalidQuery),
             ] {
                 let response = try await Self.search(api, ada, parameters)

@@ -75,4 +75,29 @@ import Testing
         #expect(Set(try await Self.page(world, as: world.grace, after: forged, limit: 10).map(\.text)) == ["report 0", "report 2"])
         #expect(SearchPosition(cursor: forged.cursor) == forged)
     }
+
+    /// A former member's forged cursor naming a message sent after they left pages as one naming
+    /// no message: it does not tell them the message exists, nor when it was stored.
+    @Test(arguments: StoreBackend.all)
+    func aPositionAtAMessageAFormerMemberNeverSawTellsNothing(backend: StoreBackend) async throws {
+        let world = try await ActionWorld(backend)
+        let base = Timestamp.now().milliseconds
+        let group = try await world.group(with: [world.grace.id])
+        let at = { (offset: Int64) in Timestamp(milliseconds: base + offset) }
+        _ = try await world.store.send("report in the group", from: world.grace.id, to: .conversation(group), at: at(0))
+        _ = try await world.store.changeGroup(
+            MembershipChange(actor: world.ada.id, clientId: .random(), conversation: group, action: .remove(world.grace.id), maxMembers: 256),
+            now: .now())
+        let unseen = try await world.store.send("report after grace left", from: world.ada.id, to: .conversation(group), at: at(2000)).message
+        _ = try await world.store.send("report in the chat", from: world.ada.id, to: .conversation(world.direct), at: at(2500))
+        func page(seq: Int64) async throws -> [String] {
+            let position = SearchPosition(
+                SearchHit(
+                    conversationId: group, seq: seq, senderId: world.ada.id, createdAt: Timestamp(milliseconds: base + 3000), text: "",
+                    matches: []))
+            return try await Self.page(world, as: world.grace, after: position, limit: 10).map(\.text)
+        }
+        #expect(try await page(seq: 999) == ["report in the chat", "report in the group"])
+        #expect(try await page(seq: unseen.seq) == ["report in the chat", "report in the group"])
+    }
 }

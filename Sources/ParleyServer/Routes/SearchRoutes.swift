@@ -24,7 +24,7 @@ struct SearchRoutes {
             if let cursor = reader.string("cursor") {
                 if let position = SearchPosition(cursor: cursor) {
                     query.olderThan = position
-                } else if cursor.count <= 5, let skip = Int(cursor), skip >= 0 {
+                } else if (1...5).contains(cursor.utf8.count), cursor.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let skip = Int(cursor) {
                     offset = skip
                 } else {
                     throw ParleyError(.invalidQuery, "'cursor' is not one this server gave.")
