@@ -489,7 +489,12 @@ export class ChatStore {
     if (entry.action) return this.actions.frameOf(entry);  // null: waits for its message's seq
     if (entry.status !== "sending" || entry.uploading) return null;  // files still uploading: uploads.js says when
     const frame = { type: "send", clientId: entry.clientId, text: entry.text };
-    if (entry.attachments) frame.attachments = entry.attachments.map(attachmentRequest);
+    if (entry.attachments) {
+      frame.attachments = entry.attachments.map(attachmentRequest);
+      // A refusal of a frame the server cannot read comes back with its ref only: with the clientId as
+      // ref it marks this send failed (Retry) instead of leaving it, and its conversation, in flight.
+      frame.ref = entry.clientId;
+    }
     if (!entry.recipientId || this.conversations.has(entry.conversationId)) frame.conversationId = entry.conversationId;
     else frame.recipientId = entry.recipientId;
     if (entry.replyToSeq) frame.replyToSeq = entry.replyToSeq;

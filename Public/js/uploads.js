@@ -8,7 +8,10 @@
 // 2. A photo is re-encoded just before its upload (image-prep.js), unless it was sent "as file".
 // 3. The upload URL is kept with the file as soon as it exists. After a network error, a 409, or a
 //    reload, HEAD says where the server is, and the upload goes on from there; a 404 (the upload
-//    expired or was removed) starts it again. Rate limits wait as the server says.
+//    expired or was removed) starts it again. Rate limits wait as the server says. The upload is
+//    kept twice: its id in the outbox (written at once) and its URL in the record (IndexedDB, whose
+//    write of the whole file again takes a while). A reload between the two leaves one of them,
+//    which is enough: either names the upload, and the send always names the upload sent to.
 // 4. A file done: `done` and its `uploadId` in the outbox, its record gone. All done: `uploading`
 //    ends and the outbox sends it, with the clientId it had from the start, so it arrives once.
 // 5. Cancel (or deleting the pending message) stops the upload and DELETEs it on the server.
@@ -21,6 +24,10 @@ import { CHUNK, TusError, append, create, offsetOf, remove, sha256 } from "./tus
 import { allRecords, deleteRecord, readRecord, saveRecord } from "./upload-db.js";
 
 const MAX_RESTARTS = 3;
+
+/** An upload's path on this origin, and back (tus.js `create`: `/v1/uploads/{id}`). */
+const uploadUrl = (id) => `/v1/uploads/${encodeURIComponent(id)}`;
+const uploadIdOf = (url) => decodeURIComponent(url.split("/").pop());
 
 export class Uploads {
   constructor(store) {
@@ -199,6 +206,9 @@ export class Uploads {
       this.store.saveOutbox();
     }
     record.digest ??= await sha256(record.blob);
+    // Rule 3: the outbox's id (written first) or else the record's URL; both say the same from here on.
+    if (attachment.uploadId && uploadIdOf(record.url ?? "") !== attachment.uploadId) record.url = uploadUrl(attachment.uploadId);
+    if (record.url) attachment.uploadId = uploadIdOf(record.url);
     let restarts = 0, failures = 0, offset = 0;
     while (!signal.aborted) {
       try {
@@ -207,8 +217,8 @@ export class Uploads {
           record.url = created.url;
           attachment.uploadId = created.id;
           offset = created.offset;
+          this.store.saveOutbox();  // at once: the record's write below (the whole file again) is slow
           await saveRecord(record).catch(() => {});
-          this.store.saveOutbox();
         } else {
           offset = await offsetOf(this.token, record.url, signal);
         }
@@ -217,6 +227,7 @@ export class Uploads {
           offset = await append(this.token, record.url, offset, record.blob.slice(offset, offset + CHUNK), signal);
           failures = 0;
         }
+        attachment.uploadId = uploadIdOf(record.url);  // the upload that holds the file is the one the message names
         return;
       } catch (error) {
         if (signal.aborted || !(error instanceof TusError)) throw error;
