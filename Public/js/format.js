@@ -163,3 +163,12 @@ export function messagePreview(message) {
   const icon = kinds.size === 1 ? (KIND_WORDS[attachments[0].kind]?.[2] ?? "📎") : "📎";
   return `${icon} ${message.text || attachmentWords(attachments)}`;
 }
+
+/**
+ * A file's name as the server keeps it (Attachments.cleanName): no control characters and no
+ * invisible or direction-changing ones, so "invoice\u202Egpj.exe" cannot show as "invoiceexe.jpg"
+ * in the sender's own tray and message either.
+ */
+export function safeFileName(name) {
+  return (name ?? "").replace(/[\u0000-\u001F\u007F-\u009F\u061C\u180E\u200B\u200C\u200E\u200F\u2028\u2029\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/g, "");
+}

@@ -3,7 +3,7 @@
 // for anything else, each with a remove button; at most MAX_FILES. The text box is the caption.
 // Additions, removals and refusals are announced (#tray-status); refusals also show (#tray-error).
 import { $, el, reconcile } from "./dom.js";
-import { sizeText } from "./format.js";
+import { safeFileName, sizeText } from "./format.js";
 import { describe, reencodes } from "./image-prep.js";
 import { maxSize } from "./tus.js";
 
@@ -77,7 +77,7 @@ class Tray {
   add(files) {
     const added = [], refused = [];
     for (const file of files) {
-      const name = `“${file.name || "file"}”`;
+      const name = `“${safeFileName(file.name) || "file"}”`;
       if (this.items.length >= MAX_FILES) refused.push(`At most ${MAX_FILES} files go in one message: ${name} was not added.`);
       else if (this.maxSize && file.size > this.maxSize) refused.push(`${name} is too large to send (the limit is ${sizeText(this.maxSize)}).`);
       else if (!file.size) refused.push(`${name} is empty.`);
@@ -85,7 +85,7 @@ class Tray {
         const item = { key: crypto.randomUUID(), file, info: null };
         item.ready = describe(file).then((info) => { item.info = { ...info, reencode: info.kind === "image" && reencodes(file) }; this.render(); });
         this.items.push(item);
-        added.push(file.name);
+        added.push(safeFileName(file.name));
       }
     }
     this.showError(refused.join(" "));
@@ -100,7 +100,7 @@ class Tray {
     if (index < 0) return;
     const [item] = this.items.splice(index, 1);
     this.render();
-    this.say(`Removed ${item.file.name}. ${this.items.length ? `${this.items.length} left.` : "No files to send."}`);
+    this.say(`Removed ${safeFileName(item.file.name)}. ${this.items.length ? `${this.items.length} left.` : "No files to send."}`);
     // Focus goes to the next file's remove button, or back to the text box.
     const buttons = $("tray-list").querySelectorAll(".tray-remove");
     (buttons[Math.min(index, buttons.length - 1)] ?? $("composer-input")).focus();
@@ -133,8 +133,8 @@ class Tray {
     const li = el("li", "tray-item");
     const remove = el("button", "tray-remove", "×");
     remove.type = "button";
-    remove.setAttribute("aria-label", `Remove ${item.file.name}`);
-    li.append(el("span", "tray-preview"), el("span", "tray-name", item.file.name), el("span", "tray-size", sizeText(item.file.size)), remove);
+    remove.setAttribute("aria-label", `Remove ${safeFileName(item.file.name)}`);
+    li.append(el("span", "tray-preview"), el("span", "tray-name", safeFileName(item.file.name)), el("span", "tray-size", sizeText(item.file.size)), remove);
     this.update(li, item);
     return li;
   }

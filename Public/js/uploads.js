@@ -19,6 +19,7 @@
 // 7. Each file's record also holds its whole message (`message`): the outbox lives in localStorage,
 //    which the browser writes to disk lazily, IndexedDB when asked. After a crash that kept the files
 //    and lost the outbox entry, the message is put back in the outbox (same clientId) and goes on.
+import { safeFileName } from "./format.js";
 import { reencode } from "./image-prep.js";
 import { CHUNK, TusError, append, create, offsetOf, remove, sha256 } from "./tus.js";
 import { allRecords, deleteRecord, readRecord, saveRecord } from "./upload-db.js";
@@ -88,9 +89,9 @@ export class Uploads {
       const key = crypto.randomUUID();
       this.arriving.add(key);
       const encode = !asFile && info.kind === "image" && info.reencode;
-      records.push({ key, userId: this.store.me, clientId, conversationId, caption: text, name: file.name, size: file.size,
+      records.push({ key, userId: this.store.me, clientId, conversationId, caption: text, name: safeFileName(file.name), size: file.size,
                      type: file.type, blob: file, encode });
-      attachments.push({ key, name: file.name, size: file.size, mimeType: file.type, kind: info.kind, width: info.width, height: info.height,
+      attachments.push({ key, name: safeFileName(file.name), size: file.size, mimeType: file.type, kind: info.kind, width: info.width, height: info.height,
                          durationMs: info.durationMs, thumbnail: info.thumbnail, placeholder: info.placeholder });
     }
     const createdAt = Date.now();

@@ -330,6 +330,15 @@ def test_files_show_as_cards_with_name_and_size_download_the_same_bytes_and_go_w
     wait(b, lambda d: (m := last(d)) and m["deleted"] and m["files"] == [])
     assert requests.get(server.url + url, timeout=10).status_code == 404
 
+    # A right-to-left override makes "invoice\u202egpj.exe" read "invoiceexe.jpg": the sender's own
+    # tray and message show the name as the server keeps it, as everyone else sees it.
+    attach(a, write(tmp_path, "invoice\u202egpj.exe", b"MZ" + os.urandom(200)))
+    wait(a, lambda d: [i["name"] for i in tray(d)["items"]] == ["invoicegpj.exe"])
+    assert "\u202e" not in tray(a)["items"][0]["remove"]
+    send_with_enter(a)
+    wait(a, lambda d: (m := last(d)) and [f["name"] for f in m["files"]] == ["invoicegpj.exe"])
+    wait(b, lambda d: (m := last(d)) and [f["name"] for f in m["files"]] == ["invoicegpj.exe"])
+
 
 def test_paste_and_drop_fill_the_tray_one_is_removed_by_keyboard_and_enter_sends_the_rest(server, browsers, tmp_path):
     alice, bob, conversation, a = chat_of_two(server, browsers)
