@@ -288,9 +288,7 @@ def test_typed_characters_echo_whole_and_escape_keys_type_nothing(server):
         bob, terminal = alice_chatting_with_bob(server, home, timeout=20)
         terminal.send("hello\x1b[A\x1b[5~\x1b[31m 東京\x1b[0m\x1bOP!")
         terminal.expect("hello 東京!")
-        terminal.send("\r")
-        terminal.expect("✓ \"hello 東京!\"")
-        assert last_text(server, bob) == "hello 東京!"
+        sent(terminal, server, bob, "hello 東京!")
         terminal.sendline("/quit")
         terminal.expect(pexpect.EOF)
 
@@ -311,9 +309,7 @@ def test_the_line_is_edited_where_the_cursor_is(server):
         ]
         for key in keys:
             terminal.send(key)
-        terminal.send("\r")
-        terminal.expect("✓ \"hello 東京!\"")
-        assert last_text(server, bob) == "hello 東京!"
+        sent(terminal, server, bob, "hello 東京!")
         # Home then End: what is typed goes at the end again.
         terminal.send("bye\x1b[H\x1b[1~\x1b[4~ now\r")
         terminal.expect("✓ \"bye now\"")
@@ -341,6 +337,13 @@ def test_a_damaged_local_copy_is_set_aside_and_the_chats_come_back_from_the_serv
         output, status = _run(["chat", "list", "--home", home])
         assert status == 0 and "cannot be read" not in output and "You: before the damage" in output, output
         assert last_text(server, bob) == "before the damage"
+
+
+def sent(terminal, server, bob, text):
+    """Enter sends the line: the client shows it sent, and Bob has it."""
+    terminal.send("\r")
+    terminal.expect(f"✓ \"{text}\"")
+    assert last_text(server, bob) == text
 
 
 def last_text(server, account):

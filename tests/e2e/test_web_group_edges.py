@@ -81,7 +81,8 @@ def test_a_send_refused_while_i_was_out_of_the_group_says_retry_works_once_i_am_
     assert [m.get("text") for m in server.history(ada, group)].count("Queued while offline") == 1
 
 
-def test_re_added_with_shared_history_my_open_chat_shows_what_was_written_while_i_was_out(server, browsers):
+def alan_reading_plans(server, browsers):
+    """Ada's group "Plans" with Grace and Alan; Grace wrote "Before the break"; Alan's browser shows it."""
     ada, grace, alan = people(server, "ada", "grace", "alan")
     befriend(server, ada, grace)
     befriend(server, ada, alan)
@@ -89,6 +90,11 @@ def test_re_added_with_shared_history_my_open_chat_shows_what_was_written_while_
     server.send(grace, "Before the break", conversation=group)
     l = open_chat(browsers, server, alan, group)
     wait(l, lambda d: [r["text"] for r in rows(d)] == ["Before the break"])
+    return ada, grace, alan, group, l
+
+
+def test_re_added_with_shared_history_my_open_chat_shows_what_was_written_while_i_was_out(server, browsers):
+    ada, grace, alan, group, l = alan_reading_plans(server, browsers)
     remove(server, ada, group, alan)
     wait(l, lambda d: by_id(d, "left-notice").is_displayed())
     for index in range(3):
@@ -109,13 +115,7 @@ def test_re_added_with_shared_history_my_open_chat_shows_what_was_written_while_
 
 
 def test_re_added_with_shared_history_while_on_the_list_the_chat_opens_with_all_of_it(server, browsers):
-    ada, grace, alan = people(server, "ada", "grace", "alan")
-    befriend(server, ada, grace)
-    befriend(server, ada, alan)
-    group = create_group(server, ada, "Plans", [grace, alan])
-    server.send(grace, "Before the break", conversation=group)
-    l = open_chat(browsers, server, alan, group)
-    wait(l, lambda d: [r["text"] for r in rows(d)] == ["Before the break"])
+    ada, grace, alan, group, l = alan_reading_plans(server, browsers)
     l.execute_script("location.hash = ''")  # back to the list: the chat's thread stays loaded
     wait(l, lambda d: not by_id(d, "chat").is_displayed())
     remove(server, ada, group, alan)
