@@ -70,13 +70,8 @@ struct SearchPlan {
     /// naming no message does: it tells nothing of it.
     mutating func olderThan(_ position: SearchPosition, _ db: Database) throws {
         rowidBelow = try Int64.fetchOne(
-            db,
-            sql: """
-                SELECT m.rowid FROM messages m WHERE m.conversation_id = ? AND m.seq = ? AND m.conversation_id IN (
-                    SELECT conversation_id FROM conversation_members WHERE user_id = ? UNION ALL SELECT conversation_id FROM former_members WHERE user_id = ?)
-                  AND (substr(m.conversation_id, 1, 4) <> 'grp_' OR EXISTS (SELECT 1 FROM member_spans sp
-                    WHERE sp.conversation_id = m.conversation_id AND sp.user_id = ? AND m.seq >= sp.from_seq AND (sp.to_seq IS NULL OR m.seq <= sp.to_seq)))
-                """, arguments: [position.conversation.rawValue, position.seq, user.rawValue, user.rawValue, user.rawValue])
+            db, sql: "SELECT m.rowid FROM messages m WHERE m.conversation_id = ? AND m.seq = ? AND \(inConversationAndSpan)",
+            arguments: [position.conversation.rawValue, position.seq])
         if rowidBelow == nil {
             filter("(m.created_at, m.seq, m.conversation_id) < (?, ?, ?)", position.createdAt, position.seq, position.conversation.rawValue)
         }
@@ -108,15 +103,23 @@ struct SearchPlan {
     /// An FTS5 string: the term as one phrase, its quotes doubled (never query syntax).
     static func quoted(_ term: String) -> String { "\"" + term.replacing("\"", with: "\"\"") + "\"" }
 
+    /// Message `m` is in a conversation of the user's, inside one of their spans in a group: what
+    /// they could ever read (the search's rules add the rest; a cursor's lookup needs only this).
+    var inConversationAndSpan: String {
+        """
+        m.conversation_id IN (SELECT conversation_id FROM conversation_members WHERE user_id = '\(user.rawValue)'
+            UNION ALL SELECT conversation_id FROM former_members WHERE user_id = '\(user.rawValue)')
+        AND (substr(m.conversation_id, 1, 4) <> 'grp_' OR EXISTS (SELECT 1 FROM member_spans sp
+            WHERE sp.conversation_id = m.conversation_id AND sp.user_id = '\(user.rawValue)'
+            AND m.seq >= sp.from_seq AND (sp.to_seq IS NULL OR m.seq <= sp.to_seq)))
+        """
+    }
+
     /// The statement: matches (if any), what the user can read, the filters, the order.
     func sql(from source: String, match table: String?, query order: SearchOrder) -> String {
         let visible = """
-            m.conversation_id IN (SELECT conversation_id FROM conversation_members WHERE user_id = '\(user.rawValue)'
-                UNION ALL SELECT conversation_id FROM former_members WHERE user_id = '\(user.rawValue)')
+            \(inConversationAndSpan)
             AND m.entry IS NULL AND m.deleted_at IS NULL
-            AND (substr(m.conversation_id, 1, 4) <> 'grp_' OR EXISTS (SELECT 1 FROM member_spans sp
-                WHERE sp.conversation_id = m.conversation_id AND sp.user_id = '\(user.rawValue)'
-                AND m.seq >= sp.from_seq AND (sp.to_seq IS NULL OR m.seq <= sp.to_seq)))
             AND NOT EXISTS (SELECT 1 FROM hidden_messages h WHERE h.user_id = '\(user.rawValue)'
                 AND h.conversation_id = m.conversation_id AND h.seq = m.seq)
             AND (m.edited_at IS NULL OR NOT EXISTS (SELECT 1 FROM former_members f WHERE f.user_id = '\(user.rawValue)'
