@@ -325,6 +325,8 @@ enum PostgresSchema {
         ("v18-committed-calls", PostgresCommittedCalls.statements),
         // A send batch's locks by index probe and its plans kept, and two functions no longer planned per call (``PostgresLeanBatch``).
         ("v19-lean-batch", PostgresLeanBatch.statements),
+        // One or two CJK characters looked up at any age, not in each conversation's newest 200 messages.
+        ("v20-search-short-cjk", PostgresShortCJKSearch.statements),
     ]
 
     static func migrate(_ client: PostgresClient, logger: Logger) async throws {

@@ -7,8 +7,8 @@ extension PostgresStore: MessageSearchStore {
     /// `to_tsvector('simple', parley_fold(text))` (migration `v7-search`; PostgreSQL's parser keeps
     /// `db.json`, `PLT-3699` and e-mail addresses whole, on both sides); a CJK term of nothing but
     /// CJK in the raw text (folding leaves CJK as written), from three characters through the
-    /// trigram index of messages holding CJK (`v8-search-cjk`), shorter ones by the same bounded
-    /// scan as SQLite's, each conversation's newest messages read by key; newest first, by
+    /// trigram index of messages holding CJK (`v8-search-cjk`), shorter ones through the index of
+    /// their CJK characters (``PostgresShortCJKSearch``); newest first, by
     /// (created_at, seq, conversation), the key a ``SearchPosition`` pages by.
     ///
     /// The user's conversations are read first and bound as an array: with the list in hand the
@@ -45,9 +45,8 @@ extension PostgresStore: MessageSearchStore {
             if !words.isEmpty { statement.filter("to_tsvector('simple'::regconfig, parley_fold(m.text)) @@ (\(tsquery))") }
             let cjk = query.terms.filter(\.isCJK).map(\.text)
             for term in cjk { statement.cjk(term) }
-            // Short CJK alone is read by a bounded scan; `has:file` alone reads every message of mine with files.
-            let short = words.isEmpty && !cjk.isEmpty && cjk.allSatisfy { $0.count < 3 }
-            if words.isEmpty, !cjk.isEmpty, !short { statement.filter(SearchStatement.holdsCJK) }
+            // CJK alone is read through an index of messages holding CJK; `has:file` alone reads every message of mine with files.
+            if words.isEmpty, !cjk.isEmpty { statement.filter(SearchStatement.holdsCJK) }
             let visible = """
                 m.entry IS NULL AND m.deleted_at IS NULL
                   AND (m.conversation_id NOT LIKE 'grp\\_%' OR EXISTS (SELECT 1 FROM member_spans sp
@@ -58,15 +57,7 @@ extension PostgresStore: MessageSearchStore {
                     AND f.conversation_id = m.conversation_id AND m.edited_at >= f.left_at))
                   \(statement.conditions.map { "AND " + $0 }.joined(separator: "\n  "))
                 """
-            let source =
-                short
-                // Bounded: each conversation's newest messages, read by key (conversation_id, seq).
-                ? """
-                conversations c CROSS JOIN LATERAL (SELECT * FROM messages m
-                  WHERE m.conversation_id = c.id AND m.seq > c.last_seq - \(SearchQuery.shortCJKWindow) AND \(visible)) m
-                WHERE c.id = ANY(\(mine))
-                """
-                : "messages m WHERE m.conversation_id = ANY(\(mine)) AND \(visible)"
+            let source = "messages m WHERE m.conversation_id = ANY(\(mine)) AND \(visible)"
             let rank = query.order == .relevance && !words.isEmpty ? "ts_rank(to_tsvector('simple'::regconfig, parley_fold(m.text)), \(tsquery)) DESC, " : ""
             let sql = """
                 SELECT m.conversation_id, m.seq, m.sender_id, m.created_at, m.text FROM \(source)
@@ -122,6 +113,11 @@ struct SearchStatement {
         let pattern = "%" + Self.escapedForLike(term) + "%"
         let pure = SearchText.isOnlyCJK(term)
         filter(pure ? "parley_width(m.text) LIKE parley_width(\(bind(pattern)))" : "parley_fold(m.text) LIKE parley_fold(\(bind(pattern)))")
+        // Too short for trigrams: its CJK characters among the message's (the index `messages_cjk_chars`).
+        if SearchText.isShortCJK(term) {
+            let characters = PostgresShortCJKSearch.characters
+            filter("\(characters) @> \(characters.replacing("m.text", with: bind(term)))")
+        }
         // A mixed term's CJK runs are in that text as written: matched there too, they let the
         // trigram index of CJK messages pick the candidates the folded match then checks.
         if !pure {

@@ -1,4 +1,5 @@
 import GRDB
+import ParleyStore
 
 /// The SQLite schema, as ordered migrations. Never edit a shipped migration: add a new one.
 enum SQLiteSchema {
@@ -362,6 +363,19 @@ enum SQLiteSchema {
             // SearchText.fold now gives everything its compatibility form, as PostgreSQL's
             // parley_fold does (① is 1, ﬁ is fi, ㍻ is 平成), not CJK alone. Rebuilt as v12 did.
             try db.execute(sql: SQLiteSchema.rebuildSearchIndex)
+        }
+        migrator.registerMigration("v15-search-short-cjk") { db in
+            // One or two CJK characters, which no trigram finds, are looked up among each message's
+            // CJK characters and pairs (SearchText.cjkGrams), at any age: before, only each
+            // conversation's newest 200 messages were scanned. Words apart, so FTS5's `ascii`
+            // tokenizer (no Unicode tables: every non-ASCII character is part of a word) keeps them whole.
+            try db.execute(sql: "CREATE VIRTUAL TABLE message_search_grams USING fts5(text, content='', tokenize='ascii')")
+            let insert = try db.makeStatement(sql: "INSERT INTO message_search_grams (rowid, text) VALUES (?, ?)")
+            let rows = try Row.fetchCursor(db, sql: "SELECT rowid, text FROM messages WHERE entry IS NULL AND deleted_at IS NULL")
+            while let row = try rows.next() {
+                let folded = SearchText.fold(row[1])
+                if SearchText.hasCJK(folded) { try insert.execute(arguments: [row[0] as Int64, SearchText.cjkGramsText(folded)]) }
+            }
         }
         return migrator
     }

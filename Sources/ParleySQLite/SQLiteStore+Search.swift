@@ -7,7 +7,7 @@ extension SQLiteStore: MessageSearchStore {
     /// inside their spans in a group; never an entry, a deleted message, one they hid, or one edited
     /// after they left the group: its new text is not theirs to see); words and
     /// phrases through the word index, CJK of three or more characters through the trigram index,
-    /// shorter CJK by a bounded scan; newest first by rowid (the order messages were stored), or by bm25.
+    /// shorter CJK through the grams index; newest first by rowid (the order messages were stored), or by bm25.
     public func search(_ query: SearchQuery, as user: UserID, limit: Int, offset: Int) async throws -> [SearchHit] {
         guard !query.terms.isEmpty || query.hasFile else { return [] }
         return try await pool.read { db in
@@ -28,17 +28,18 @@ extension SQLiteStore: MessageSearchStore {
                 for term in cjk { plan.cjk(term) }
                 sql = plan.sql(from: "message_search s JOIN messages m ON m.rowid = s.rowid", match: "message_search", query: query.order)
                 plan.arguments = [words.joined(separator: " AND ")] + plan.arguments
-            } else if let long = cjk.first(where: { $0.count >= 3 }) {
+            } else if let long = cjk.first(where: { !SearchText.isShortCJK($0) }) {
                 for term in cjk where term != long { plan.cjk(term) }
                 sql = plan.sql(from: "message_search_cjk s JOIN messages m ON m.rowid = s.rowid", match: "message_search_cjk", query: query.order)
                 plan.arguments = [SearchPlan.quoted(long)] + plan.arguments
-            } else if cjk.isEmpty {
-                // `has:file` alone: every message with files the user can read, newest first.
-                sql = plan.sql(from: "messages m", match: nil, query: .newest)
+            } else if let short = cjk.first {
+                // Every term is one or two characters: looked up among the messages' CJK grams.
+                for term in cjk where term != short { plan.cjk(term) }
+                plan.foundAsWritten(short)
+                sql = plan.sql(from: "message_search_grams s JOIN messages m ON m.rowid = s.rowid", match: "message_search_grams", query: query.order)
+                plan.arguments = [SearchPlan.quoted(short)] + plan.arguments
             } else {
-                for term in cjk { plan.cjk(term) }
-                // Bounded: the newest messages of each of the user's conversations.
-                plan.filter("m.seq > (SELECT c.last_seq FROM conversations c WHERE c.id = m.conversation_id) - \(SearchQuery.shortCJKWindow)")
+                // `has:file` alone: every message with files the user can read, newest first.
                 sql = plan.sql(from: "messages m", match: nil, query: .newest)
             }
             let rows = try Row.fetchAll(db, sql: sql + " LIMIT ? OFFSET ?", arguments: StatementArguments(plan.arguments + [limit, offset]))
@@ -82,21 +83,27 @@ struct SearchPlan {
         arguments += values
     }
 
-    /// A CJK term: through the trigram index from three characters, else found in the folded text.
+    /// A CJK term: through the trigram index from three characters, else through the grams index
+    /// (``SearchText/cjkGrams(_:)``), and checked in the text.
     mutating func cjk(_ term: String) {
-        if term.count >= 3 {
+        if !SearchText.isShortCJK(term) {
             filter("m.rowid IN (SELECT rowid FROM message_search_cjk WHERE message_search_cjk MATCH ?)", Self.quoted(term))
         } else {
-            // In the text folded as the term was (SearchText.fold: ｶﾀ is カタ there). CJK keeps its
-            // characters through the fold but for the few NFKC changes, so a term of nothing else is
-            // looked for in the raw text, and in the folded text only of messages holding one of
-            // those (`parley_width_forms`, a byte scan in C; the fold on every message of the window
-            // took short searches from 20 to 50 ms).
-            if SearchText.isOnlyCJK(term) {
-                filter("(instr(m.text, ?) > 0 OR (parley_width_forms(m.text) AND instr(parley_fold(m.text), ?) > 0))", term, term)
-            } else {
-                filter("instr(parley_fold(m.text), ?) > 0", term)
-            }
+            filter("m.rowid IN (SELECT rowid FROM message_search_grams WHERE message_search_grams MATCH ?)", Self.quoted(term))
+            foundAsWritten(term)
+        }
+    }
+
+    /// A short CJK term is in the message's text (folded as the term was: ｶﾀ is カタ there), not
+    /// only among its grams' words (the `ascii` tokenizer splits a pair at ASCII punctuation).
+    /// CJK keeps its characters through the fold but for the few NFKC changes, so a term of nothing
+    /// else is looked for in the raw text, and in the folded text only of messages holding one of
+    /// those (`parley_width_forms`, a byte scan in C).
+    mutating func foundAsWritten(_ term: String) {
+        if SearchText.isOnlyCJK(term) {
+            filter("(instr(m.text, ?) > 0 OR (parley_width_forms(m.text) AND instr(parley_fold(m.text), ?) > 0))", term, term)
+        } else {
+            filter("instr(parley_fold(m.text), ?) > 0", term)
         }
     }
 

@@ -3,7 +3,7 @@ import GRDBSQLite
 import ParleyStore
 
 /// The search index writes of one group-commit batch (docs/protocol.md "Search"), kept in order
-/// and applied to the two FTS5 tables after the batch's jobs, in the batch's transaction.
+/// and applied to the three FTS5 tables after the batch's jobs, in the batch's transaction.
 ///
 /// Why not triggers: a statement on an FTS5 table inside a savepoint (every job runs in one, and a
 /// trigger's statement journal opens one too) makes FTS5 flush its pending terms to a new segment,
@@ -18,8 +18,8 @@ import ParleyStore
 /// 3. ``apply(_:)`` runs inside the batch's transaction, before the commit: a message is findable
 ///    once acknowledged, and a failed apply fails the whole batch (nothing of it was written).
 /// 4. The text indexed is ``SearchText/fold(_:)`` of the message's text, in the CJK table too when
-///    the folded text has CJK (half-width katakana folds into it); a removal gives back exactly what
-///    was added (contentless tables need the values).
+///    the folded text has CJK (half-width katakana folds into it), and its ``SearchText/cjkGrams(_:)``
+///    in the grams table; a removal gives back exactly what was added (contentless tables need the values).
 /// 5. Nothing is applied outside a transaction: SQLite rolls the whole transaction back on a full
 ///    disk or an I/O error, and index rows written after that in autocommit would outlive their
 ///    messages (and their rowids would find the next messages).
@@ -37,6 +37,8 @@ final class SearchIndexLog: DeferredBatchWrites, @unchecked Sendable {
     private let insertCJK: RawStatement
     private let deleteWords: RawStatement
     private let deleteCJK: RawStatement
+    private let insertGrams: RawStatement
+    private let deleteGrams: RawStatement
 
     init(on connection: OpaquePointer) throws {
         self.connection = connection
@@ -46,6 +48,9 @@ final class SearchIndexLog: DeferredBatchWrites, @unchecked Sendable {
             "INSERT INTO message_search (message_search, rowid, text) VALUES ('delete', ?, ?)", on: connection)
         deleteCJK = try RawStatement(
             "INSERT INTO message_search_cjk (message_search_cjk, rowid, text) VALUES ('delete', ?, ?)", on: connection)
+        insertGrams = try RawStatement("INSERT INTO message_search_grams (rowid, text) VALUES (?, ?)", on: connection)
+        deleteGrams = try RawStatement(
+            "INSERT INTO message_search_grams (message_search_grams, rowid, text) VALUES ('delete', ?, ?)", on: connection)
     }
 
     /// The message stored at `rowid` with `text` becomes findable.
@@ -74,16 +79,22 @@ final class SearchIndexLog: DeferredBatchWrites, @unchecked Sendable {
             case .add(let rowid, let text):
                 let folded = SearchText.fold(text)
                 try insertWords.execute(.int(rowid), .text(folded))
-                if SearchText.hasCJK(folded) { try insertCJK.execute(.int(rowid), .text(folded)) }
+                if SearchText.hasCJK(folded) {
+                    try insertCJK.execute(.int(rowid), .text(folded))
+                    try insertGrams.execute(.int(rowid), .text(SearchText.cjkGramsText(folded)))
+                }
             case .remove(let rowid, let text):
                 let folded = SearchText.fold(text)
                 try deleteWords.execute(.int(rowid), .text(folded))
-                if SearchText.hasCJK(folded) { try deleteCJK.execute(.int(rowid), .text(folded)) }
+                if SearchText.hasCJK(folded) {
+                    try deleteCJK.execute(.int(rowid), .text(folded))
+                    try deleteGrams.execute(.int(rowid), .text(SearchText.cjkGramsText(folded)))
+                }
             }
         }
     }
 
     func finalize() {
-        for statement in [insertWords, insertCJK, deleteWords, deleteCJK] { statement.finalize() }
+        for statement in [insertWords, insertCJK, deleteWords, deleteCJK, insertGrams, deleteGrams] { statement.finalize() }
     }
 }

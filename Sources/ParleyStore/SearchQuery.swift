@@ -36,9 +36,6 @@ public struct SearchQuery: Sendable, Equatable {
     public static let maxCharacters = 1_000
     /// Terms beyond this many are ignored (a long paste still searches).
     public static let maxTerms = 16
-    /// The newest messages of each conversation a one- or two-character CJK query looks through (a
-    /// trigram index needs three characters).
-    public static let shortCJKWindow: Int64 = 200
 
     /// Parses `raw`: words, `"phrases"` (an unbalanced quote runs to the end), `from:`, `in:`,
     /// `before:`, `after:` (UTC days `2026-11-20` or milliseconds). Throws `invalidQuery` for a

@@ -83,6 +83,34 @@ import Testing
         try await store.close()
     }
 
+    /// Migration v15 gives the messages stored before it their CJK grams: one or two characters
+    /// find them at any age, and an edit then takes back exactly what the migration added.
+    @Test func messagesStoredBeforeTheGramsIndexAreFoundByOneOrTwoCharacters() async throws {
+        let path = WALCheckpointerTests.temporaryPath()
+        var store = try SQLiteStore(path: path, durability: .normal)
+        let ada = try await store.makeUser("ada"), grace = try await store.makeUser("grace")
+        let message = try await store.send("ﾊﾟｰﾃｨｰは明日の夜", from: ada.id, to: .user(grace.id)).message
+        _ = try await store.send("plain words only", from: ada.id, to: .user(grace.id))
+        try await store.pool.write { db in
+            try db.execute(sql: "DROP TABLE message_search_grams")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v15-search-short-cjk'")
+        }
+        try await store.close()
+        store = try SQLiteStore(path: path, durability: .normal)
+        #expect(try await hits("明日", grace.id, store) == ["ﾊﾟｰﾃｨｰは明日の夜"])
+        #expect(try await hits("夜", grace.id, store) == ["ﾊﾟｰﾃｨｰは明日の夜"])
+        #expect(try await hits("パー", grace.id, store) == ["ﾊﾟｰﾃｨｰは明日の夜"], "through the fold")
+        _ = try await store.act(
+            NewMessageAction(actor: ada.id, clientId: .random(), conversation: message.conversationId, seq: message.seq, change: .edit("昼に会う")),
+            now: .now())
+        #expect(try await hits("明日", grace.id, store).isEmpty, "the edit took the migration's grams back")
+        #expect(try await hits("昼", grace.id, store) == ["昼に会う"])
+        try await store.pool.write { db in
+            try db.execute(sql: "INSERT INTO message_search_grams (message_search_grams, rank) VALUES ('integrity-check', 0)")
+        }
+        try await store.close()
+    }
+
     /// A send that fails after its message row was written (here: the database refuses its event
     /// row) takes its index entry back with its savepoint.
     @Test(.timeLimit(.minutes(10))) func aSendThatFailsLeavesNothingInTheIndex() async throws {

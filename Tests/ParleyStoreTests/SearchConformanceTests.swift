@@ -144,23 +144,27 @@ import Testing
         #expect(throws: Validation.Failure.self) { try SearchQuery.parse("before:yesterday") }
     }
 
-    /// CJK through each path: a short term looks through each conversation's newest
-    /// `shortCJKWindow` messages only, a longer one through the index whatever its age; a term
-    /// mixing CJK and Latin folds its Latin; membership rules hold on every path.
+    /// CJK through each path: a term of one or two characters through the grams index, a longer
+    /// one through the trigram index, both whatever its age (more than a page of messages
+    /// since); a term mixing CJK and Latin folds its Latin; membership rules hold on every path.
     @Test(arguments: StoreBackend.all)
-    func cjkPathsAreBoundedFoldedAndFollowMembership(backend: StoreBackend) async throws {
+    func cjkPathsFindAnyAgeFoldAndFollowMembership(backend: StoreBackend) async throws {
         let world = try await ActionWorld(backend)
         let chat = ConversationID.direct(world.ada.id, world.grace.id)
         _ = try await world.store.send("古い写真を見つけた", from: world.ada.id, to: .conversation(chat))
         _ = try await world.store.send("Meet at Café東京", from: world.ada.id, to: .conversation(chat))
         _ = try await world.store.send("Tickets for Café東京駅", from: world.ada.id, to: .conversation(chat))
-        for index in 0..<SearchQuery.shortCJKWindow {
+        for index in 0..<250 {
             _ = try await world.store.send("filler \(index)", from: world.grace.id, to: .conversation(chat))
         }
         _ = try await world.store.send("新しい写真です", from: world.ada.id, to: .conversation(chat))
         func found(_ q: String, as user: User) async throws -> [String] { try await Self.search(world.store, q, as: user).map(\.text) }
-        #expect(try await found("写真", as: world.grace) == ["新しい写真です"], "two characters: the newest messages only")
+        #expect(try await found("写真", as: world.grace) == ["新しい写真です", "古い写真を見つけた"], "two characters: any age")
+        #expect(try await found("古", as: world.grace) == ["古い写真を見つけた"], "one character: any age")
         #expect(try await found("写真を見", as: world.grace) == ["古い写真を見つけた"], "three or more: any age")
+        #expect(try await found("e東", as: world.grace) == ["Tickets for Café東京駅", "Meet at Café東京"], "a pair of Latin and CJK")
+        #expect(try await found("駅 写", as: world.grace).isEmpty, "every short term in one message")
+        #expect(try await found("京駅 tickets", as: world.grace) == ["Tickets for Café東京駅"], "a short term beside a word")
         #expect(try await found("cafe東京", as: world.grace) == ["Tickets for Café東京駅", "Meet at Café東京"], "Latin folded beside CJK")
         #expect(try await found("cafe東京駅", as: world.grace) == ["Tickets for Café東京駅"], "and beside three or more CJK characters")
         #expect(try await found("写真 in:\(chat.rawValue)", as: world.eve).isEmpty, "not a member")
