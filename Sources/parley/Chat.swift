@@ -115,6 +115,13 @@ struct Chat: AsyncParsableCommand {
         @Option(help: "Username of the recipient.") var to: String
         @Argument(help: "The message.") var text: [String]
 
+        func validate() throws {
+            // Bytes that are not UTF-8 would reach the server as U+FFFD, another text than the one given.
+            for index in 0..<Int(CommandLine.argc) where CommandLine.unsafeArgv[index].map({ String(validatingCString: $0) == nil }) ?? false {
+                throw ValidationError("The command line holds bytes that are not UTF-8 text; nothing was sent.")
+            }
+        }
+
         func run() async throws {
             let session = try home.session()
             try await ScriptedChat(session: session, storage: home.storage).send(text.joined(separator: " "), to: to)
@@ -126,7 +133,13 @@ struct Chat: AsyncParsableCommand {
         @OptionGroup var home: Home
         @Option(help: "Username of the other person.") var with: String
         @Option(help: "How many recent messages to print first.") var count = 20
-        @Option(help: "Exit after this many new messages (default: run until interrupted).") var exitAfter: Int?
+        @Option(help: "Exit after this many new messages; 0 prints the recent ones and exits (default: run until interrupted).")
+        var exitAfter: Int?
+
+        func validate() throws {
+            guard (0...10_000).contains(count) else { throw ValidationError("--count must be 0–10000.") }
+            if let exitAfter, exitAfter < 0 { throw ValidationError("--exit-after must be 0 or more.") }
+        }
 
         func run() async throws {
             let session = try home.session()
@@ -154,13 +167,34 @@ enum AccountClient {
     static func open(_ session: Session, _ storage: ClientStorage) throws -> ParleyClient {
         let heartbeat = try HeartbeatSetting.fromEnvironment()
         do {
-            return try ParleyClient(session: session, storage: storage, heartbeat: heartbeat)
+            let client = try ParleyClient(session: session, storage: storage, heartbeat: heartbeat)
+            warnIfReadOnly(storage)
+            return client
         } catch let damaged as DamagedLocalStore {
             let aside = try storage.setAsideStore(for: session.user.id)
             let note = "\(damaged) It was moved to \(aside.path) (messages not sent yet stay in it); your chats are read again from the server.\n"
             FileHandle.standardError.write(Data(note.utf8))
             return try ParleyClient(session: session, storage: storage, heartbeat: heartbeat)
         }
+    }
+}
+
+extension AccountClient {
+    /// Whether the local copy can be written: SQLite opens a file it cannot write read-only, and
+    /// what is written offline then lives in memory only.
+    static func isReadOnly(_ storage: ClientStorage) -> Bool {
+        let directory = storage.directory.path
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory))?.filter { $0.hasPrefix("account-") } ?? []
+        return access(directory, W_OK) != 0 || files.contains { access(directory + "/" + $0, W_OK) != 0 }
+    }
+
+    /// Says once, on standard error, that messages written offline would not be kept.
+    static func warnIfReadOnly(_ storage: ClientStorage) {
+        guard isReadOnly(storage) else { return }
+        let note =
+            "Your local copy in \(storage.directory.path) cannot be written: "
+            + "what you write while offline is not kept, and is lost if you quit before it is sent.\n"
+        FileHandle.standardError.write(Data(note.utf8))
     }
 }
 

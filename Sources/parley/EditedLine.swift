@@ -17,14 +17,19 @@ struct EditedLine {
 
     mutating func apply(_ key: KeyDecoder.Key) -> Change {
         switch key {
+        case .text(let typed) where cursor == characters.count:
+            // Joined with the last character and split again: a skin tone or an accent typed after
+            // its base character becomes one character with it. Only the end is looked at, so a
+            // long paste costs its length, not its length squared.
+            let joined = (characters.popLast().map(String.init) ?? "") + typed
+            characters += Array(joined)
+            cursor = characters.count
+            return .appended(typed)
         case .text(let typed):
-            // Joined with its neighbours and split again: a skin tone or an accent typed after its
-            // base character becomes one character with it.
-            let atEnd = cursor == characters.count
             let before = String(characters[..<cursor]) + typed
             characters = Array(before + String(characters[cursor...]))
             cursor = min(before.count, characters.count)
-            return atEnd ? .appended(typed) : .edited
+            return .edited
         case .erase where cursor > 0:
             characters.remove(at: cursor - 1)
             cursor -= 1
@@ -42,10 +47,52 @@ struct EditedLine {
         return [.left, .right, .home, .end].contains(key) ? .moved : .edited
     }
 
-    /// The line as drawn after the prompt: the text, then the cursor put back to its place. The
-    /// terminal saves and restores the place (ESC 7, ESC 8), so a wide character (東, 👍) moves it
-    /// as far as the terminal draws it.
-    var drawn: String {
-        cursor == characters.count ? text : String(characters[..<cursor]) + "\u{1B}7" + String(characters[cursor...]) + "\u{1B}8"
+    /// Whether the whole line fits in `columns` as drawn (then typing at its end is written as typed).
+    func fits(in columns: Int) -> Bool {
+        var width = 0
+        for character in characters {
+            width += Self.width(of: character)
+            if width > columns { return false }
+        }
+        return true
+    }
+
+    /// The line as drawn after the prompt, on one row of `columns`: the text (a line break pasted
+    /// into it as ↵), then the cursor put back to its place. The terminal saves and restores the
+    /// place (ESC 7, ESC 8), so a wide character (東, 👍) moves it as far as the terminal draws
+    /// it. A line wider than the row shows the part around the cursor, `…` where it is cut: a
+    /// line the terminal wrapped could not be drawn again in place.
+    func drawn(columns: Int) -> String {
+        var (start, end) = (0, characters.count)
+        if !fits(in: columns) {
+            let room = max(columns - 2, 4)  // the two ends' marks
+            start = cursor
+            var width = 0
+            while start > 0, width + Self.width(of: characters[start - 1]) <= room * 2 / 3 {
+                start -= 1
+                width += Self.width(of: characters[start])
+            }
+            end = cursor
+            while end < characters.count, width + Self.width(of: characters[end]) <= room {
+                width += Self.width(of: characters[end])
+                end += 1
+            }
+        }
+        func shown(_ range: Range<Int>) -> String { String(characters[range]).replacing("\n", with: "↵") }
+        let head = start > 0 ? "…" : "", tail = end < characters.count ? "…" : ""
+        guard cursor < characters.count else { return head + shown(start..<cursor) }
+        return head + shown(start..<cursor) + "\u{1B}7" + shown(cursor..<end) + tail + "\u{1B}8"
+    }
+
+    /// Columns a terminal gives a character, erring wide: East Asian wide and emoji 2, others 1.
+    static func width(of character: Character) -> Int {
+        guard let first = character.unicodeScalars.first else { return 0 }
+        if first.properties.isEmojiPresentation || character.unicodeScalars.count > 1 && first.properties.isEmoji { return 2 }
+        switch first.value {
+        case 0x1100...0x115F, 0x2E80...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60, 0xFFE0...0xFFE6,
+            0x1F300...0x1FAFF, 0x20000...0x3FFFD:
+            return 2
+        default: return 1
+        }
     }
 }

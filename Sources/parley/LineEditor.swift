@@ -7,9 +7,12 @@ import Synchronization
 /// (an incoming message) is written above it, and the input is drawn again below, so the two never
 /// mix. Characters are echoed whole (東京, é, 👍); Backspace removes a whole character (emoji and
 /// accents included); ← → Home End (and Ctrl-A, Ctrl-E) move the cursor, Delete removes the
-/// character under it, Ctrl-U what is before it; Enter submits the whole line; Ctrl-C and Ctrl-D on
-/// an empty line quit; other escape sequences and pasted terminal codes are ignored whole, never
-/// typed. Every edit is reported (the chat announces typing while you type).
+/// character under it, Ctrl-U what is before it; Enter submits the whole line; Ctrl-C clears a line
+/// being typed and quits on an empty one, Ctrl-D quits on an empty line; other escape sequences and
+/// pasted terminal codes are ignored whole, never typed. A paste (bracketed paste, which the editor
+/// turns on) goes into the line whole, its line breaks kept, and is sent only on Enter: pasted lines
+/// never run as commands one by one. A line wider than the terminal scrolls sideways on its one row.
+/// Every edit is reported (the chat announces typing while you type; a paste once, at its end).
 /// Without a terminal (a pipe, a script) it reads plain lines and changes nothing on screen.
 final class LineEditor: Sendable {
     static let shared = LineEditor()
@@ -39,18 +42,26 @@ final class LineEditor: Sendable {
             tcgetattr(STDIN_FILENO, &state.original)
             var raw = state.original
             raw.c_lflag &= ~tcflag_t(ICANON | ECHO | ISIG)
+            raw.c_iflag &= ~tcflag_t(ICRNL)  // CR as sent: a pasted CR LF is one line break, not two
             tcsetattr(STDIN_FILENO, TCSANOW, &raw)
             state.raw = true
         }
-        write(prompt)
+        write(Self.bracketedPasteOn + prompt)
         Thread.detachNewThread { [self] in
             var byte: UInt8 = 0
             var keys = KeyDecoder()
             while Foundation.read(STDIN_FILENO, &byte, 1) == 1 {
                 switch keys.feed(byte) {
+                case .interrupt where state.withLock({ !$0.line.text.isEmpty }):  // Ctrl-C clears what is typed
+                    state.withLock { $0.line = EditedLine() }
+                    redraw()
+                    onEdit("")
                 case .interrupt:
                     continuation.finish()
                     return
+                case .pasteEnd:
+                    redraw()
+                    onEdit(state.withLock { $0.line.text })
                 case .endOfInput where state.withLock({ $0.line.text.isEmpty }):  // Ctrl-D on an empty line
                     continuation.finish()
                     return
@@ -63,12 +74,18 @@ final class LineEditor: Sendable {
                     continuation.yield(line)
                 case .endOfInput, .nothing:
                     break
+                case let key where keys.isPasting:  // drawn and reported once, at the paste's end
+                    _ = state.withLock { $0.line.apply(key) }
                 case let key:
-                    let (change, text) = state.withLock { state in (state.line.apply(key), state.line.text) }
+                    let columns = Self.inputColumns
+                    let (change, text, fits) = state.withLock { state in
+                        let change = state.line.apply(key)
+                        return (change, state.line.text, state.line.fits(in: columns))
+                    }
                     switch change {
                     case .none: break
-                    case .appended(let typed): write(typed)
-                    case .edited, .moved: redraw()
+                    case .appended(let typed) where fits: write(typed)
+                    case .appended, .edited, .moved: redraw()
                     }
                     if change.changesText { onEdit(text) }
                 }
@@ -84,9 +101,19 @@ final class LineEditor: Sendable {
             write(line + "\n")
             return
         }
-        let input = state.withLock { $0.line.drawn }
+        let columns = Self.inputColumns
+        let input = state.withLock { $0.line.drawn(columns: columns) }
         write("\r\u{1B}[2K" + line + "\r\n" + prompt + input)
     }
+
+    /// The columns the input may take: the terminal's width, less the prompt and one to spare.
+    private static var inputColumns: Int {
+        var size = winsize()
+        let width = ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
+        return max(width - 3, 8)
+    }
+
+    private static let bracketedPasteOn = "\u{1B}[?2004h", bracketedPasteOff = "\u{1B}[?2004l"
 
     /// Leaves the terminal as it was.
     func stop() {
@@ -95,16 +122,28 @@ final class LineEditor: Sendable {
             tcsetattr(STDIN_FILENO, TCSANOW, &state.original)
             state.raw = false
         }
-        write("\r\u{1B}[2K")
+        write(Self.bracketedPasteOff + "\r\u{1B}[2K")
     }
 
     private func redraw() {
-        let input = state.withLock { $0.line.drawn }
+        let columns = Self.inputColumns
+        let input = state.withLock { $0.line.drawn(columns: columns) }
         write("\r\u{1B}[2K" + prompt + input)
     }
 
+    /// All of `text`, or a quiet exit when the reader has gone (`parley chat tail | head -1`).
     private func write(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Foundation.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+            if written > 0 {
+                bytes = bytes.dropFirst(written)
+            } else if errno == EPIPE {
+                exit(0)
+            } else if errno != EINTR && errno != EAGAIN {
+                return
+            }
+        }
     }
 }
 
@@ -115,10 +154,15 @@ struct KeyDecoder {
     enum Key: Equatable {
         case text(String), submit, erase, interrupt, endOfInput, nothing
         case left, right, home, end, delete, eraseToStart
+        /// The end of a bracketed paste (`ESC [ 201 ~`); its start is kept in ``isPasting``.
+        case pasteEnd
     }
 
     private enum Escape { case none, started, csi, ss3 }
     private var escape = Escape.none
+    /// Inside a bracketed paste: a line break is text, not Enter, and control keys mean nothing.
+    private(set) var isPasting = false
+    private var afterCarriageReturn = false
     private var parameters: [UInt8] = []
     private var pending: [UInt8] = []
     private var needed = 0
@@ -135,12 +179,21 @@ struct KeyDecoder {
                 return .nothing
             }
             escape = .none
-            return Self.key(final: byte, parameters: String(decoding: parameters, as: UTF8.self))
+            switch (byte, String(decoding: parameters, as: UTF8.self)) {
+            case (0x7E, "200"):
+                isPasting = true
+                return .nothing
+            case (0x7E, "201"):
+                isPasting = false
+                return .pasteEnd
+            case (_, let parameters): return isPasting ? .nothing : Self.key(final: byte, parameters: parameters)
+            }
         case .ss3:
             escape = .none
-            return Self.key(final: byte, parameters: "")
+            return isPasting ? .nothing : Self.key(final: byte, parameters: "")
         case .none: break
         }
+        defer { afterCarriageReturn = byte == 0x0D }
         if needed > 0 {
             guard byte & 0xC0 == 0x80 else {  // a broken character is dropped
                 (pending, needed) = ([], 0)
@@ -151,6 +204,14 @@ struct KeyDecoder {
             guard needed == 0 else { return .nothing }
             defer { pending = [] }
             return .text(String(decoding: pending, as: UTF8.self))
+        }
+        if isPasting, byte < 0x20, byte != 0x1B {  // a pasted line break (CR LF once) or tab; no control key
+            switch byte {
+            case 0x0A where afterCarriageReturn: return .nothing
+            case 0x0D, 0x0A: return .text("\n")
+            case 0x09: return .text(" ")
+            default: return .nothing
+            }
         }
         switch byte {
         case 0x1B: escape = .started

@@ -39,14 +39,21 @@ final class ScriptedChat {
     func send(_ text: String, to username: String) async throws {
         try await connect()
         let user = try await printer.user(named: username)
+        let earlier = Set(client.outbox.entries.map(\.clientId))
         do {
             try client.send(text, in: .direct(client.me.id, user.id), to: user.id)
         } catch {
             throw ChatFailure(error.message)
         }
+        // This message's own fate decides the exit status: an older message failed in the outbox
+        // (a file that can no longer be read) is not this one, and a script that retried on it
+        // would send this one twice.
+        guard let mine = client.outbox.entries.first(where: { !earlier.contains($0.clientId) })?.clientId else {
+            throw ChatFailure("Not sent: the message could not be kept in the outbox.")
+        }
         let deadline = Date().addingTimeInterval(30)
-        while !client.outbox.entries.isEmpty {
-            if case .failed(let reason)? = client.outbox.entries.first?.state { throw ChatFailure("Not sent: \(reason)") }
+        while let entry = client.outbox.entries.first(where: { $0.clientId == mine }) {
+            if case .failed(let reason) = entry.state { throw ChatFailure("Not sent: \(reason)") }
             guard Date() < deadline else { throw ChatFailure("Not confirmed yet; it stays in the outbox and goes out next time.") }
             try await Task.sleep(for: .milliseconds(20))
         }
@@ -62,6 +69,10 @@ final class ScriptedChat {
         try? await client.loadLatest(conversation)
         for item in client.timeline(conversation).suffix(count) { printer.lines(for: item, in: conversation).forEach(say) }
         var seen = 0
+        if exitAfter == 0 {
+            client.stop()
+            return
+        }
         for await event in events {
             guard case .message(let message) = event, message.conversationId == conversation else { continue }
             printer.lines(for: TimelineItem(message), in: conversation).forEach(say)

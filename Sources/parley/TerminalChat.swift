@@ -30,7 +30,11 @@ final class TerminalChat {
     /// The invitations as `/invites` last numbered them (`/accept N`, `/decline N`).
     var shownInvitations: [ConversationListViewModel.InvitationRow] = []
 
+    /// Where the local copy is (what quitting says of messages not sent yet depends on it).
+    let storage: ClientStorage
+
     init(session: Session, storage: ClientStorage) throws {
+        self.storage = storage
         client = try AccountClient.open(session, storage)
         list = ConversationListViewModel(client: client)
         search = SearchViewModel(client: client)
@@ -51,6 +55,13 @@ final class TerminalChat {
         }
         printing.cancel()
         client.stop()
+        let waiting = client.outbox.entries.filter { if case .failed = $0.state { false } else { true } }.count
+        if waiting > 0 {
+            say(
+                AccountClient.isReadOnly(storage)
+                    ? "\(waiting) message(s) not sent yet are lost: your local copy cannot be written."
+                    : "\(waiting) message(s) not sent yet go out the next time you start parley chat.")
+        }
         say("Bye.")
         LineEditor.shared.stop()
     }
@@ -64,7 +75,8 @@ final class TerminalChat {
 
     func handle(_ line: String) async -> Bool {
         let trimmed = line.trimmingCharacters(in: .whitespaces)
-        let parts = trimmed.split(separator: " ", maxSplits: 1).map(String.init)
+        // A pasted block of lines is a message, never a command (its first line could be one).
+        let parts = line.contains("\n") ? [""] : trimmed.split(separator: " ", maxSplits: 1).map(String.init)
         switch parts.first {
         case "/quit", "/exit": return false
         case "/help":

@@ -77,6 +77,8 @@ struct ChatPrinter {
     /// Finds a user by exact username.
     func user(named username: String) async throws -> User {
         let wanted = username.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "@ "))
+        // Search leaves me out, which would read "No user named …".
+        if wanted == client.me.username { throw ChatFailure("@\(wanted) is you: name someone else.") }
         guard let user = try await client.searchUsers(wanted).first(where: { $0.username == wanted }) else {
             throw ChatFailure("No user named '\(wanted)'.")
         }
