@@ -26,10 +26,11 @@ int parley_gathered_wal_writes_registered(void) { return gatheringRegistered; }
 
 // `parley_width_forms(text)`: 1 when UTF-8 text holds what NFKC turns into CJK or changes inside
 // it, as SearchText.fold does: conjoining Hangul jamo U+1100–11FF (decomposed Hangul, as macOS file
-// names and some keyboards write it), Kangxi radicals U+2F00–2FDF, enclosed CJK and CJK
-// compatibility squares U+3200–33FF (㈱, ㍻), voiced sound marks U+3099–309C, compatibility
-// ideographs U+F900–FAFF, half-width forms U+FF61–FFDC. Short CJK searches read each message of a
-// window; this byte scan lets them fold (in Swift, costly per call) only the few messages it changes.
+// names and some keyboards write it), Kangxi radicals U+2F00–2FDF, Hangul compatibility jamo
+// U+3130–318F (ㄱ is U+1100 after NFKC), enclosed CJK and CJK compatibility squares U+3200–33FF
+// (㈱, ㍻), voiced sound marks U+3099–309C, compatibility ideographs U+F900–FAFF, half-width forms
+// U+FF61–FFDC. A short CJK search checks its term in each message the grams index names; this byte
+// scan lets it fold (in Swift, costly per call) only the few messages the fold changes.
 static void parley_width_forms(sqlite3_context *context, int argc, sqlite3_value **argv) {
     (void)argc;
     const unsigned char *s = sqlite3_value_text(argv[0]);
@@ -38,6 +39,7 @@ static void parley_width_forms(sqlite3_context *context, int argc, sqlite3_value
         if ((s[i] == 0xE1 && s[i + 1] >= 0x84 && s[i + 1] <= 0x87)
             || (s[i] == 0xE2 && s[i + 1] >= 0xBC && s[i + 1] <= 0xBF)
             || (s[i] == 0xE3 && s[i + 1] >= 0x88 && s[i + 1] <= 0x8F)
+            || (s[i] == 0xE3 && ((s[i + 1] == 0x84 && s[i + 2] >= 0xB0) || s[i + 1] == 0x85 || (s[i + 1] == 0x86 && s[i + 2] <= 0x8F)))
             || (s[i] == 0xE3 && s[i + 1] == 0x82 && s[i + 2] >= 0x99 && s[i + 2] <= 0x9C)) {
             sqlite3_result_int(context, 1);
             return;

@@ -201,7 +201,7 @@ import Testing
     /// turn into CJK keeps its marks: ㌀ is アパート, not アハート.
     @Test(arguments: StoreBackend.all)
     func compatibilityFormsAreFoldedOnBothSides(backend: StoreBackend) async throws {
-        let texts = ["item ② done", "the ﬁnal draft", "㍻の記録", "㌀の三階", "x² is x squared"]
+        let texts = ["item ② done", "the ﬁnal draft", "㍻の記録", "㌀の三階", "x² is x squared", "초성 ㄱ 쓰기"]
         let searches = try await GraceSearches(backend, afterAdaSent: texts)
         let found = searches.found
         #expect(try await found("2") == [texts[0]], "a circled digit is its digit")
@@ -216,6 +216,7 @@ import Testing
         #expect(try await found("アパート") == [texts[3]], "its voiced mark kept")
         #expect(try await found("アハート").isEmpty)
         #expect(try await found("x2") == [texts[4]], "a superscript is its digit")
+        #expect(try await found("ㄱ") == [texts[5]], "a compatibility jamo, one character (U+1100 once folded)")
     }
 
     /// Hangul written decomposed (conjoining jamo, as macOS file names and some keyboards give it) and
