@@ -33,6 +33,8 @@ import WSCore
             #expect(codes == cases.map(\.1))
             let refs = await a.inbox.frames.compactMap { if case .error(let ref, _, _, _) = $0 { ref } else { nil } }
             #expect(refs == ["t1", "s1", "h1", "y1", "n1", "s2", "s3", "r1"], "every error answering a frame with a ref echoes it")
+            let messages = await a.inbox.frames.compactMap { if case .error(_, _, _, let message) = $0 { message } else { nil } }
+            #expect(!messages.contains { $0.contains("teleport") }, "an error never echoes the client's input")
             a.sendBinary(Array(#"{"type":"ping","ref":""#.utf8) + [0xC3, 0x28] + Array(#""}"#.utf8))
             _ = try await a.inbox.waitFor("invalid utf8") { $0.contains { $0.errorCode == .invalidUTF8 } ? true : nil }
             a.sendBinary(Array(#"{"type":"ping","ref":"binary ok"}"#.utf8))

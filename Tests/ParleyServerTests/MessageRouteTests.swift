@@ -77,6 +77,18 @@ import ParleyServer
                 #expect(response.status == .badRequest && response.errorCode == .invalidJSON, "\(body)")
                 if body.contains("width") { #expect((try? response.decode(ErrorBody.self))?.error.message.contains("attachments[0].width") == true) }
             }
+            // A field is named as the client wrote it, never in the decoder's words ("attachments.Index 0").
+            let shapes = [
+                (#"[{"uploadId":7}]"#, "wrong type for 'attachments[0].uploadId'"),
+                (#"[{"uploadId":"\#(UUID())"},{}]"#, "missing 'attachments[1].uploadId'"),
+            ]
+            for (attachments, named) in shapes {
+                let response = try await api.request(
+                    .post, "/v1/messages", token: bob.token,
+                    json: #"{"clientId":"\#(UUID())","conversationId":"\#(id)","text":"x","attachments":\#(attachments)}"#)
+                let message = (try? response.decode(ErrorBody.self))?.error.message ?? ""
+                #expect(response.errorCode == .invalidJSON && message.contains(named) && !message.contains("Index"), "\(message)")
+            }
             let text = try await api.request(
                 .post, "/v1/messages", token: bob.token, json: #"{"clientId":"\#(UUID())","conversationId":"\#(id)","text":"null"}"#)
             #expect(text.status == .created, "the word null inside a string is text")

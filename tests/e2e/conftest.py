@@ -112,7 +112,8 @@ def server():
 class Cluster(Server):
     """`scripts/cluster`: PostgreSQL, two `parley serve` nodes and HAProxy in front; `url` is HAProxy's."""
 
-    def __init__(self, directory, nodes=2):
+    def __init__(self, directory, nodes=2, restart=False):
+        self.restart = restart
         self.port = free_port_block(nodes + 2)
         self.url = f"http://127.0.0.1:{self.port}"
         self.node_urls = [f"http://127.0.0.1:{self.port + i}" for i in range(1, nodes + 1)]
@@ -123,7 +124,7 @@ class Cluster(Server):
     def start(self):
         self.process = subprocess.Popen(
             [str(ROOT / "scripts" / "cluster"), "--nodes", str(self.nodes), "--port", str(self.port), "--binary", BINARY,
-             "--dir", self.directory], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+             "--dir", self.directory] + (["--restart"] if self.restart else []), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
         line = self.process.stdout.readline()
         if not line.startswith("Parley cluster:"):
             raise RuntimeError(f"scripts/cluster did not start: {line!r}")
@@ -134,6 +135,10 @@ class Cluster(Server):
             self.process.terminate()
             self.process.wait(timeout=60)
             self.process = None
+
+    def node_pid(self, number):
+        """The process id of node `number` (from 1), as `scripts/cluster` writes it."""
+        return int(pathlib.Path(self.directory, f"node{number}.pid").read_text())
 
     def live_connections(self):
         """WebSockets open on each node, from the nodes' own /metrics (answered on loopback)."""

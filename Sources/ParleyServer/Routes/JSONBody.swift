@@ -53,11 +53,22 @@ enum JSONBody {
     /// Names the offending field without echoing any input.
     private static func describe(_ error: DecodingError) -> String {
         switch error {
-        case .keyNotFound(let key, _): "missing '\(key.stringValue)'"
-        case .typeMismatch(_, let context), .valueNotFound(_, let context):
-            "wrong type for '\(context.codingPath.map(\.stringValue).joined(separator: "."))'"
-        case .dataCorrupted(let context): "invalid '\(context.codingPath.map(\.stringValue).joined(separator: "."))'"
+        case .keyNotFound(let key, let context): "missing '\(path(context.codingPath + [key]))'"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context): "wrong type for '\(path(context.codingPath))'"
+        case .dataCorrupted(let context): "invalid '\(path(context.codingPath))'"
         @unknown default: "invalid"
+        }
+    }
+
+    /// A field's path as a client writes it (`attachments[0].uploadId`), not in the decoder's words
+    /// (`attachments.Index 0.uploadId`). Every name is one of the schema's, never the client's.
+    static func path(_ codingPath: [any CodingKey]) -> String {
+        codingPath.reduce(into: "") { path, key in
+            if let index = key.intValue, key.stringValue.hasPrefix("Index ") {
+                path += "[\(index)]"
+            } else {
+                path += path.isEmpty ? key.stringValue : ".\(key.stringValue)"
+            }
         }
     }
 }

@@ -19,8 +19,9 @@ enum WireCoding {
         let data = Data(bytes)
         do {
             return .success(try JSONDecoder().decode(ClientFrame.self, from: data))
-        } catch let error as UnknownFrameType {
-            return .failure(ParleyError(.unknownFrameType, "Unknown frame type '\(error.type.prefix(40))'."))
+        } catch is UnknownFrameType {
+            // A fixed message: the type is the client's input, and errors never echo input.
+            return .failure(ParleyError(.unknownFrameType, "The frame's type is not one this server knows."))
         } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
             return .failure(ParleyError(.invalidJSON, "The frame is not valid JSON."))
         } catch {
