@@ -145,13 +145,31 @@ public final class PostgresStore: ParleyStore, Sendable {
         }
     }
 
+    /// Answers within about a second, as a readiness probe must (HAProxy's check and Kubernetes'
+    /// probe time out at 1 s by default): during an outage the pool would otherwise wait for a
+    /// connection it cannot open.
     public func ping() async throws {
-        try await ping(timeout: .seconds(5))
+        try await ping(timeout: Self.readinessTimeout)
     }
 
+    static let readinessTimeout = Duration.seconds(1)
+
     private func ping(timeout: Duration) async throws {
+        try await answered(within: timeout) { _ = try await self.client.query("SELECT 1", logger: self.logger).collect() }
+    }
+
+    /// Writable means a small write transaction commits (disk full, read-only standby and lost
+    /// connections all fail it); bounded as ``ping()`` is.
+    public func checkWritable() async throws {
+        try await answered(within: Self.readinessTimeout) {
+            try await self.execute("UPDATE parley_meta SET checked_at = now() WHERE id = 1")
+        }
+    }
+
+    /// `operation`'s result, or ``DatabaseTimeout`` after `timeout`.
+    private func answered(within timeout: Duration, _ operation: @escaping @Sendable () async throws -> Void) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { _ = try await self.client.query("SELECT 1", logger: self.logger).collect() }
+            group.addTask(operation: operation)
             group.addTask {
                 try await Task.sleep(for: timeout)
                 throw DatabaseTimeout()
@@ -159,12 +177,6 @@ public final class PostgresStore: ParleyStore, Sendable {
             defer { group.cancelAll() }
             try await group.next()
         }
-    }
-
-    /// Writable means a small write transaction commits (disk full, read-only standby and lost
-    /// connections all fail it).
-    public func checkWritable() async throws {
-        try await execute("UPDATE parley_meta SET checked_at = now() WHERE id = 1")
     }
 
     public func close() async throws {
