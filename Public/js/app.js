@@ -2,7 +2,8 @@
 import { Api, ApiError } from "./api.js";
 import { BackgroundAlerts } from "./background-alerts.js";
 import { ChatView } from "./chat-view.js";
-import { $, toast } from "./dom.js";
+import { $, listeningUntil, toast } from "./dom.js";
+import { ComposerDrafts } from "./drafts.js";
 import { entryLines } from "./entries.js";
 import { isolate, messagePreview } from "./format.js";
 import { GroupPanel } from "./group-panel.js";
@@ -89,6 +90,9 @@ async function logout({ remote = true, everywhere = false } = {}) {
   chatNotifications.detach();
   if (remote) await (everywhere ? api.logoutEverywhere() : api.logout()).catch(() => {});
   app?.socket.stop();
+  app?.account.abort();
+  app?.chat.drafts.forget();
+  if (session) ComposerDrafts.forget(session.user.id);
   stopSearch();
   app = null;
   session = null;
@@ -107,21 +111,25 @@ function start() {
   $("app-view").hidden = false;
   const store = new ChatStore({ api, session });
   const openConversation = (id) => { location.hash = `#/c/${id}`; };
-  const panel = new GroupPanel(store);
-  const chat = new ChatView(store, {
-    onGroupInfo: (id) => panel.open(id),
-    onMessageInfo: (id, message) => panel.openInfo(id, message),
+  const account = new AbortController();  // aborted at sign-out: the views below stop listening
+  const { panel, chat, list } = listeningUntil(account.signal, () => {
+    const panel = new GroupPanel(store);
+    const chat = new ChatView(store, {
+      onGroupInfo: (id) => panel.open(id),
+      onMessageInfo: (id, message) => panel.openInfo(id, message),
+    });
+    const newGroup = new NewGroupDialog(store, { onOpen: openConversation });
+    const list = new ListView(store, {
+      onOpen: openConversation,
+      onStartChat: (user) => {
+        const id = store.conversationWith(user.id);
+        location.hash = store.conversations.has(id) ? `#/c/${id}` : `#/u/${user.id}`;
+      },
+      onNewGroup: () => newGroup.open(),
+    });
+    return { panel, chat, list };
   });
-  const newGroup = new NewGroupDialog(store, { onOpen: openConversation });
-  const search = new SearchDialog(store, { onChoose: (id, seq) => openAt(id, seq) });
-  const list = new ListView(store, {
-    onOpen: openConversation,
-    onStartChat: (user) => {
-      const id = store.conversationWith(user.id);
-      location.hash = store.conversations.has(id) ? `#/c/${id}` : `#/u/${user.id}`;
-    },
-    onNewGroup: () => newGroup.open(),
-  });
+  const search = new SearchDialog(store, { onChoose: (id, seq) => openAt(id, seq) });  // its listeners are the page's, made once
   const socket = new LiveSocket({
     token: session.token,
     getPosition: () => store.position,
@@ -138,9 +146,11 @@ function start() {
   const alerts = new BackgroundAlerts(store, push);
   store.onUpdated = (message) => {
     alerts.updated(message);
+    search.updated(message);
     // Deleted for everyone: its words leave the screen reader's region too (it keeps the last five).
     if (message.deletedAt) for (const line of $("announcer").querySelectorAll("p")) if (line.dataset.message === messageKey(message)) line.remove();
   };
+  store.onHidden = (hidden) => search.updated(hidden, true);
   store.onRead = (id, seq) => alerts.read(id, seq);
   store.onProfile = (user) => {
     setMe(user);  // mine, changed on another device: saved and shown in the menu
@@ -173,7 +183,7 @@ function start() {
     search.refresh();
     showConnection(store.connection);
   });
-  app = { store, chat, list, socket, push, alerts };
+  app = { store, chat, list, socket, push, alerts, account };
   $("remove-photo").hidden = !session.user.photo;
   // What a crash took from the outbox comes back first; then messages whose files were uploading go on.
   store.recoverOutbox().finally(() => store.uploads.resume());

@@ -8,6 +8,7 @@
 import { AttachmentsView } from "./attachments-view.js";
 import { renderComposer, renderHeader } from "./chat-header.js";
 import { ComposerMode } from "./composer-mode.js";
+import { ComposerDrafts } from "./drafts.js";
 import { $, el, reconcile, toast } from "./dom.js";
 import { EmojiPicker } from "./emoji-picker.js";
 import { entryLines } from "./entries.js";
@@ -43,6 +44,8 @@ export class ChatView {
     this.other = null;
     this.visibleSeqs = new Set();
     this.lastTypingSent = 0;
+    this.drafts = new ComposerDrafts(store.me);
+    window.addEventListener("pagehide", () => this.keepDraft());
     this.observer = new IntersectionObserver((entries) => this.onVisibility(entries), { root: $("messages") });
     const messages = $("messages");
     messages.addEventListener("scroll", () => this.onScroll());
@@ -113,6 +116,7 @@ export class ChatView {
   async open(id, other, atSeq = null) {
     if (this.id !== id) {
       this.stopTyping();
+      this.keepDraft();
       this.id = id;
       this.other = other;
       this.visibleSeqs.clear();
@@ -125,7 +129,7 @@ export class ChatView {
       $("message-list").replaceChildren();
       this.menu.close(false);
       this.mode.done();
-      $("composer-input").value = "";
+      this.restoreDraft(id);
       this.tray.clear();  // files chosen in one chat are not sent to another
       this.viewer.close();
       this.mentions.enable(this.store.isGroup(id));
@@ -540,12 +544,28 @@ export class ChatView {
     counter.classList.toggle("over", count > MAX_CHARACTERS);
     $("send").disabled = !this.canSubmit();
     if (!this.id) return;
+    this.keepDraft();
     if (this.mode?.editing) { this.stopTyping(); return; }  // fixing a sent message is not typing a new one
     if (input.value.trim() && Date.now() - this.lastTypingSent > 3000) {
       this.lastTypingSent = Date.now();
       this.store.sendTyping(this.id, true);
     } else if (!input.value.trim()) {
       this.stopTyping();
+    }
+  }
+
+  /** What this chat's composer holds, kept for when I come back: an edit in progress is not a draft. */
+  keepDraft() {
+    if (!this.id) return;
+    this.drafts.keep(this.id, this.mode.editing ? this.mode.editing.draft : $("composer-input").value, this.mode.replying);
+  }
+
+  restoreDraft(id) {
+    const draft = this.drafts.get(id);
+    $("composer-input").value = draft?.text ?? "";
+    if (draft?.replying) {
+      this.mode.replying = draft.replying;
+      this.mode.show();
     }
   }
 
@@ -890,7 +910,7 @@ export class ChatView {
    */
   checkModes() {
     if (!this.mode.active) return;
-    if ($("composer").hidden) { this.mode.done(); return; }
+    if ($("composer").hidden) { this.mode.cancel(); return; }  // an edit cut short gives the draft back
     const replying = this.mode.replying;
     if (replying) {
       // Not loaded any more, or hidden by me: the bar keeps what it showed.

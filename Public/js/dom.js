@@ -70,3 +70,22 @@ export function toast(text) {
 export function errorText(error) {
   return error?.code === "offline" ? "Cannot reach the server. Check your connection and try again." : (error?.message ?? "Something went wrong.");
 }
+
+/**
+ * Runs `make`, which builds one account's views, so that every listener they add while being made
+ * goes when `signal` aborts (sign-out). The views listen on the page's own elements, which outlive
+ * the account: a view left listening once answered the next account's composer into this account's
+ * outbox. Listeners added later (on elements a view creates) go with their elements.
+ */
+export function listeningUntil(signal, make) {
+  const add = EventTarget.prototype.addEventListener;
+  EventTarget.prototype.addEventListener = function addUntilSignedOut(type, listener, options) {
+    const given = typeof options === "object" && options !== null ? options : { capture: Boolean(options) };
+    return add.call(this, type, listener, { ...given, signal: given.signal ?? signal });
+  };
+  try {
+    return make();
+  } finally {
+    EventTarget.prototype.addEventListener = add;
+  }
+}

@@ -146,6 +146,25 @@ export class SearchDialog {
     return name ?? "…";
   }
 
+  /**
+   * A message changed while results are on screen. Deleted for everyone (or hidden, `gone`): its
+   * result leaves at once. Its text edited: the search is asked again, since the words it was found
+   * by may be gone and the highlights are the server's; a reaction changes nothing here.
+   */
+  updated(message, gone = Boolean(message?.deletedAt)) {
+    if (!this.query || !message) return;
+    const key = keyOf(message);
+    const shown = this.results.find((result) => keyOf(result) === key);
+    if (!shown) return;
+    if (gone) {
+      this.results = this.results.filter((result) => result !== shown);
+      if (this.active === key) this.active = null;
+      this.render();
+    } else if (typeof message.text === "string" && message.text !== shown.text) {
+      this.search(this.query);
+    }
+  }
+
   /** The store changed (a name or a conversation became known): drawn again while open. */
   refresh() {
     if (this.dialog.open && this.unresolved) this.render();

@@ -90,6 +90,7 @@ export class ChatStore {
     this.notifications = new NotificationSettings(this);
     this.onInvitation = () => {};
     this.onUpdated = () => {};        // (message) a messageUpdated event: an edit, a reaction, a delete for everyone
+    this.onHidden = () => {};         // ({conversationId, seq}) a messageHidden event: deleted for me on another device
     this.onRead = () => {};           // (conversationId, seq) I read up to seq (here or elsewhere) or wrote there
     this.onProfile = () => {};        // (user) someone's profile (maybe mine) changed, already applied here (profiles.js)
   }
@@ -636,7 +637,7 @@ export class ChatStore {
       // With "pos", the ack stands in for our own message's event in the stream.
       case "sent": this.applyMessage(frame.message); if (frame.pos != null) this.advance(frame.pos); break;
       case "messageUpdated": this.actions.applyEvent(frame.message); this.onUpdated(frame.message); this.advance(frame.pos); break;
-      case "messageHidden": this.actions.applyHidden(frame.hidden); this.advance(frame.pos); break;
+      case "messageHidden": this.actions.applyHidden(frame.hidden); this.onHidden(frame.hidden); this.advance(frame.pos); break;
       case "acted": this.actions.acted(frame); if (frame.pos != null) this.advance(frame.pos); break;
       case "error":
         if (frame.clientId || frame.ref) this.applySendError(frame.clientId ?? frame.ref, frame.error);
