@@ -327,8 +327,6 @@ enum PostgresSchema {
         ("v19-lean-batch", PostgresLeanBatch.statements),
         // One or two CJK characters looked up at any age, not in each conversation's newest 200 messages.
         ("v20-search-short-cjk", PostgresShortCJKSearch.statements),
-        // The search indexes without a pending list, merged by whichever send crossed its limit.
-        ("v21-search-index-no-pending-list", PostgresSearchIndexUpkeep.statements),
     ]
 
     static func migrate(_ client: PostgresClient, logger: Logger) async throws {

@@ -3,6 +3,7 @@ import Logging
 import ParleyCore
 import ParleyStore
 import PostgresNIO
+import Synchronization
 
 /// The scale-out backend: every Parley node of a cluster shares one PostgreSQL database.
 ///
@@ -30,11 +31,18 @@ public final class PostgresStore: ParleyStore, Sendable {
     public let nodeID = UUID().uuidString.lowercased()
     /// Plain sends written together (``PostgresSendQueue``).
     let sendQueue = PostgresSendQueue()
+    /// Pages of the search indexes' pending lists merged (``PostgresSearchIndexUpkeep``).
+    let searchIndexPagesMerged = Atomic<Int>(0)
     private let runner: Task<Void, Never>
+    private let upkeep = Mutex<Task<Void, Never>?>(nil)
 
     /// Connects, checks the credentials and applies pending migrations (one node at a time).
     /// - Throws: ``DatabaseConnectionError`` with one clear line for operators.
-    public static func connect(_ url: DatabaseURL, poolSize: Int = 24, logger: Logger) async throws -> PostgresStore {
+    /// - Parameter searchIndexUpkeep: how often the search indexes' pending lists are merged
+    ///   (``PostgresSearchIndexUpkeep``); `nil` leaves them to PostgreSQL.
+    public static func connect(
+        _ url: DatabaseURL, poolSize: Int = 24, searchIndexUpkeep: Duration? = .seconds(1), logger: Logger
+    ) async throws -> PostgresStore {
         // One plain connection first: the pool would retry a refused connection or a wrong password
         // quietly until a timeout, and the operator deserves the real reason at once.
         do {
@@ -52,6 +60,9 @@ public final class PostgresStore: ParleyStore, Sendable {
         } catch {
             try? await store.close()
             throw DatabaseConnectionError(url: url, underlying: error)
+        }
+        if let interval = searchIndexUpkeep {
+            store.upkeep.withLock { $0 = PostgresSearchIndexUpkeep.start(store, every: interval) }
         }
         return store
     }
@@ -180,6 +191,10 @@ public final class PostgresStore: ParleyStore, Sendable {
     }
 
     public func close() async throws {
+        if let upkeep = upkeep.withLock({ $0 }) {
+            upkeep.cancel()
+            await upkeep.value
+        }
         runner.cancel()
         await runner.value
     }

@@ -5,26 +5,20 @@ import ParleyCore
 import ParleyStore
 import ParleyTestSupport
 import PostgresNIO
+import Synchronization
 import Testing
 
-/// ``PostgresSearchIndexUpkeep``: no search index of `messages` queues entries for a later send to
-/// merge, and the migration merges what was queued before it.
+/// ``PostgresSearchIndexUpkeep``: a node merges the search indexes' pending lists itself, so no
+/// send's insert is the one that crosses their limit.
 @Suite(.timeLimit(.minutes(10))) struct SearchIndexUpkeepTests {
-    /// A Latin, a long CJK and a short CJK message: each GIN index gets entries.
+    /// A Latin, a long CJK and a short CJK message: each of the three GIN indexes gets entries.
     static let texts = ["upkeep of the index", "会議は明日の午後です", "京"]
 
-    /// Pages each index had queued, emptying the queues (`gin_clean_pending_list` merges them).
-    static func mergedPendingPages(_ store: PostgresStore) async throws -> [String: Int] {
-        try await store.leased { db in
-            var pages: [String: Int] = [:]
-            for index in PostgresSearchIndexUpkeep.indexes {
-                let sql = "SELECT gin_clean_pending_list('\(index)'::regclass)"
-                for try await count in try await db.query(PostgresQuery(unsafeSQL: sql), logger: store.logger).decode(Int.self) {
-                    pages[index] = count
-                }
-            }
-            return pages
-        }
+    static func store(upkeep: Duration?) async throws -> PostgresStore {
+        var logger = Logger(label: "search-index-upkeep-test")
+        logger.logLevel = .critical
+        let url = try DatabaseURL(try await PostgresTestServer.freshDatabaseAsync())
+        return try await PostgresStore.connect(url, poolSize: 2, searchIndexUpkeep: upkeep, logger: logger)
     }
 
     static func sendTexts(_ store: PostgresStore) async throws -> User {
@@ -33,48 +27,45 @@ import Testing
         return ada
     }
 
-    /// Rules 1 and 2: every GIN index of `messages` is one this migration covers and has
-    /// `fastupdate = off`, so after sends nothing waits in a pending list.
-    @Test func everySearchIndexTakesItsEntriesAtOnce() async throws {
-        let store = try await LeanBatchTests.store()
-        let options = try await store.leased { db in
+    /// `merge` covers every GIN index of `messages`: an index added later and left out would grow
+    /// its list to the limit in a send again.
+    @Test func theMergeCoversEveryGINIndexOfMessages() async throws {
+        let store = try await Self.store(upkeep: nil)
+        let names = try await store.read { db in
             let sql = """
-                SELECT c.relname, coalesce(array_to_string(c.reloptions, ','), '') FROM pg_index i
-                JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
+                SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
                 WHERE i.indrelid = 'messages'::regclass AND a.amname = 'gin'
                 """
-            var found: [String: String] = [:]
-            for try await (name, options) in try await db.query(PostgresQuery(unsafeSQL: sql), logger: store.logger).decode((String, String).self) {
-                found[name] = options
+            var found: Set<String> = []
+            for try await name in try await db.query(PostgresQuery(unsafeSQL: sql), logger: store.logger).decode(String.self) {
+                found.insert(name)
             }
             return found
         }
-        #expect(Set(options.keys) == Set(PostgresSearchIndexUpkeep.indexes))
-        #expect(options.values.allSatisfy { $0.contains("fastupdate=off") }, "\(options)")
-        _ = try await Self.sendTexts(store)
-        #expect(try await Self.mergedPendingPages(store).values.allSatisfy { $0 == 0 })
+        #expect(names == Set(PostgresSearchIndexUpkeep.indexes))
+        try await store.close()
     }
 
-    /// Rule 3: entries queued before the migration are merged by it, and stay found.
-    @Test func theMigrationMergesWhatWasQueued() async throws {
-        let store = try await LeanBatchTests.store()
-        try await store.leased { db in
-            for index in PostgresSearchIndexUpkeep.indexes {
-                try await db.query(PostgresQuery(unsafeSQL: "ALTER INDEX \(index) SET (fastupdate = on)"), logger: store.logger)
-            }
-        }
+    /// Rules 1 and 2: sends queue their entries (one pending page per index here); a merge takes
+    /// them all into the indexes, leaves nothing pending, and every message is still found.
+    @Test func aMergeEmptiesEveryPendingListAndLosesNoEntry() async throws {
+        let store = try await Self.store(upkeep: nil)
         let ada = try await Self.sendTexts(store)
-        try await store.leased { db in
-            try await db.query("BEGIN", logger: store.logger)
-            for statement in PostgresSearchIndexUpkeep.statements {
-                _ = try await db.query(PostgresQuery(unsafeSQL: statement), logger: store.logger).collect()
-            }
-            try await db.query("COMMIT", logger: store.logger)
-        }
-        #expect(try await Self.mergedPendingPages(store).values.allSatisfy { $0 == 0 })
+        #expect(try await PostgresSearchIndexUpkeep.mergePending(store) == PostgresSearchIndexUpkeep.indexes.count)
+        #expect(try await PostgresSearchIndexUpkeep.mergePending(store) == 0)
         for term in ["upkeep", "会議", "京"] {
             let hits = try await store.search(try SearchQuery.parse(term), as: ada.id, limit: 10, offset: 0)
-            #expect(hits.count == 1, "\(term)")
+            #expect(hits.map(\.text).count == 1, "\(term)")
         }
+        try await store.close()
+    }
+
+    /// Rule 2's loop: a store merges on its own at its interval, and its close ends the loop.
+    @Test func aStoreMergesOnItsOwn() async throws {
+        let store = try await Self.store(upkeep: .milliseconds(50))
+        _ = try await Self.sendTexts(store)
+        #expect(try await eventuallyTrue("the pages merged") { store.searchIndexPagesMerged.load(ordering: .relaxed) >= 3 })
+        #expect(try await PostgresSearchIndexUpkeep.mergePending(store) == 0, "nothing left for anyone else")
+        try await store.close()
     }
 }
