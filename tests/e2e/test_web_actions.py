@@ -673,11 +673,8 @@ def test_dark_mode_and_axe_on_a_chat_with_a_quote_reactions_an_edit_and_a_tombst
 
 
 def test_in_a_group_the_owner_deletes_anyones_message_members_only_their_own_and_chips_name_who(server, browsers):
-    from test_web_groups import befriend, create_group, open_app, open_group, people
-    ada, grace, alan = people(server, "ada", "grace", "alan")
-    befriend(server, ada, grace)
-    befriend(server, ada, alan)
-    conversation = create_group(server, ada, "Crew", [grace, alan])
+    from test_web_groups import crew, open_app, open_group
+    ada, grace, alan, conversation = crew(server, "Crew")
     question = send(server, ada, "Lunch at noon?", conversation=conversation)
     spam = send(server, grace, "Click this link", conversation=conversation)
     g, l = open_app(browsers, server, grace), open_app(browsers, server, alan)

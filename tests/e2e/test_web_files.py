@@ -22,7 +22,7 @@ from selenium.webdriver.common.keys import Keys
 from conftest import page_problems, sign_in
 from test_web_actions import act, choose, open_chat, open_menu, preview
 from test_web_client import by_id
-from test_web_groups import befriend, call, create_group, people, wait
+from test_web_groups import call, crew, wait
 
 MIB = 1024 * 1024
 
@@ -569,10 +569,7 @@ def test_too_large_full_storage_and_rate_limits_are_told_and_a_failed_upload_is_
 
 def test_a_member_removed_from_the_group_gets_no_link_and_a_404(server, browsers, tmp_path):
     """The server's rule (docs/protocol.md: a member removed since keeps the messages, not the files' bytes), seen from here."""
-    ada, grace, alan = people(server, "ada", "grace", "alan")
-    befriend(server, ada, grace)
-    befriend(server, ada, alan)
-    group = create_group(server, ada, "Plans", [grace, alan])
+    ada, grace, alan, group = crew(server, "Plans")
     server.send(ada, "the plan follows", conversation=group)
     a = open_chat(browsers, server, ada, group)
     attach(a, write(tmp_path, "plan.pdf", b"%PDF-1.4\n" + os.urandom(3000) + b"\n%%EOF\n"))

@@ -8,7 +8,7 @@ from selenium.webdriver.common.by import By
 
 from test_web_actions import SOCKET_SWITCH, open_chat, rows
 from test_web_client import by_id, type_and_send, websocket_count
-from test_web_groups import befriend, call, create_group, people, row, row_info, wait
+from test_web_groups import befriend, call, create_group, crew, people, row, row_info, wait
 
 
 def remove(server, admin, group, member):
@@ -83,10 +83,7 @@ def test_a_send_refused_while_i_was_out_of_the_group_says_retry_works_once_i_am_
 
 def alan_reading_plans(server, browsers):
     """Ada's group "Plans" with Grace and Alan; Grace wrote "Before the break"; Alan's browser shows it."""
-    ada, grace, alan = people(server, "ada", "grace", "alan")
-    befriend(server, ada, grace)
-    befriend(server, ada, alan)
-    group = create_group(server, ada, "Plans", [grace, alan])
+    ada, grace, alan, group = crew(server, "Plans")
     server.send(grace, "Before the break", conversation=group)
     l = open_chat(browsers, server, alan, group)
     wait(l, lambda d: [r["text"] for r in rows(d)] == ["Before the break"])

@@ -49,6 +49,14 @@ def people(server, *names):
     return [server.register(name, cast[name]) for name in names]
 
 
+def crew(server, title):
+    """Ada, Grace and Alan, both Ada's contacts, in Ada's group `title`: (ada, grace, alan, its id)."""
+    ada, grace, alan = people(server, "ada", "grace", "alan")
+    befriend(server, ada, grace)
+    befriend(server, ada, alan)
+    return ada, grace, alan, create_group(server, ada, title, [grace, alan])
+
+
 def open_app(browsers, server, session, **options):
     driver = browsers(**options)
     sign_in(driver, server, session)
@@ -283,10 +291,7 @@ def test_a_stranger_is_invited_and_accepts_while_another_declines(server, browse
 
 
 def test_roles_and_a_removal_mid_conversation_the_removed_member_keeps_history_and_gets_nothing_newer(server, browsers):
-    ada, grace, alan = people(server, "ada", "grace", "alan")
-    befriend(server, ada, grace)
-    befriend(server, ada, alan)
-    conversation = create_group(server, ada, "Project", [grace, alan])
+    ada, grace, alan, conversation = crew(server, "Project")
     server.send(alan, "Draft is ready", conversation=conversation)
     a, g, l = (open_app(browsers, server, s) for s in (ada, grace, alan))
     for driver in (a, g, l):
@@ -354,10 +359,7 @@ def test_roles_and_a_removal_mid_conversation_the_removed_member_keeps_history_a
 
 
 def test_rename_shows_everywhere_and_leaving_asks_first_then_shows_the_notice(server, browsers):
-    ada, grace, alan = people(server, "ada", "grace", "alan")
-    befriend(server, ada, grace)
-    befriend(server, ada, alan)
-    conversation = create_group(server, ada, "Trip", [grace, alan])
+    ada, grace, alan, conversation = crew(server, "Trip")
     a, g, l = (open_app(browsers, server, s) for s in (ada, grace, alan))
     open_group(a, server, conversation)
     open_group(l, server, conversation)
@@ -395,10 +397,7 @@ def test_rename_shows_everywhere_and_leaving_asks_first_then_shows_the_notice(se
 
 
 def test_message_info_and_ticks_follow_who_has_received_and_read(server, browsers):
-    ada, grace, alan = people(server, "ada", "grace", "alan")
-    befriend(server, ada, grace)
-    befriend(server, ada, alan)
-    conversation = create_group(server, ada, "Ticks", [grace, alan])
+    ada, grace, alan, conversation = crew(server, "Ticks")
     a, g = open_app(browsers, server, ada), open_app(browsers, server, grace)
     open_group(a, server, conversation)
     open_group(g, server, conversation)
@@ -433,10 +432,7 @@ def test_message_info_and_ticks_follow_who_has_received_and_read(server, browser
 
 
 def test_mentions_autocomplete_by_keyboard_are_highlighted_and_badge_the_list(server, browsers):
-    ada, grace, alan = people(server, "ada", "grace", "alan")
-    befriend(server, ada, grace)
-    befriend(server, ada, alan)
-    conversation = create_group(server, ada, "Mentions", [grace, alan])
+    ada, grace, alan, conversation = crew(server, "Mentions")
     a, g, l = (open_app(browsers, server, s) for s in (ada, grace, alan))
     open_group(a, server, conversation)
     open_group(l, server, conversation)

@@ -15,7 +15,7 @@ from selenium.webdriver.common.keys import Keys
 
 from test_web_actions import act, choose, open_chat, open_menu, rows, send
 from test_web_client import by_id, wait
-from test_web_groups import befriend, create_group, people, row
+from test_web_groups import befriend, create_group, crew, people, row
 from test_web_search import STATE
 
 LONG = ("Can you pick up the kids from school today at 3pm? I have a meeting that runs late "
@@ -112,10 +112,7 @@ def test_an_edit_cut_short_by_a_removal_does_not_come_back_as_a_new_message(serv
 
     from test_web_groups import call
 
-    ada, grace, alan = people(server, "ada", "grace", "alan")
-    befriend(server, ada, grace)
-    befriend(server, ada, alan)
-    group = create_group(server, ada, "Plans", [grace, alan])
+    ada, grace, alan, group = crew(server, "Plans")
     mine = send(server, alan, "Meet at 10", conversation=group)
     l = open_chat(browsers, server, alan, group)
     wait(l, lambda d: [r["text"] for r in rows(d)] == ["Meet at 10"])
