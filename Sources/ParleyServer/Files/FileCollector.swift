@@ -27,6 +27,8 @@ struct FileCollector: Service {
             do {
                 let report = try await collect(now: .now())
                 if report.total > 0 { logger.info("Collected files", metadata: report.metadata) }
+            } catch is CancellationError {
+                return  // the server is stopping (or failed to start): nothing failed
             } catch {
                 logger.warning("File collection failed", metadata: ["error": "\(error)"])
             }
