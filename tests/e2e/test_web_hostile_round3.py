@@ -159,3 +159,11 @@ def test_a_second_account_signed_in_on_the_same_page_sends_as_itself_only(server
     assert a.execute_script("return localStorage.getItem(arguments[0])", f"parley.drafts.{alice['user']['id']}") is None, \
         "signing out drops the account's drafts"
     assert [m["text"] for m in server.history(bob, with_bob)] == ["hi Alice"]
+    # The second account's own views answer, once each: the message menu, and the group dialog.
+    open_menu(a, server.history(carol, with_dave)[-1]["seq"])
+    choose(a, "Edit")
+    wait(a, lambda d: by_id(d, "composer-input").get_attribute("value") == "for Dave only")
+    by_id(a, "composer-input").send_keys(Keys.ESCAPE)
+    by_id(a, "new-group").click()
+    wait(a, lambda d: by_id(d, "new-group-dialog").get_attribute("open") is not None)
+    assert len(a.find_elements(By.CSS_SELECTOR, "dialog[open]")) == 1
