@@ -5,6 +5,7 @@ const LIMIT = 100;  // chats with a draft; the one written longest ago goes firs
 
 export class ComposerDrafts {
   constructor(userId) {
+    this.userId = userId;
     this.key = keyOf(userId);
     this.drafts = read(this.key);
   }
@@ -31,7 +32,7 @@ export class ComposerDrafts {
   /** Signed out: the account's drafts go, and this page keeps none any more (its unload would). */
   forget() {
     this.forgotten = true;
-    ComposerDrafts.forget(this.key.slice(keyOf("").length));
+    ComposerDrafts.forget(this.userId);
   }
 
   static forget(userId) { localStorage.removeItem(keyOf(userId)); }

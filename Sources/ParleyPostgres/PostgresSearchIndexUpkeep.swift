@@ -8,9 +8,9 @@ import Synchronization
 /// Rules:
 /// 1. A GIN index queues new entries in a pending list and merges the list into the index when it
 ///    outgrows `gin_pending_list_limit` (4 MB), in the backend whose insert crossed the limit. For
-///    Parley that backend is a node's send runner: one insert in ~28,000 took 200–290 ms, and every
+///    Parley that backend is a node's send runner: one insert in ~28,000 took 200–320 ms, and every
 ///    send of the node waited behind it (docs/benchmarks.md "The search indexes' pending lists").
-/// 2. So every node merges the lists itself every ``interval`` on a pooled connection
+/// 2. So every node merges the lists itself every second (``start(_:every:)``) on a pooled connection
 ///    (`gin_clean_pending_list`), and they never grow near the limit. An insert that finds a merge
 ///    under way does not wait for it, and a merge does not hold inserts back. Merged in bulk, the
 ///    entries cost PostgreSQL less than taken one by one (`fastupdate = off` cost 45–67 µs more per
