@@ -45,7 +45,7 @@ export class ChatView {
     this.visibleSeqs = new Set();
     this.lastTypingSent = 0;
     this.drafts = new ComposerDrafts(store.me);
-    window.addEventListener("pagehide", () => this.keepDraft());
+    window.addEventListener("pagehide", () => { this.keepDraft(); this.drafts.flush(); });
     this.observer = new IntersectionObserver((entries) => this.onVisibility(entries), { root: $("messages") });
     const messages = $("messages");
     messages.addEventListener("scroll", () => this.onScroll());
@@ -117,6 +117,7 @@ export class ChatView {
     if (this.id !== id) {
       this.stopTyping();
       this.keepDraft();
+      this.drafts.flush();
       this.id = id;
       this.other = other;
       this.visibleSeqs.clear();

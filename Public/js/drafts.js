@@ -2,6 +2,7 @@
 // chat and across a reload, as WhatsApp and Signal keep them. Per account in localStorage, and
 // dropped when I sign out: unlike the outbox, a draft is nothing anyone is waiting for.
 const LIMIT = 100;  // chats with a draft; the one written longest ago goes first
+const SAVE_MS = 400;  // typing saves once a pause, not at every key (all drafts are one stored value)
 
 export class ComposerDrafts {
   constructor(userId) {
@@ -26,12 +27,23 @@ export class ComposerDrafts {
       this.drafts.set(id, { text, replying: replying ?? null });
       while (this.drafts.size > LIMIT) this.drafts.delete(this.drafts.keys().next().value);
     }
+    this.dirty = true;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.flush(), SAVE_MS);
+  }
+
+  /** Writes what is kept now (a pause in typing, another chat opened, the page going away). */
+  flush() {
+    clearTimeout(this.timer);
+    if (this.forgotten || !this.dirty) return;
+    this.dirty = false;
     try { localStorage.setItem(this.key, JSON.stringify([...this.drafts])); } catch { /* full: kept for this page only */ }
   }
 
   /** Signed out: the account's drafts go, and this page keeps none any more (its unload would). */
   forget() {
     this.forgotten = true;
+    clearTimeout(this.timer);
     ComposerDrafts.forget(this.userId);
   }
 
