@@ -10,42 +10,43 @@ extension PostgresStore {
         guard messages.contains(where: \.needsRendering) else { return messages }
         var completed: [Message] = []
         completed.reserveCapacity(messages.count)
-        var leftAt: [ConversationID: Int64?] = [:]
+        var leftSeq: [ConversationID: Int64?] = [:]
         for message in messages {
             guard message.needsRendering else {
                 completed.append(message)
                 continue
             }
-            if leftAt[message.conversationId] == nil { leftAt[message.conversationId] = try await self.leftAt(viewer, message.conversationId, db) }
-            completed.append(try await complete(message, for: viewer, leftAt: leftAt[message.conversationId] ?? nil, db))
+            if leftSeq[message.conversationId] == nil { leftSeq[message.conversationId] = try await self.leftSeq(viewer, message.conversationId, db) }
+            completed.append(try await complete(message, for: viewer, leftSeq: leftSeq[message.conversationId] ?? nil, db))
         }
         return completed
     }
 
     func complete(_ message: Message, for viewer: UserID, _ db: PostgresConnection) async throws -> Message {
         guard message.needsRendering else { return message }
-        return try await complete(message, for: viewer, leftAt: try await leftAt(viewer, message.conversationId, db), db)
+        return try await complete(message, for: viewer, leftSeq: try await leftSeq(viewer, message.conversationId, db), db)
     }
 
-    /// When `viewer` left the group `conversation` (nil while a member, or for a direct conversation).
-    func leftAt(_ viewer: UserID, _ conversation: ConversationID, _ db: PostgresConnection) async throws -> Int64? {
+    /// The seq of the entry by which `viewer` left the group `conversation` (nil while a member, or
+    /// for a direct conversation).
+    func leftSeq(_ viewer: UserID, _ conversation: ConversationID, _ db: PostgresConnection) async throws -> Int64? {
         guard conversation.isGroup else { return nil }
         return try await db.value(
-            "SELECT left_at FROM former_members WHERE user_id = \(viewer.rawValue) AND conversation_id = \(conversation.rawValue)",
+            "SELECT left_seq FROM former_members WHERE user_id = \(viewer.rawValue) AND conversation_id = \(conversation.rawValue)",
             as: Int64.self, logger)
     }
 
-    /// Someone who left sees the text a message had when they left, the quote of then and only the
-    /// reactions made before (see SQLite's rendering).
-    private func complete(_ message: Message, for viewer: UserID, leftAt: Int64?, _ db: PostgresConnection) async throws -> Message {
+    /// Someone who left sees the text a message had when they left, the quote of then and the
+    /// reactions of then (see SQLite's rendering and `CommitOrderMarks`).
+    private func complete(_ message: Message, for viewer: UserID, leftSeq: Int64?, _ db: PostgresConnection) async throws -> Message {
         var message = message
-        if let leftAt, let edited = message.editedAt, !message.isDeleted, edited.milliseconds >= leftAt,
-            let version = try await textBefore(leftAt, of: message.seq, in: message.conversationId, db)
+        if let leftSeq, message.editedAt != nil, !message.isDeleted,
+            let version = try await textBefore(leftSeq, of: message.seq, in: message.conversationId, db)
         {
             message.text = version.text
             message.editedAt = version.editedAt
         }
-        if let pending = message.replyTo, let quote = try await self.quote(of: pending.seq, in: message.conversationId, asOf: leftAt, db) {
+        if let pending = message.replyTo, let quote = try await self.quote(of: pending.seq, in: message.conversationId, asOf: leftSeq, db) {
             var visible = true
             if message.conversationId.isGroup { visible = try await canSee(quote.seq, in: message.conversationId, viewer, db) }
             message.replyTo = visible ? quote : .hidden(seq: quote.seq, senderId: quote.senderId)
@@ -53,13 +54,20 @@ extension PostgresStore {
             message.replyTo = nil
         }
         if message.reactions != nil {
-            let pairs = try await db.rows(
-                """
-                SELECT user_id, emoji FROM reactions WHERE conversation_id = \(message.conversationId.rawValue) AND seq = \(message.seq)
-                AND created_at < \(leftAt ?? Int64.max) ORDER BY created_at, user_id
-                """, logger
-            ).map { row in
-                let (user, emoji) = try row.decode((String, String).self)
+            let (id, seq) = (message.conversationId.rawValue, message.seq)
+            let sql: PostgresQuery =
+                if let leftSeq {
+                    """
+                    SELECT user_id, emoji, created_at FROM reactions WHERE conversation_id = \(id) AND seq = \(seq) AND mark < \(leftSeq)
+                    UNION ALL SELECT user_id, emoji, created_at FROM former_reactions
+                        WHERE conversation_id = \(id) AND seq = \(seq) AND mark < \(leftSeq) AND replaced_mark >= \(leftSeq)
+                    ORDER BY created_at, user_id
+                    """
+                } else {
+                    "SELECT user_id, emoji, created_at FROM reactions WHERE conversation_id = \(id) AND seq = \(seq) ORDER BY created_at, user_id"
+                }
+            let pairs = try await db.rows(sql, logger).map { row in
+                let (user, emoji, _) = try row.decode((String, String, Int64).self)
                 return (user: UserID(rawValue: user), emoji: emoji)
             }
             message.reactions = pairs.isEmpty ? nil : Reaction.aggregate(pairs, for: viewer)
@@ -67,15 +75,16 @@ extension PostgresStore {
         return message
     }
 
-    /// The text a message had at `time` when it was edited since: its first version replaced then or later.
-    private func textBefore(_ time: Int64, of seq: Int64, in conversation: ConversationID, _ db: PostgresConnection) async throws -> (
+    /// The text a message had when its reader left at `leftSeq`, if it was edited since: its first
+    /// version replaced at that mark or later.
+    private func textBefore(_ leftSeq: Int64, of seq: Int64, in conversation: ConversationID, _ db: PostgresConnection) async throws -> (
         text: String, editedAt: Timestamp?
     )? {
         guard
             let version = try await db.rows(
                 """
                 SELECT text, created_at, version FROM message_versions
-                WHERE conversation_id = \(conversation.rawValue) AND seq = \(seq) AND replaced_at >= \(time)
+                WHERE conversation_id = \(conversation.rawValue) AND seq = \(seq) AND replaced_mark >= \(leftSeq)
                 ORDER BY version LIMIT 1
                 """, logger
             ).first
@@ -115,8 +124,8 @@ extension PostgresStore {
         return Set(readers.map(UserID.init(rawValue:)))
     }
 
-    /// The quote of the message at `seq`, with its text as it was at `time` for someone who left then.
-    func quote(of seq: Int64, in conversation: ConversationID, asOf time: Int64? = nil, _ db: PostgresConnection) async throws -> ReplyQuote? {
+    /// The quote of the message at `seq`, with its text as it was for someone who left at `leftSeq`.
+    func quote(of seq: Int64, in conversation: ConversationID, asOf leftSeq: Int64? = nil, _ db: PostgresConnection) async throws -> ReplyQuote? {
         guard
             let row = try await db.rows(
                 "SELECT sender_id, text, deleted_at, edited_at FROM messages WHERE conversation_id = \(conversation.rawValue) AND seq = \(seq)",
@@ -125,7 +134,7 @@ extension PostgresStore {
         else { return nil }
         let (sender, current, deleted, edited) = try row.decode((String, String, Int64?, Int64?).self)
         var text = current
-        if let time, deleted == nil, let edited, edited >= time, let before = try await textBefore(time, of: seq, in: conversation, db) {
+        if let leftSeq, deleted == nil, edited != nil, let before = try await textBefore(leftSeq, of: seq, in: conversation, db) {
             text = before.text
         }
         return ReplyQuote(seq: seq, senderId: UserID(rawValue: sender), text: text, deleted: deleted != nil)

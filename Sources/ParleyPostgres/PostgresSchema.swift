@@ -327,6 +327,8 @@ enum PostgresSchema {
         ("v19-lean-batch", PostgresLeanBatch.statements),
         // One or two CJK characters looked up at any age, not in each conversation's newest 200 messages.
         ("v20-search-short-cjk", PostgresShortCJKSearch.statements),
+        // A former member's view cut by commit order, not clock time (``PostgresCommitOrderMarks``).
+        ("v21-commit-order-marks", PostgresCommitOrderMarks.statements),
     ]
 
     static func migrate(_ client: PostgresClient, logger: Logger) async throws {

@@ -4,9 +4,10 @@ import PostgresNIO
 
 extension PostgresStore: MessageActionStore {
     /// The rules of SQLite's `act` (docs/protocol.md "Message actions"), in one transaction under
-    /// the message row's lock (`FOR UPDATE`, after a group's row `FOR SHARE`): two actions on one
-    /// message apply one after the other, and a retry racing its original loses on the record's key,
-    /// runs again and finds the original's record.
+    /// the message row's lock (`FOR UPDATE`, after a group's row `FOR SHARE`, which also reads the
+    /// change's mark, ``PostgresCommitOrderMarks``): two actions on one message apply one after the
+    /// other, and a retry racing its original loses on the record's key, runs again and finds the
+    /// original's record.
     public func act(_ action: NewMessageAction, now: Timestamp) async throws -> ActionOutcome {
         let conversation = action.conversation
         return try await transaction { db in
@@ -26,8 +27,9 @@ extension PostgresStore: MessageActionStore {
             }
             // A group's membership and roles hold still until commit (its changes take the row FOR UPDATE);
             // then the message's row, so two actions on it apply one after the other.
+            var mark: Int64 = 0
             if conversation.isGroup {
-                _ = try await db.rows("SELECT 1 FROM conversations WHERE id = \(conversation.rawValue) FOR SHARE", logger)
+                mark = try await db.value("SELECT last_seq FROM conversations WHERE id = \(conversation.rawValue) FOR SHARE", as: Int64.self, logger) ?? 0
             }
             guard
                 let row = try await db.rows(
@@ -57,7 +59,10 @@ extension PostgresStore: MessageActionStore {
                 INSERT INTO message_actions (actor_id, client_id, conversation_id, seq, kind)
                 VALUES (\(key.2), \(action.clientId.rawValue), \(key.0), \(key.1), \(action.change.kind.rawValue))
                 """, logger: logger)
-            try await self.apply(effect, of: action, now: now, db)
+            if myReaction != nil, conversation.isGroup, effect.changesReactions {
+                try await PostgresCommitOrderMarks.keepReplacedReaction(conversation, action.seq, user: action.actor, at: mark, db, logger)
+            }
+            try await self.apply(effect, of: action, now: now, mark: mark, db)
             guard let message = try await self.currentMessage(action.seq, in: conversation, for: action.actor, db) else {
                 throw StoreError.messageNotFound
             }
@@ -95,7 +100,9 @@ extension PostgresStore: MessageActionStore {
         return try member?.decode(String?.self).flatMap(MemberRole.init(rawValue:))
     }
 
-    private func apply(_ effect: MessageActionPlan.Effect, of action: NewMessageAction, now: Timestamp, _ db: PostgresConnection) async throws {
+    private func apply(
+        _ effect: MessageActionPlan.Effect, of action: NewMessageAction, now: Timestamp, mark: Int64, _ db: PostgresConnection
+    ) async throws {
         let (id, seq, actor) = (action.conversation.rawValue, action.seq, action.actor.rawValue)
         switch effect {
         case .unchanged:
@@ -103,17 +110,20 @@ extension PostgresStore: MessageActionStore {
         case .setReaction(let emoji):
             try await db.query(
                 """
-                INSERT INTO reactions (conversation_id, seq, user_id, emoji, created_at) VALUES (\(id), \(seq), \(actor), \(emoji), \(now.milliseconds))
-                ON CONFLICT (conversation_id, seq, user_id) DO UPDATE SET emoji = excluded.emoji, created_at = excluded.created_at
+                INSERT INTO reactions (conversation_id, seq, user_id, emoji, created_at, mark)
+                VALUES (\(id), \(seq), \(actor), \(emoji), \(now.milliseconds), \(mark))
+                ON CONFLICT (conversation_id, seq, user_id) DO UPDATE SET emoji = excluded.emoji, created_at = excluded.created_at,
+                    mark = excluded.mark
                 """, logger: logger)
         case .clearReaction:
             try await db.query("DELETE FROM reactions WHERE conversation_id = \(id) AND seq = \(seq) AND user_id = \(actor)", logger: logger)
         case .edit(let previous, let new):
             try await db.query(
                 """
-                INSERT INTO message_versions (conversation_id, seq, version, text, created_at, replaced_at)
+                INSERT INTO message_versions (conversation_id, seq, version, text, created_at, replaced_at, replaced_mark)
                 SELECT \(id), \(seq), COALESCE((SELECT MAX(version) FROM message_versions WHERE conversation_id = \(id) AND seq = \(seq)), 0) + 1,
-                    \(previous), COALESCE(edited_at, created_at), \(now.milliseconds) FROM messages WHERE conversation_id = \(id) AND seq = \(seq)
+                    \(previous), COALESCE(edited_at, created_at), \(now.milliseconds), \(mark)
+                FROM messages WHERE conversation_id = \(id) AND seq = \(seq)
                 """, logger: logger)
             try await db.query(
                 "UPDATE messages SET text = \(new), edited_at = \(now.milliseconds) WHERE conversation_id = \(id) AND seq = \(seq)", logger: logger)
@@ -132,6 +142,7 @@ extension PostgresStore: MessageActionStore {
             try await db.query("DELETE FROM uploads WHERE conversation_id = \(id) AND seq = \(seq)", logger: logger)
             try await db.query("DELETE FROM message_versions WHERE conversation_id = \(id) AND seq = \(seq)", logger: logger)
             try await db.query("DELETE FROM reactions WHERE conversation_id = \(id) AND seq = \(seq)", logger: logger)
+            try await db.query("DELETE FROM former_reactions WHERE conversation_id = \(id) AND seq = \(seq)", logger: logger)
             try await db.query("DELETE FROM mentions WHERE conversation_id = \(id) AND seq = \(seq)", logger: logger)
         case .hide:
             try await db.query("INSERT INTO hidden_messages (user_id, conversation_id, seq) VALUES (\(actor), \(id), \(seq))", logger: logger)
@@ -141,23 +152,29 @@ extension PostgresStore: MessageActionStore {
             try await db.query(
                 """
                 UPDATE messages SET reaction_count = (SELECT COUNT(*) FROM reactions r WHERE r.conversation_id = \(id) AND r.seq = \(seq))
+                    + (SELECT COUNT(*) FROM former_reactions r WHERE r.conversation_id = \(id) AND r.seq = \(seq))
                 WHERE conversation_id = \(id) AND seq = \(seq)
                 """, logger: logger)
         default: break
         }
     }
 
-    /// The current members who can see `seq` (in a group, those whose span holds it).
+    /// The current members who can see `seq` (in a group, those whose span holds it) and have not
+    /// deleted it for themselves (see SQLite's).
     private func audience(of seq: Int64, in conversation: ConversationID, _ db: PostgresConnection) async throws -> [UserID] {
-        let sql: PostgresQuery =
-            conversation.isGroup
-            ? """
-            SELECT m.user_id FROM conversation_members m WHERE m.conversation_id = \(conversation.rawValue) AND EXISTS (
-                SELECT 1 FROM member_spans s WHERE s.conversation_id = m.conversation_id AND s.user_id = m.user_id
-                AND s.from_seq <= \(seq) AND (s.to_seq IS NULL OR s.to_seq >= \(seq)))
-            ORDER BY m.user_id COLLATE "C"
+        let spans = """
+            AND EXISTS (SELECT 1 FROM member_spans s WHERE s.conversation_id = m.conversation_id AND s.user_id = m.user_id
+                AND s.from_seq <= $2 AND (s.to_seq IS NULL OR s.to_seq >= $2))
             """
-            : "SELECT user_id FROM conversation_members WHERE conversation_id = \(conversation.rawValue) ORDER BY user_id COLLATE \"C\""
+        var bindings = PostgresBindings()
+        bindings.append(conversation.rawValue)
+        bindings.append(seq)
+        let sql = PostgresQuery(
+            unsafeSQL: """
+                SELECT m.user_id FROM conversation_members m WHERE m.conversation_id = $1 \(conversation.isGroup ? spans : "")
+                AND NOT EXISTS (SELECT 1 FROM hidden_messages h WHERE h.user_id = m.user_id AND h.conversation_id = $1 AND h.seq = $2)
+                ORDER BY m.user_id COLLATE "C"
+                """, binds: bindings)
         return try await db.values(sql, as: String.self, logger).map(UserID.init(rawValue:))
     }
 
@@ -192,13 +209,11 @@ extension PostgresStore: MessageActionStore {
                 throw try await self.isMember(user, of: conversation, db) ? StoreError.messageNotFound : StoreError.conversationNotFound
             }
             // Someone who left sees the versions replaced before they left (see SQLite's).
-            let leftAt = try await db.value(
-                "SELECT left_at FROM former_members WHERE user_id = \(user.rawValue) AND conversation_id = \(conversation.rawValue)",
-                as: Int64.self, self.logger)
+            let leftSeq = try await self.leftSeq(user, conversation, db)
             return try await db.rows(
                 """
                 SELECT text, created_at, replaced_at FROM message_versions WHERE conversation_id = \(conversation.rawValue) AND seq = \(seq)
-                AND replaced_at < \(leftAt ?? Int64.max) ORDER BY version
+                AND replaced_mark < \(leftSeq ?? Int64.max) ORDER BY version
                 """, self.logger
             ).map { row in
                 let (text, created, replaced) = try row.decode((String, Int64, Int64).self)

@@ -53,8 +53,9 @@ extension PostgresStore: MessageSearchStore {
                     WHERE sp.conversation_id = m.conversation_id AND sp.user_id = \(me)
                     AND m.seq >= sp.from_seq AND (sp.to_seq IS NULL OR m.seq <= sp.to_seq)))
                   AND NOT EXISTS (SELECT 1 FROM hidden_messages h WHERE h.user_id = \(me) AND h.conversation_id = m.conversation_id AND h.seq = m.seq)
-                  AND (m.edited_at IS NULL OR NOT EXISTS (SELECT 1 FROM former_members f WHERE f.user_id = \(me)
-                    AND f.conversation_id = m.conversation_id AND m.edited_at >= f.left_at))
+                  AND (m.edited_at IS NULL OR NOT EXISTS (SELECT 1 FROM former_members f JOIN message_versions v
+                    ON v.conversation_id = f.conversation_id AND v.seq = m.seq AND v.replaced_mark >= f.left_seq
+                    WHERE f.user_id = \(me) AND f.conversation_id = m.conversation_id))
                   \(statement.conditions.map { "AND " + $0 }.joined(separator: "\n  "))
                 """
             let source = "messages m WHERE m.conversation_id = ANY(\(mine)) AND \(visible)"

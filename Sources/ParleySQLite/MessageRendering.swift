@@ -8,8 +8,9 @@ import ParleyStore
 ///
 /// Someone who left a group keeps what they could see up to then and nothing after: a message edited
 /// after they left shows them the text it had when they left, a quote the quoted text of then, and
-/// reactions only those made before (deleted is deleted for everyone: that text is gone). A quote of
-/// a message outside the viewer's spans is hidden (``ReplyQuote/hidden(seq:senderId:)``).
+/// the reactions it had then (deleted is deleted for everyone: that text is gone). "Then" is cut by
+/// commit order (``CommitOrderMarks``). A quote of a message outside the viewer's spans is hidden
+/// (``ReplyQuote/hidden(seq:senderId:)``).
 enum MessageRendering {
     static func complete(_ messages: [Message], for viewer: UserID, _ db: Database) throws -> [Message] {
         guard messages.contains(where: \.needsRendering) else { return messages }
@@ -17,69 +18,69 @@ enum MessageRendering {
         return try messages.map { try complete($0, for: viewer, departures: &departures, db) }
     }
 
-    /// When the viewer left each group met so far: a page or a replay asks once per conversation.
+    /// Where the viewer left each group met so far: a page or a replay asks once per conversation.
     struct Departures {
-        private var leftAt: [ConversationID: Int64?] = [:]
+        private var leftSeq: [ConversationID: Int64?] = [:]
 
-        mutating func leftAt(_ viewer: UserID, _ conversation: ConversationID, _ db: Database) throws -> Int64? {
-            if let known = leftAt[conversation] { return known }
-            let found = try MessageRendering.leftAt(viewer, conversation, db)
-            leftAt[conversation] = .some(found)
+        mutating func leftSeq(_ viewer: UserID, _ conversation: ConversationID, _ db: Database) throws -> Int64? {
+            if let known = leftSeq[conversation] { return known }
+            let found = try MessageRendering.leftSeq(viewer, conversation, db)
+            leftSeq[conversation] = .some(found)
             return found
         }
     }
 
     static func complete(_ message: Message, for viewer: UserID, departures: inout Departures, _ db: Database) throws -> Message {
         guard message.needsRendering else { return message }
-        return try complete(message, for: viewer, leftAt: try departures.leftAt(viewer, message.conversationId, db), db)
+        return try complete(message, for: viewer, leftSeq: try departures.leftSeq(viewer, message.conversationId, db), db)
     }
 
     static func complete(_ message: Message, for viewer: UserID, _ db: Database) throws -> Message {
         guard message.needsRendering else { return message }
-        return try complete(message, for: viewer, leftAt: try leftAt(viewer, message.conversationId, db), db)
+        return try complete(message, for: viewer, leftSeq: try leftSeq(viewer, message.conversationId, db), db)
     }
 
-    /// When `viewer` left the group `conversation` (nil while a member, or for a direct conversation).
-    static func leftAt(_ viewer: UserID, _ conversation: ConversationID, _ db: Database) throws -> Int64? {
+    /// The seq of the entry by which `viewer` left the group `conversation` (nil while a member, or
+    /// for a direct conversation).
+    static func leftSeq(_ viewer: UserID, _ conversation: ConversationID, _ db: Database) throws -> Int64? {
         guard conversation.isGroup else { return nil }
         return try Int64.fetchOne(
-            db.cachedStatement(sql: "SELECT left_at FROM former_members WHERE user_id = ? AND conversation_id = ?"),
+            db.cachedStatement(sql: "SELECT left_seq FROM former_members WHERE user_id = ? AND conversation_id = ?"),
             arguments: [viewer.rawValue, conversation.rawValue])
     }
 
-    private static func complete(_ message: Message, for viewer: UserID, leftAt: Int64?, _ db: Database) throws -> Message {
+    private static func complete(_ message: Message, for viewer: UserID, leftSeq: Int64?, _ db: Database) throws -> Message {
         var message = message
-        if let leftAt, let edited = message.editedAt, !message.isDeleted, edited.milliseconds >= leftAt,
-            let version = try textBefore(leftAt, of: message.seq, in: message.conversationId, db)
-        {
+        if let leftSeq, message.editedAt != nil, !message.isDeleted, let version = try textBefore(leftSeq, of: message.seq, in: message.conversationId, db) {
             message.text = version.text
             message.editedAt = version.editedAt
         }
-        if let pending = message.replyTo, let quote = try self.quote(of: pending.seq, in: message.conversationId, asOf: leftAt, db) {
+        if let pending = message.replyTo, let quote = try self.quote(of: pending.seq, in: message.conversationId, asOf: leftSeq, db) {
             let visible = try !message.conversationId.isGroup || canSee(quote.seq, in: message.conversationId, viewer, db)
             message.replyTo = visible ? quote : .hidden(seq: quote.seq, senderId: quote.senderId)
         } else {
             message.replyTo = nil
         }
         if message.reactions != nil {
-            message.reactions = try reactions(of: message.seq, in: message.conversationId, for: viewer, before: leftAt, db)
+            message.reactions = try reactions(of: message.seq, in: message.conversationId, for: viewer, leftSeq: leftSeq, db)
         }
         return message
     }
 
-    /// The text a message had at `time` when it was edited since: its first version replaced then or later.
-    private static func textBefore(_ time: Int64, of seq: Int64, in conversation: ConversationID, _ db: Database) throws -> (
+    /// The text a message had when its reader left at `leftSeq`, if it was edited since: its first
+    /// version replaced at that mark or later (``CommitOrderMarks`` rule 2).
+    private static func textBefore(_ leftSeq: Int64, of seq: Int64, in conversation: ConversationID, _ db: Database) throws -> (
         text: String, editedAt: Timestamp?
     )? {
         guard
             let version = try Row.fetchOne(
                 db.cachedStatement(
                     sql: """
-                        SELECT text, created_at, version FROM message_versions WHERE conversation_id = ? AND seq = ? AND replaced_at >= ?
+                        SELECT text, created_at, version FROM message_versions WHERE conversation_id = ? AND seq = ? AND replaced_mark >= ?
                         ORDER BY version LIMIT 1
                         """
                 ),
-                arguments: [conversation.rawValue, seq, time])
+                arguments: [conversation.rawValue, seq, leftSeq])
         else { return nil }
         return (version[0], (version[2] as Int64) == 1 ? nil : Timestamp(milliseconds: version[1]))
     }
@@ -112,8 +113,8 @@ enum MessageRendering {
         return Set(readers.map(UserID.init(rawValue:)))
     }
 
-    /// The quote of the message at `seq`, with its text as it was at `time` for someone who left then.
-    static func quote(of seq: Int64, in conversation: ConversationID, asOf time: Int64? = nil, _ db: Database) throws -> ReplyQuote? {
+    /// The quote of the message at `seq`, with its text as it was for someone who left at `leftSeq`.
+    static func quote(of seq: Int64, in conversation: ConversationID, asOf leftSeq: Int64? = nil, _ db: Database) throws -> ReplyQuote? {
         guard
             let row = try Row.fetchOne(
                 db.cachedStatement(sql: "SELECT sender_id, text, deleted_at, edited_at FROM messages WHERE conversation_id = ? AND seq = ?"),
@@ -121,21 +122,28 @@ enum MessageRendering {
         else { return nil }
         var text: String = row[1]
         let deleted = (row[2] as Int64?) != nil
-        if let time, !deleted, let edited = row[3] as Int64?, edited >= time, let before = try textBefore(time, of: seq, in: conversation, db) {
+        if let leftSeq, !deleted, row[3] as Int64? != nil, let before = try textBefore(leftSeq, of: seq, in: conversation, db) {
             text = before.text
         }
         return ReplyQuote(seq: seq, senderId: UserID(rawValue: row[0]), text: text, deleted: deleted)
     }
 
-    /// The reactions on a message, only those made before `time` for someone who left then.
-    static func reactions(of seq: Int64, in conversation: ConversationID, for viewer: UserID, before time: Int64? = nil, _ db: Database) throws
+    /// The reactions on a message; for someone who left at `leftSeq`, those it had then
+    /// (``CommitOrderMarks`` rule 3).
+    static func reactions(of seq: Int64, in conversation: ConversationID, for viewer: UserID, leftSeq: Int64? = nil, _ db: Database) throws
         -> [Reaction]?
     {
-        let pairs = try Row.fetchAll(
-            db.cachedStatement(
-                sql: "SELECT user_id, emoji FROM reactions WHERE conversation_id = ? AND seq = ? AND created_at < ? ORDER BY created_at, user_id"),
-            arguments: [conversation.rawValue, seq, time ?? Int64.max]
-        ).map { (user: UserID(rawValue: $0[0]), emoji: $0[1] as String) }
+        let sql =
+            leftSeq == nil
+            ? "SELECT user_id, emoji FROM reactions WHERE conversation_id = ?1 AND seq = ?2 ORDER BY created_at, user_id"
+            : """
+            SELECT user_id, emoji, created_at FROM reactions WHERE conversation_id = ?1 AND seq = ?2 AND mark < ?3
+            UNION ALL SELECT user_id, emoji, created_at FROM former_reactions
+                WHERE conversation_id = ?1 AND seq = ?2 AND mark < ?3 AND replaced_mark >= ?3
+            ORDER BY created_at, user_id
+            """
+        let arguments: StatementArguments = leftSeq.map { [conversation.rawValue, seq, $0] } ?? [conversation.rawValue, seq]
+        let pairs = try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { (user: UserID(rawValue: $0[0]), emoji: $0[1] as String) }
         return pairs.isEmpty ? nil : Reaction.aggregate(pairs, for: viewer)
     }
 

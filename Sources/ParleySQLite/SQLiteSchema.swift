@@ -377,6 +377,10 @@ enum SQLiteSchema {
                 if SearchText.hasCJK(folded) { try insert.execute(arguments: [row[0] as Int64, SearchText.cjkGramsText(folded)]) }
             }
         }
+        migrator.registerMigration("v16-commit-order-marks") { db in
+            // A former member's view cut by commit order, not clock time (``CommitOrderMarks``).
+            try db.execute(sql: CommitOrderMarks.migration)
+        }
         return migrator
     }
 

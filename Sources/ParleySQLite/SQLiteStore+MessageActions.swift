@@ -36,7 +36,11 @@ extension SQLiteStore: MessageActionStore {
             let effect = try MessageActionPlan.decide(action, on: acted, role: role, myReaction: myReaction, hidden: hidden, now: now)
             try db.cachedStatement(sql: "INSERT INTO message_actions (actor_id, client_id, conversation_id, seq, kind) VALUES (?, ?, ?, ?, ?)")
                 .execute(arguments: [action.actor.rawValue, action.clientId.rawValue, conversation.rawValue, action.seq, action.change.kind.rawValue])
-            try Self.apply(effect, of: action, acted: acted, now: now, statements.searchIndex, db)
+            let mark = try CommitOrderMarks.mark(conversation, db)
+            if myReaction != nil, conversation.isGroup, effect.changesReactions {
+                try CommitOrderMarks.keepReplacedReaction([conversation.rawValue, action.seq], user: action.actor, at: mark, db)
+            }
+            try Self.apply(effect, of: action, acted: acted, now: now, mark: mark, statements.searchIndex, db)
             guard let message = try MessageRendering.message(action.seq, in: conversation, for: action.actor, db) else {
                 throw StoreError.messageNotFound
             }
@@ -105,8 +109,8 @@ extension SQLiteStore: MessageActionStore {
     }
 
     private static func apply(
-        _ effect: MessageActionPlan.Effect, of action: NewMessageAction, acted: ActedMessage, now: Timestamp, _ searchIndex: SearchIndexLog,
-        _ db: Database
+        _ effect: MessageActionPlan.Effect, of action: NewMessageAction, acted: ActedMessage, now: Timestamp, mark: Int64,
+        _ searchIndex: SearchIndexLog, _ db: Database
     ) throws {
         let key: StatementArguments = [action.conversation.rawValue, action.seq]
         try reindex(effect, acted: acted, key: key, searchIndex, db)
@@ -116,21 +120,22 @@ extension SQLiteStore: MessageActionStore {
         case .setReaction(let emoji):
             try db.cachedStatement(
                 sql: """
-                    INSERT INTO reactions (conversation_id, seq, user_id, emoji, created_at) VALUES (?, ?, ?, ?, ?)
-                    ON CONFLICT (conversation_id, seq, user_id) DO UPDATE SET emoji = excluded.emoji, created_at = excluded.created_at
+                    INSERT INTO reactions (conversation_id, seq, user_id, emoji, created_at, mark) VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (conversation_id, seq, user_id) DO UPDATE SET emoji = excluded.emoji, created_at = excluded.created_at,
+                        mark = excluded.mark
                     """
-            ).execute(arguments: key + [action.actor.rawValue, emoji, now.milliseconds])
+            ).execute(arguments: key + [action.actor.rawValue, emoji, now.milliseconds, mark])
         case .clearReaction:
             try db.cachedStatement(sql: "DELETE FROM reactions WHERE conversation_id = ? AND seq = ? AND user_id = ?")
                 .execute(arguments: key + [action.actor.rawValue])
         case .edit(let previous, let new):
             try db.cachedStatement(
                 sql: """
-                    INSERT INTO message_versions (conversation_id, seq, version, text, created_at, replaced_at)
+                    INSERT INTO message_versions (conversation_id, seq, version, text, created_at, replaced_at, replaced_mark)
                     SELECT ?1, ?2, COALESCE((SELECT MAX(version) FROM message_versions WHERE conversation_id = ?1 AND seq = ?2), 0) + 1, ?3,
-                        COALESCE(edited_at, created_at), ?4 FROM messages WHERE conversation_id = ?1 AND seq = ?2
+                        COALESCE(edited_at, created_at), ?4, ?5 FROM messages WHERE conversation_id = ?1 AND seq = ?2
                     """
-            ).execute(arguments: key + [previous, now.milliseconds])
+            ).execute(arguments: key + [previous, now.milliseconds, mark])
             try db.cachedStatement(sql: "UPDATE messages SET text = ?, edited_at = ? WHERE conversation_id = ? AND seq = ?")
                 .execute(arguments: [new, now.milliseconds] + key)
         case .delete:
@@ -144,7 +149,7 @@ extension SQLiteStore: MessageActionStore {
                 sql:
                     "INSERT OR IGNORE INTO blob_candidates (blob, since) SELECT blob, ? FROM uploads WHERE conversation_id = ? AND seq = ? AND blob IS NOT NULL"
             ).execute(arguments: [now.milliseconds] + key)
-            for table in ["message_versions", "reactions", "mentions", "uploads"] {
+            for table in ["message_versions", "reactions", "former_reactions", "mentions", "uploads"] {
                 try db.cachedStatement(sql: "DELETE FROM \(table) WHERE conversation_id = ? AND seq = ?").execute(arguments: key)
             }
         case .hide:
@@ -155,24 +160,29 @@ extension SQLiteStore: MessageActionStore {
         if case .clearReaction = effect { try refreshReactionCount(key, db) }
     }
 
+    /// The reactions and the kept ones (``CommitOrderMarks`` rule 4).
     private static func refreshReactionCount(_ key: StatementArguments, _ db: Database) throws {
         try db.cachedStatement(
             sql: """
                 UPDATE messages SET reaction_count = (SELECT COUNT(*) FROM reactions r WHERE r.conversation_id = ?1 AND r.seq = ?2)
+                    + (SELECT COUNT(*) FROM former_reactions r WHERE r.conversation_id = ?1 AND r.seq = ?2)
                 WHERE conversation_id = ?1 AND seq = ?2
                 """
         ).execute(arguments: key)
     }
 
-    /// Rule 4: the current members who can see `seq` (in a group, those whose span holds it).
+    /// Rule 4: the current members who can see `seq` (in a group, those whose span holds it) and
+    /// have not deleted it for themselves (what it becomes is no longer theirs to receive).
     private static func audience(of seq: Int64, in conversation: ConversationID, _ statements: WriterStatements, _ db: Database) throws -> [UserID] {
-        guard conversation.isGroup else { return try memberIDs(conversation, statements) }
+        let spans = """
+            AND EXISTS (SELECT 1 FROM member_spans s WHERE s.conversation_id = ?1 AND s.user_id = m.user_id
+                AND s.from_seq <= ?2 AND (s.to_seq IS NULL OR s.to_seq >= ?2))
+            """
         return try String.fetchAll(
             db.cachedStatement(
                 sql: """
-                    SELECT m.user_id FROM conversation_members m WHERE m.conversation_id = ?1 AND EXISTS (
-                        SELECT 1 FROM member_spans s WHERE s.conversation_id = ?1 AND s.user_id = m.user_id
-                        AND s.from_seq <= ?2 AND (s.to_seq IS NULL OR s.to_seq >= ?2))
+                    SELECT m.user_id FROM conversation_members m WHERE m.conversation_id = ?1 \(conversation.isGroup ? spans : "")
+                    AND NOT EXISTS (SELECT 1 FROM hidden_messages h WHERE h.user_id = m.user_id AND h.conversation_id = ?1 AND h.seq = ?2)
                     ORDER BY m.user_id
                     """),
             arguments: [conversation.rawValue, seq]
@@ -191,14 +201,13 @@ extension SQLiteStore: MessageActionStore {
                 throw try Self.isMember(user, of: conversation, db) ? StoreError.messageNotFound : StoreError.conversationNotFound
             }
             // Someone who left sees the versions replaced before they left, as their copy is the text of then.
-            let leftAt = try Int64.fetchOne(
-                db.cachedStatement(sql: "SELECT left_at FROM former_members WHERE user_id = ? AND conversation_id = ?"),
-                arguments: [user.rawValue, conversation.rawValue])
+            let leftSeq = try MessageRendering.leftSeq(user, conversation, db)
             return try Row.fetchAll(
                 db.cachedStatement(
-                    sql: "SELECT text, created_at, replaced_at FROM message_versions WHERE conversation_id = ? AND seq = ? AND replaced_at < ? ORDER BY version"
+                    sql:
+                        "SELECT text, created_at, replaced_at FROM message_versions WHERE conversation_id = ? AND seq = ? AND replaced_mark < ? ORDER BY version"
                 ),
-                arguments: [conversation.rawValue, seq, leftAt ?? Int64.max]
+                arguments: [conversation.rawValue, seq, leftSeq ?? Int64.max]
             ).map { MessageVersion(text: $0[0], createdAt: Timestamp(milliseconds: $0[1]), replacedAt: Timestamp(milliseconds: $0[2])) }
         }
     }

@@ -129,8 +129,9 @@ struct SearchPlan {
             AND m.entry IS NULL AND m.deleted_at IS NULL
             AND NOT EXISTS (SELECT 1 FROM hidden_messages h WHERE h.user_id = '\(user.rawValue)'
                 AND h.conversation_id = m.conversation_id AND h.seq = m.seq)
-            AND (m.edited_at IS NULL OR NOT EXISTS (SELECT 1 FROM former_members f WHERE f.user_id = '\(user.rawValue)'
-                AND f.conversation_id = m.conversation_id AND m.edited_at >= f.left_at))
+            AND (m.edited_at IS NULL OR NOT EXISTS (SELECT 1 FROM former_members f JOIN message_versions v
+                ON v.conversation_id = f.conversation_id AND v.seq = m.seq AND v.replaced_mark >= f.left_seq
+                WHERE f.user_id = '\(user.rawValue)' AND f.conversation_id = m.conversation_id))
             """
         let match = table.map { "\($0) MATCH ? AND " } ?? ""
         // On the index's own rowid, which it can seek (an integer, never user text).

@@ -24,6 +24,15 @@ public enum MessageActionPlan {
         case edit(previous: String, new: String)
         case delete
         case hide
+
+        /// Whether it sets or clears the actor's reaction (a reaction it replaces may have to be
+        /// kept for someone who left, as they saw it).
+        public var changesReactions: Bool {
+            switch self {
+            case .setReaction, .clearReaction: true
+            default: false
+            }
+        }
     }
 
     /// Decides `action` on `message`. `role` is the actor's role in a group (nil in a direct

@@ -122,6 +122,10 @@ import Testing
         #expect(summary.lastMessage?.seq == kept.seq && summary.unreadCount == unreadBefore - 1)
         #expect(try await world.store.conversation(world.direct, as: world.ada.id).lastMessage?.seq == hiddenOne.seq)
         #expect(try await world.act(world.grace, hiddenOne.seq, .hide).deliveries.isEmpty)
+        // What it becomes is no longer hers to receive: an edit and a reaction reach Ada alone.
+        for change in [NewMessageAction.Change.edit("hide me, edited"), .react("👍")] {
+            #expect(try await world.act(world.ada, hiddenOne.seq, change).deliveries.map(\.recipient) == [world.ada.id], "\(change)")
+        }
     }
 
     @Test(arguments: StoreBackend.all)
