@@ -1,3 +1,5 @@
+import Foundation
+
 /// The rules for user input, shared by the server (which enforces them) and clients (which apply
 /// them before sending, so the two can never disagree).
 public enum Validation {
@@ -58,14 +60,26 @@ public enum Validation {
         return .success(name)
     }
 
-    /// Display names: trimmed, 1–64 characters, no control characters.
+    /// Display names: trimmed, 1–64 characters, no control characters, and not "You" (which every
+    /// client shows for the user's own messages, so another's name "You" would pass for theirs).
     public static func displayName(_ raw: String) -> Result<String, Failure> {
         let name = trimmed(raw)
         guard (1...64).contains(name.count), !name.unicodeScalars.contains(where: isForbiddenInName), showsSomething(name) else {
             return .failure(
                 Failure(.invalidDisplayName, "Display name must be 1–64 characters, something visible, without control or direction-override characters."))
         }
+        guard !isReservedName(name) else {
+            return .failure(Failure(.invalidDisplayName, "\"You\" is how Parley shows everyone their own messages: choose another display name."))
+        }
         return .success(name)
+    }
+
+    /// Whether a name reads "You" (any case, any width, with invisible characters or spaces in it):
+    /// the name clients give the user themselves. Clients showing a name from a server that let one
+    /// through add the username to it.
+    public static func isReservedName(_ name: String) -> Bool {
+        let visible = String(String.UnicodeScalarView(name.precomposedStringWithCompatibilityMapping.unicodeScalars.filter { !isInvisible($0) }))
+        return visible.lowercased() == "you"
     }
 
     /// Longest password, in Unicode scalars (servers pre-hash before bcrypt, so all of it counts).
@@ -119,14 +133,19 @@ public enum Validation {
         isForbiddenControl(scalar) || scalar == "\n" || scalar == "\t" || scalar == "\u{2028}" || scalar == "\u{2029}" || isDirectionOverride(scalar)
     }
 
-    /// Whether a name shows anything: some scalar that is not a space, an invisible format character
-    /// (zero-width space, byte order mark, direction marks) or a mark with nothing to sit on.
+    /// Whether a name shows anything: some scalar that is not invisible (``isInvisible(_:)``).
     static func showsSomething(_ name: String) -> Bool {
-        name.unicodeScalars.contains { scalar in
-            switch scalar.properties.generalCategory {
-            case .format, .nonspacingMark, .enclosingMark, .spaceSeparator, .lineSeparator, .paragraphSeparator, .control: false
-            default: true
-            }
+        name.unicodeScalars.contains { !isInvisible($0) }
+    }
+
+    /// Spaces, format characters, marks with nothing to sit on, and the fillers that draw nothing
+    /// (Hangul fillers U+115F, U+1160, U+3164, U+FFA0 and other default-ignorable scalars; the
+    /// blank Braille pattern U+2800).
+    static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar.properties.isDefaultIgnorableCodePoint || scalar.value == 0x2800 { return true }
+        switch scalar.properties.generalCategory {
+        case .format, .nonspacingMark, .enclosingMark, .spaceSeparator, .lineSeparator, .paragraphSeparator, .control: return true
+        default: return false
         }
     }
 

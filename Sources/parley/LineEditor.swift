@@ -103,14 +103,16 @@ final class LineEditor: Sendable {
         }
         let columns = Self.inputColumns
         let input = state.withLock { $0.line.drawn(columns: columns) }
-        write("\r\u{1B}[2K" + line + "\r\n" + prompt + input)
+        write("\r\u{1B}[2K" + TerminalText.wrapped(line, columns: Self.terminalColumns) + "\r\n" + prompt + input)
     }
 
     /// The columns the input may take: the terminal's width, less the prompt and one to spare.
-    private static var inputColumns: Int {
+    private static var inputColumns: Int { max(terminalColumns - 3, 8) }
+
+    /// The terminal's width (80 when it does not say).
+    private static var terminalColumns: Int {
         var size = winsize()
-        let width = ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
-        return max(width - 3, 8)
+        return ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
     }
 
     private static let bracketedPasteOn = "\u{1B}[?2004h", bracketedPasteOff = "\u{1B}[?2004l"

@@ -7,21 +7,59 @@ func say(_ line: String) {
     LineEditor.shared.printAbove(TerminalText.shown(line))
 }
 
-/// What others wrote, made safe to print among the client's own lines. The server refuses control
-/// characters in texts but line breaks and tabs, and lets direction marks through.
+/// What others wrote, made safe to print among the client's own lines, whatever the server sent
+/// (its checks are not this client's: a hostile server or a tampered connection can send anything).
 enum TerminalText {
-    /// A line break in someone's text starts its next line with `  ┆ `, so no text can print a
-    /// line that looks like another message or a group's notice at the start of a row; direction
-    /// overrides, embeddings and isolates are dropped, so none can turn around what follows them
-    /// on the row (the marks, the next line) in a terminal that reorders text.
+    /// Rules, each tested:
+    /// 1. A line break in someone's text starts its next line with `  ┆ `, so no text can print a
+    ///    line that looks like another message or a group's notice at the start of a row.
+    /// 2. Control characters are dropped (C0 but the line break, DEL, C1: escape sequences, bells,
+    ///    carriage returns), and a tab becomes a space: nothing can move the cursor, clear the
+    ///    screen, set the title or write to the clipboard (OSC 52).
+    /// 3. Direction overrides, embeddings and isolates are dropped, so none can turn around what
+    ///    follows them on the row (the marks, the next line) in a terminal that reorders text.
     static func shown(_ line: String) -> String {
-        guard line.unicodeScalars.contains(where: { $0 == "\n" || $0 == "\r" || isDirectionControl($0) }) else { return line }
+        guard line.unicodeScalars.contains(where: { needsCare($0) }) else { return line }
         var shown = String.UnicodeScalarView()
-        for scalar in line.unicodeScalars where !isDirectionControl(scalar) && scalar != "\r" {
-            shown.append(scalar)
-            if scalar == "\n" { shown.append(contentsOf: "  ┆ ".unicodeScalars) }
+        for scalar in line.unicodeScalars {
+            if scalar == "\n" {
+                shown.append(contentsOf: "\n  ┆ ".unicodeScalars)
+            } else if scalar == "\t" {
+                shown.append(" ")
+            } else if !isControl(scalar), !isDirectionControl(scalar) {
+                shown.append(scalar)
+            }
         }
         return String(shown)
+    }
+
+    /// Rule 4, for a terminal of `columns`: a row wider than it is broken by the client, its next
+    /// row starting with `  ┆ ` as after a line break, so text padded to the edge (or past it) cannot
+    /// start a row of its own. Widths err wide (``EditedLine/width(of:)``): a row breaks early, never late.
+    static func wrapped(_ shown: String, columns: Int) -> String {
+        guard columns >= 12 else { return shown }
+        var wrapped = "", width = 0
+        for character in shown {
+            if character == "\n" {
+                wrapped.append(character)
+                width = 0
+                continue
+            }
+            let next = EditedLine.width(of: character)
+            if width + next > columns {
+                wrapped += "\n  ┆ "
+                width = 4
+            }
+            wrapped.append(character)
+            width += next
+        }
+        return wrapped
+    }
+
+    static func needsCare(_ scalar: Unicode.Scalar) -> Bool { isControl(scalar) || isDirectionControl(scalar) || scalar == "\n" || scalar == "\t" }
+
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 && scalar != "\n" || (0x7F...0x9F).contains(scalar.value)
     }
 
     static func isDirectionControl(_ scalar: Unicode.Scalar) -> Bool {

@@ -74,9 +74,17 @@ final class ScriptedChat {
             return
         }
         for await event in events {
-            guard case .message(let message) = event, message.conversationId == conversation else { continue }
-            printer.lines(for: TimelineItem(message), in: conversation).forEach(say)
-            seen += 1
+            switch event {
+            case .message(let message) where message.conversationId == conversation:
+                printer.lines(for: TimelineItem(message), in: conversation).forEach(say)
+                seen += 1
+            case .messageUpdated(let message) where message.conversationId == conversation:
+                // An edit, a delete for everyone or a reaction: the message again, as it is now.
+                printer.lines(for: TimelineItem(message), in: conversation).forEach { say("changed: " + $0) }
+            case .messageHidden(let ref) where ref.conversationId == conversation:
+                say("A message was deleted for you (on another device).")
+            default: continue
+            }
             if let exitAfter, seen >= exitAfter { break }
         }
         client.stop()

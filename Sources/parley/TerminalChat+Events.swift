@@ -7,6 +7,7 @@ import ParleyViewModels
 /// presence, invitations, the connection, and my messages' status marks.
 extension TerminalChat {
     func show(_ event: ClientEvent) async {
+        if opening, let about = event.conversation, about == chat?.conversation { return }
         switch event {
         case .connection(.online):
             if shownOnline != true { say("[online]") }
@@ -36,8 +37,8 @@ extension TerminalChat {
         case .messageHidden(let ref):
             guard ref.conversationId == chat?.conversation else { break }
             reprintChangedMessages()
-        case .actionFailed(_, let reason):
-            say("Not done: \(reason)")
+        case .actionFailed(let entry, let reason):
+            say("Not done: \(failedAction(entry)): \(reason)")
             reprintChangedMessages()
         case .typing(let conversation, _, let isTyping):
             if conversation == chat?.conversation, isTyping, let chat {
@@ -62,7 +63,7 @@ extension TerminalChat {
     /// Prints my messages whose status changed: "[2] ✓", ✓✓, read, or failed, with the number that
     /// `/edit`, `/delete` and the other message commands take.
     func printStatusChanges() {
-        guard let chat else { return }
+        guard let chat, !opening else { return }
         for item in client.timeline(chat.conversation) where item.senderId == client.me.id && item.entry == nil && !item.isDeleted {
             guard let status = item.status, printedStatus[item.id] != status else { continue }
             printedStatus[item.id] = status
@@ -72,8 +73,42 @@ extension TerminalChat {
         }
     }
 
+    /// What a failed action was, as the user made it: "your edit of “see you at 5” in Trip".
+    func failedAction(_ entry: OutboxEntry) -> String {
+        guard let action = entry.action else { return "your message" }
+        let what =
+            switch action.kind {
+            case .react: action.emoji == nil ? "clearing your reaction to" : "your \(action.emoji ?? "") on"
+            case .edit: "your edit of"
+            case .delete: "deleting for everyone"
+            case .hide: "deleting for you"
+            }
+        let item = client.timeline(entry.conversationId).first { item in
+            switch action.target {
+            case .seq(let seq): item.seq == seq
+            case .pending(let clientId): item.id == clientId
+            }
+        }
+        let text = item.map { "“\($0.isDeleted ? MessageText.deleted : String(MessageText.firstLine($0.text).prefix(40)))”" } ?? "a message"
+        let chat = client.title(of: entry.conversationId).map { " in \($0)" } ?? ""
+        return "\(what) \(text)\(chat)"
+    }
+
     func markRead() {
         guard let chat, let last = client.timeline(chat.conversation).last(where: { $0.senderId != client.me.id })?.seq else { return }
         chat.markVisible(upTo: last)
+    }
+}
+
+extension ClientEvent {
+    /// The conversation a message, a change or typing is about (a failed action is said whatever
+    /// is open).
+    var conversation: ConversationID? {
+        switch self {
+        case .message(let message), .messageUpdated(let message): message.conversationId
+        case .messageHidden(let ref): ref.conversationId
+        case .typing(let conversation, _, _): conversation
+        default: nil
+        }
     }
 }

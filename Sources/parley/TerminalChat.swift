@@ -16,6 +16,9 @@ final class TerminalChat {
     let list: ConversationListViewModel
     let printer: ChatPrinter
     var chat: ChatViewModel?
+    /// While a chat loads to be opened: its events print nothing (the page printed after the load
+    /// holds them, numbered in order; one printed before it would take the first numbers).
+    var opening = false
     var printedStatus: [ClientMessageID: MessageStatus] = [:]
     var rows: [ConversationListViewModel.Row] = []
     /// The connection state last printed: reconnect attempts while offline print nothing new.
@@ -149,7 +152,12 @@ final class TerminalChat {
         } else {
             say("── Chat with \(chat.title)\(chat.presenceText.isEmpty ? "" : " (\(chat.presenceText))") ──")
         }
-        if !loaded { await chat.load() }
+        if !loaded {
+            opening = true
+            await chat.load()
+            opening = false
+        }
+        guard self.chat === chat else { return }  // another chat was opened meanwhile
         if chat.showsEmptyState { say(ChatViewModel.emptyText) }
         for item in Self.window(of: chat.items, around: chat.highlightedSeq) {
             switch item {
@@ -160,6 +168,7 @@ final class TerminalChat {
         }
         if let reason = chat.cannotSendReason { say(reason) }
         markRead()
+        printStatusChanges()
     }
 
     func showList() {

@@ -45,8 +45,18 @@ struct ChatPrinter {
         return ["  ↪ " + quoted, line]
     }
 
+    /// "You" for me; anyone else by display name, with their username added to a name that reads
+    /// "You" (``Validation/isReservedName(_:)``: a server that let one through cannot make another's
+    /// lines pass for mine).
     func name(of user: UserID, in conversation: ConversationID) -> String {
-        user == client.me.id ? "You" : (client.displayName(of: user, in: conversation) ?? GroupText.someone)
+        if user == client.me.id { return "You" }
+        return othersName(client.displayName(of: user, in: conversation) ?? GroupText.someone, user, in: conversation)
+    }
+
+    func othersName(_ name: String, _ user: UserID, in conversation: ConversationID) -> String {
+        guard Validation.isReservedName(name) else { return name }
+        let member = client.conversations.values.lazy.compactMap { $0.members.first { $0.userId == user } }.first
+        return "\(name) (@\(member?.username ?? "someone else"))"
     }
 
     /// One line for news from a chat that is not open: "• New message from Ada: hi", "• Ada in Trip: hi".
@@ -54,7 +64,8 @@ struct ChatPrinter {
     func notice(for message: Message) -> String? {
         guard !message.isDeleted, let summary = client.conversations[message.conversationId] else { return nil }
         guard summary.kind == .group else {
-            return "• New message from \(client.otherMember(of: summary)?.displayName ?? "someone"): \(message.text)"
+            let other = client.otherMember(of: summary)
+            return "• New message from \(other.map { othersName($0.displayName, $0.userId, in: summary.id) } ?? "someone"): \(message.text)"
         }
         let title = summary.title ?? "a group"
         if let entry = message.entry {

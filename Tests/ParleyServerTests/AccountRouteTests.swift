@@ -34,6 +34,14 @@ import ParleyServer
                 (#"{"username":"a","displayName":"X","password":"password1"}"#, .invalidUsername, .badRequest),
                 (#"{"username":"bad name","displayName":"X","password":"password1"}"#, .invalidUsername, .badRequest),
                 (#"{"username":"okname","displayName":"  ","password":"password1"}"#, .invalidDisplayName, .badRequest),
+                // "You" is every client's name for the user's own messages; fillers draw nothing.
+                (#"{"username":"okname","displayName":"You","password":"password1"}"#, .invalidDisplayName, .badRequest),
+                (#"{"username":"okname","displayName":" yOU ","password":"password1"}"#, .invalidDisplayName, .badRequest),
+                (#"{"username":"okname","displayName":"\uFF39\uFF4F\uFF55","password":"password1"}"#, .invalidDisplayName, .badRequest),
+                (#"{"username":"okname","displayName":"Y\u200Bou","password":"password1"}"#, .invalidDisplayName, .badRequest),
+                (#"{"username":"okname","displayName":"\u3164","password":"password1"}"#, .invalidDisplayName, .badRequest),
+                (#"{"username":"okname","displayName":"\u2800\u2800","password":"password1"}"#, .invalidDisplayName, .badRequest),
+                (#"{"username":"okname","displayName":"\u115F\u1160\uFFA0","password":"password1"}"#, .invalidDisplayName, .badRequest),
                 (#"{"username":"okname","displayName":"X","password":"short"}"#, .invalidPassword, .badRequest),
                 (#"{"username":"okname","displayName":"X"}"#, .invalidJSON, .badRequest),
                 (#"{"username":"okname","displayName":"X","password":12345678}"#, .invalidJSON, .badRequest),
@@ -44,6 +52,7 @@ import ParleyServer
                 let response = try await api.request(.post, "/v1/auth/register", json: body)
                 #expect(response.status == status && response.errorCode == code, "\(body)")
             }
+            #expect(try await api.register("youssef", displayName: "Youssef").user.displayName == "Youssef", "only the whole name is kept back")
             let invalidUTF8 = try await api.request(
                 .post, "/v1/auth/register", body: ByteBuffer(bytes: Array(#"{"username":""#.utf8) + [0xFF, 0xFE] + Array(#""}"#.utf8)))
             #expect(invalidUTF8.status == .badRequest && invalidUTF8.errorCode == .invalidUTF8)

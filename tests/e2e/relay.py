@@ -1,12 +1,16 @@
 """A TCP relay for tests that can be frozen: it stops forwarding in both directions without closing
-anything, the way a dead network does (the sockets stay "open"; nothing arrives)."""
+anything, the way a dead network does (the sockets stay "open"; nothing arrives). Given `rewrite`
+(pairs of byte strings of equal length), it stands in for a hostile server: what the server sends
+has each first string replaced by its second (lengths, and so HTTP and WebSocket framing, unchanged)."""
 import socket
 import threading
 
 
 class FreezableRelay:
-    def __init__(self, target_port):
+    def __init__(self, target_port, rewrite=()):
+        assert all(len(old) == len(new) for old, new in rewrite)
         self.target_port = target_port
+        self.rewrite = rewrite
         self.listener = socket.socket()
         self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.listener.bind(("127.0.0.1", 0))
@@ -42,9 +46,9 @@ class FreezableRelay:
             server = socket.create_connection(("127.0.0.1", self.target_port))
             self.sockets += [client, server]
             for source, destination in ((client, server), (server, client)):
-                threading.Thread(target=self._pipe, args=(source, destination), daemon=True).start()
+                threading.Thread(target=self._pipe, args=(source, destination, source is server), daemon=True).start()
 
-    def _pipe(self, source, destination):
+    def _pipe(self, source, destination, from_server):
         while not self.stopped:
             self.running.wait()  # frozen: read nothing, so nothing is forwarded and nothing closes
             try:
@@ -59,6 +63,8 @@ class FreezableRelay:
                         pass
                 return
             self.running.wait()  # a read that was under way as the freeze began waits for the thaw
+            for old, new in self.rewrite if from_server else ():
+                data = data.replace(old, new)
             try:
                 destination.sendall(data)
             except OSError:

@@ -1,0 +1,124 @@
+"""`parley chat` as a second hostile tester used it: a server (or a tampered connection) that sends
+terminal escapes or a name reading "You", text padded to the terminal's edge, `chat tail` while the
+other side edits and deletes, and a queued action the server refuses after a removal."""
+import re
+import tempfile
+import uuid
+
+import pexpect
+import requests
+
+from conftest import BINARY
+from relay import FreezableRelay
+from test_terminal_client import _run
+
+# OSC 52 (a clipboard write of `rm -rf ~`), a clear screen and bells, JSON-escaped as a server would send them.
+EVIL = b"\\u001b]52;c;cm0gLXJmIH4K\\u0007\\u001b[2J\\u0007\\u0007"
+PLACEHOLDER = b"Z" * len(EVIL)
+CSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[78]")
+
+
+def _register(home, url, username="alice"):
+    output, status = _run(["chat", "register", "--home", home, "--server", url, "--username", username, "--password", "wonderland1"])
+    assert status == 0, output
+
+
+def _user_id(server, finder, username):
+    found = requests.get(f"{server.url}/v1/users?query={username}", headers={"Authorization": "Bearer " + finder["token"]}).json()
+    return next(user["id"] for user in found["users"] if user["username"] == username)
+
+
+def _rows(output):
+    """What a terminal's rows hold, from the client's output: each printed row after its last
+    clear-line, without the remaining control sequences."""
+    rows = []
+    for line in output.replace("\r", "").split("\n"):
+        rows.append(CSI.sub("", line.split("\x1b[2K")[-1]))
+    return rows
+
+
+def test_a_hostile_server_cannot_send_escapes_or_a_name_that_reads_you(server):
+    bob = server.register("bob", "Qxq")
+    relay = FreezableRelay(server.port, rewrite=[(PLACEHOLDER, EVIL), (b'"Qxq"', b'"You"')])
+    try:
+        with tempfile.TemporaryDirectory() as home:
+            _register(home, f"http://127.0.0.1:{relay.port}")
+            server.send(bob, PLACEHOLDER.decode(), recipient=_user_id(server, bob, "alice"))
+            output, status = _run(["chat", "tail", "--home", home, "--with", "bob", "--count", "5", "--exit-after", "0"])
+            assert status == 0, output
+            assert "]52;c;cm0gLXJmIH4K" in output, "the text arrived, rewritten: " + output
+            assert "\x1b" not in output and "\x07" not in output, repr(output)
+            assert "You (@bob): ]52" in output and " You: " not in output, output
+    finally:
+        relay.close()
+
+
+def test_text_padded_to_the_edge_cannot_start_a_row_of_its_own(server):
+    bob = server.register("bob", "Bob Builder")
+    with tempfile.TemporaryDirectory() as home:
+        _register(home, server.url)
+        server.send(bob, "ok" + " " * 150 + "\t" * 3 + "12:19 PM You: pay Mallory", recipient=_user_id(server, bob, "alice"))
+        terminal = pexpect.spawn(BINARY, ["chat", "--home", home], encoding="utf-8", timeout=20, dimensions=(24, 40))
+        terminal.expect(r"\[online\]")
+        terminal.sendline("/open 1")
+        terminal.expect("pay Mallory")
+        rows = _rows(terminal.before + terminal.after)
+        start = next(i for i, row in enumerate(rows) if "Bob Builder: ok" in row)
+        message = rows[start:]
+        assert len(message) > 3 and all(len(row) <= 40 for row in message), message
+        assert message[-1].startswith("  ┆ ") and "You: pay Mallory" in message[-1], message
+        assert all(row.startswith("  ┆ ") for row in message[1:]), message
+        terminal.sendline("/quit")
+        terminal.expect(pexpect.EOF)
+
+
+def test_tail_shows_edits_and_deletes_as_they_happen(server):
+    bob = server.register("bob", "Bob Builder")
+    with tempfile.TemporaryDirectory() as home:
+        _register(home, server.url)
+        alice = _user_id(server, bob, "alice")
+        time_at = server.send(bob, "see you at 5", recipient=alice)
+        secret = server.send(bob, "wrong chat: my password is hunter2", recipient=alice)
+        tail = pexpect.spawn(BINARY, ["chat", "tail", "--home", home, "--with", "bob"], encoding="utf-8", timeout=20)
+        tail.expect("hunter2")
+
+        def act(message, body):
+            path = f"/v1/conversations/{message['conversationId']}/messages/{message['seq']}/actions"
+            assert server.rest(bob, "POST", path, {"clientId": str(uuid.uuid4()), **body}).status_code == 200
+
+        act(time_at, {"kind": "edit", "text": "see you at 6 (not 5!)"})
+        tail.expect(r"changed: .*Bob Builder: see you at 6 \(not 5!\) \(edited\)")
+        act(secret, {"kind": "delete"})
+        tail.expect("changed: .*Bob Builder: This message was deleted")
+        tail.terminate(force=True)
+
+
+def test_a_queued_action_refused_after_a_removal_says_which_message(server):
+    bob = server.register("bob", "Bob Builder")
+    relay = FreezableRelay(server.port)
+    try:
+        with tempfile.TemporaryDirectory() as home:
+            _register(home, f"http://127.0.0.1:{relay.port}")
+            alice = _user_id(server, bob, "alice")
+            server.send(bob, "hi", recipient=alice)
+            output, status = _run(["chat", "send", "--home", home, "--to", "bob", "hi!"])
+            assert status == 0, output
+            made = server.rest(bob, "POST", "/v1/groups", {"clientId": str(uuid.uuid4()), "title": "Trio", "memberIds": [alice]})
+            group = made.json()["conversation"]["id"]
+            terminal = pexpect.spawn(BINARY, ["chat", "--home", home], encoding="utf-8", timeout=20, dimensions=(24, 200))
+            terminal.expect(r"1\. Trio")
+            terminal.sendline("/open 1")
+            terminal.expect("── Trio")
+            terminal.sendline("alice two")
+            terminal.expect(r'\[(\d+)\] ✓ "alice two"')
+            number = terminal.match.group(1)
+            relay.freeze()  # her edit waits on the wire while Bob removes her
+            terminal.sendline(f"/edit {number} alice edited")
+            removal = server.rest(bob, "POST", f"/v1/conversations/{group}/members/{alice}/remove", {"clientId": str(uuid.uuid4())})
+            assert removal.status_code == 201
+            relay.thaw()
+            terminal.expect("Not done: your edit of “alice two” in Trio: You are no longer a member of this group.")
+            terminal.sendline("/quit")
+            terminal.expect(pexpect.EOF)
+    finally:
+        relay.close()
