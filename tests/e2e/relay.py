@@ -7,13 +7,13 @@ import threading
 
 
 class FreezableRelay:
-    def __init__(self, target_port, rewrite=()):
+    def __init__(self, target_port, rewrite=(), port=0):
         assert all(len(old) == len(new) for old, new in rewrite)
         self.target_port = target_port
         self.rewrite = rewrite
         self.listener = socket.socket()
         self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.listener.bind(("127.0.0.1", 0))
+        self.listener.bind(("127.0.0.1", port))  # a port given: the relay back where a closed one was
         self.listener.listen(64)
         self.port = self.listener.getsockname()[1]
         self.running = threading.Event()  # set = forwarding
@@ -32,6 +32,10 @@ class FreezableRelay:
         self.stopped = True
         self.running.set()
         for s in [self.listener] + self.sockets:
+            try:
+                s.shutdown(socket.SHUT_RDWR)  # wakes a thread blocked on it, so its port is free at once
+            except OSError:
+                pass
             try:
                 s.close()
             except OSError:

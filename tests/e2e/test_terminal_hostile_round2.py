@@ -1,6 +1,7 @@
 """`parley chat` as a second hostile tester used it: a server (or a tampered connection) that sends
 terminal escapes or a name reading "You", text padded to the terminal's edge, `chat tail` while the
 other side edits and deletes, and a queued action the server refuses after a removal."""
+import io
 import re
 import tempfile
 import uuid
@@ -118,6 +119,47 @@ def test_a_queued_action_refused_after_a_removal_says_which_message(server):
             assert removal.status_code == 201
             relay.thaw()
             terminal.expect("Not done: your edit of “alice two” in Trio: You are no longer a member of this group.")
+            terminal.sendline("/quit")
+            terminal.expect(pexpect.EOF)
+    finally:
+        relay.close()
+
+
+def test_a_chat_opened_while_the_outbox_goes_out_is_numbered_in_order(server):
+    """Acknowledgements arriving while a chat loaded used to print their status lines first, taking
+    the first numbers: the page then read [4] Bob, [1] You, [5] …, [2] …."""
+    bob = server.register("bob", "Bob Builder")
+    relay = FreezableRelay(server.port)
+    port = relay.port
+    try:
+        with tempfile.TemporaryDirectory() as home:
+            _register(home, f"http://127.0.0.1:{port}")
+            server.send(bob, "hi", recipient=_user_id(server, bob, "alice"))
+            terminal = pexpect.spawn(BINARY, ["chat", "--home", home], encoding="utf-8", timeout=20, dimensions=(24, 200))
+            terminal.expect(r"\[online\]")
+            terminal.sendline("/open 1")
+            terminal.expect("Bob Builder: hi")
+            relay.close()
+            terminal.expect(r"\[offline")
+            for text in ["queued one", "queued two", "queued three"]:
+                terminal.sendline(text)
+                terminal.expect(f'\\(sending\\) "{text}"')
+            terminal.sendline("/quit")
+            terminal.expect(pexpect.EOF)
+            relay = FreezableRelay(server.port, port=port)
+            terminal = pexpect.spawn(BINARY, ["chat", "--home", home], encoding="utf-8", timeout=20, dimensions=(24, 200))
+            terminal.logfile_read = seen = io.StringIO()
+            terminal.expect(r"\[online\]")
+            relay.freeze()  # the page's load and the outbox's acknowledgements wait on the wire together
+            terminal.sendline("/open 1")
+            terminal.expect("── Chat with Bob Builder")
+            relay.thaw()
+            terminal.expect(r"queued three")
+            terminal.expect(r"› ")
+            opened = seen.getvalue().split("── Chat with Bob Builder", 1)[1]
+            page = [row for row in _rows(opened) if re.match(r"\s*\[\d+\]", row)]
+            numbers = [int(re.match(r"\s*\[(\d+)\]", row).group(1)) for row in page]
+            assert numbers[:2] == [1, 2] and "Bob Builder: hi" in page[0] and "queued one" in page[1], page
             terminal.sendline("/quit")
             terminal.expect(pexpect.EOF)
     finally:
