@@ -15,14 +15,20 @@ enum TerminalText {
     ///    line that looks like another message or a group's notice at the start of a row.
     /// 2. Control characters are dropped (C0 but the line break, DEL, C1: escape sequences, bells,
     ///    carriage returns), and a tab becomes a space: nothing can move the cursor, clear the
-    ///    screen, set the title or write to the clipboard (OSC 52).
+    ///    screen, set the title or write to the clipboard (OSC 52). Bold on and off (`ESC[1m`,
+    ///    `ESC[22m`), which the client prints around search matches, are the only sequences kept.
     /// 3. Direction overrides, embeddings and isolates are dropped, so none can turn around what
     ///    follows them on the row (the marks, the next line) in a terminal that reorders text.
     static func shown(_ line: String) -> String {
         guard line.unicodeScalars.contains(where: { needsCare($0) }) else { return line }
         var shown = String.UnicodeScalarView()
-        for scalar in line.unicodeScalars {
-            if scalar == "\n" {
+        var scalars = line.unicodeScalars[...]
+        while let scalar = scalars.popFirst() {
+            if scalar == "\u{1B}", let bold = boldSwitches.first(where: { scalars.starts(with: $0.unicodeScalars) }) {
+                shown.append(scalar)
+                shown.append(contentsOf: bold.unicodeScalars)
+                scalars = scalars.dropFirst(bold.unicodeScalars.count)
+            } else if scalar == "\n" {
                 shown.append(contentsOf: "\n  ┆ ".unicodeScalars)
             } else if scalar == "\t" {
                 shown.append(" ")
@@ -33,28 +39,42 @@ enum TerminalText {
         return String(shown)
     }
 
-    /// Rule 4, for a terminal of `columns`: a row wider than it is broken by the client, its next
-    /// row starting with `  ┆ ` as after a line break, so text padded to the edge (or past it) cannot
-    /// start a row of its own. Widths err wide (``EditedLine/width(of:)``): a row breaks early, never late.
+    /// Rule 4, for a terminal of `columns`: a row wider than it is broken by the client (after its
+    /// last space when what is carried over is short, else where it is full), its next row starting
+    /// with `  ┆ ` as after a line break, so text padded to the edge (or past it) cannot start a row
+    /// of its own. Widths err wide (``EditedLine/width(of:)``): a row breaks early, never late.
     static func wrapped(_ shown: String, columns: Int) -> String {
         guard columns >= 12 else { return shown }
-        var wrapped = "", width = 0
+        let continuation = Array("  ┆ ")
+        var done = "", row: [Character] = [], width = 0
         for character in shown {
             if character == "\n" {
-                wrapped.append(character)
-                width = 0
+                done += String(row) + "\n"
+                (row, width) = ([], 0)
                 continue
             }
             let next = EditedLine.width(of: character)
             if width + next > columns {
-                wrapped += "\n  ┆ "
-                width = 4
+                let floor = row.starts(with: continuation) ? continuation.count : 0
+                let space = row.lastIndex(of: " ").flatMap { $0 > floor ? $0 : nil }
+                let carried = space.map { Array(row[($0 + 1)...]) } ?? []
+                let carriedWidth = carried.reduce(0) { $0 + EditedLine.width(of: $1) }
+                if let space, carriedWidth <= columns / 3, continuation.count + carriedWidth + next <= columns {
+                    done += String(row[..<space]) + "\n"
+                    (row, width) = (continuation + carried, continuation.count + carriedWidth)
+                } else {
+                    done += String(row) + "\n"
+                    (row, width) = (continuation, continuation.count)
+                }
             }
-            wrapped.append(character)
+            row.append(character)
             width += next
         }
-        return wrapped
+        return done + String(row)
     }
+
+    /// What follows ESC in bold on and bold off.
+    static let boldSwitches = ["[1m", "[22m"]
 
     static func needsCare(_ scalar: Unicode.Scalar) -> Bool { isControl(scalar) || isDirectionControl(scalar) || scalar == "\n" || scalar == "\t" }
 

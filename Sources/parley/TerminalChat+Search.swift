@@ -8,10 +8,10 @@ import ParleyViewModels
 /// not one, or `NO_COLOR` is set); `/more` prints the next page; `/open N` then opens result N at
 /// that message, until `/list` makes `/open N` open list entries again.
 extension TerminalChat {
-    static let searchHelp = """
-        Search: /search QUERY (words, "a phrase", from:USER, before:/after:YYYY-MM-DD) · /more (next results) · \
-        /open N opens result N after a /search, list entry N again after /list
-        """
+    static let searchHelp = [
+        #"Search: /search QUERY (words, "a phrase", from:USER, before:/after:YYYY-MM-DD) · /more (next results)"#,
+        "  /open N opens result N after a /search, list entry N again after /list",
+    ]
     /// How many rows are printed on each side of a message opened from search.
     static let searchContext = 5
 

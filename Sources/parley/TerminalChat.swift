@@ -84,7 +84,7 @@ final class TerminalChat {
         case "/quit", "/exit": return false
         case "/help":
             say("/list · /open N · /new USERNAME · /older · /retry · /quit · anything else is sent to the open chat")
-            say(Self.searchHelp)
+            Self.searchHelp.forEach(say)
             say(Self.messageHelp)
             say(Self.fileHelp)
             say(Self.groupHelp)
