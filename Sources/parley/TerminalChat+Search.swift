@@ -80,6 +80,38 @@ extension TerminalChat {
         return window
     }
 
+    /// How many rows `/older` and `/newer` print of those already loaded.
+    static let rowsAtATime = 20
+
+    /// The open chat's loaded rows not printed yet: before the first printed (`older`), or after it
+    /// (a search result's window leaves both; rows printed live later leave a gap, which `/newer` fills).
+    func unprinted(in chat: ChatViewModel, older: Bool) -> [TimelineItem] {
+        let items = client.timeline(chat.conversation)
+        guard let first = items.firstIndex(where: { numbers.shown.contains($0.id) }) else { return older ? [] : items }
+        return (older ? items[..<first] : items[(first + 1)...]).filter { !numbers.shown.contains($0.id) }
+    }
+
+    /// `/older`: the loaded rows before the first printed, nearest first page; then older ones from the server.
+    func showOlder(in chat: ChatViewModel) async {
+        var waiting = unprinted(in: chat, older: true)
+        if waiting.isEmpty {
+            await chat.loadOlder()
+            waiting = unprinted(in: chat, older: true)
+            guard !waiting.isEmpty else { return say("(no older messages)") }
+            return waiting.forEach { printItem($0) }
+        }
+        waiting.suffix(Self.rowsAtATime).forEach { printItem($0) }
+    }
+
+    /// `/newer`: the next loaded rows after the first printed that were not printed.
+    func showNewer(in chat: ChatViewModel) {
+        let waiting = unprinted(in: chat, older: false)
+        guard !waiting.isEmpty else { return say("(no newer messages)") }
+        waiting.prefix(Self.rowsAtATime).forEach { printItem($0) }
+        let left = waiting.count - min(waiting.count, Self.rowsAtATime)
+        if left > 0 { say("(\(left) newer message\(left == 1 ? "" : "s") — /newer)") }
+    }
+
     private static func isDay(_ item: ChatViewModel.Item) -> Bool {
         if case .separator = item { true } else { false }
     }

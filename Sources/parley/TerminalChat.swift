@@ -83,7 +83,7 @@ final class TerminalChat {
         switch parts.first {
         case "/quit", "/exit": return false
         case "/help":
-            say("/list · /open N · /new USERNAME · /older · /retry · /quit · anything else is sent to the open chat")
+            say("/list · /open N · /new USERNAME · /older · /newer · /retry · /quit · anything else is sent to the open chat")
             Self.searchHelp.forEach(say)
             say(Self.messageHelp)
             say(Self.fileHelp)
@@ -110,11 +110,10 @@ final class TerminalChat {
             }
         case "/older":
             guard let chat else { say("Open a chat first."); return true }
-            let before = client.timeline(chat.conversation).count
-            await chat.loadOlder()
-            let items = client.timeline(chat.conversation)
-            for item in items.prefix(items.count - before) { printItem(item) }
-            if items.count == before { say("(no older messages)") }
+            await showOlder(in: chat)
+        case "/newer":
+            guard let chat else { say("Open a chat first."); return true }
+            showNewer(in: chat)
         case "/retry":
             guard let chat else { say("Open a chat first."); return true }
             for item in client.timeline(chat.conversation) where { if case .failed = item.status { true } else { false } }() {
@@ -167,6 +166,8 @@ final class TerminalChat {
             }
         }
         if let reason = chat.cannotSendReason { say(reason) }
+        let newer = unprinted(in: chat, older: false).count
+        if newer > 0 { say("(\(newer) newer message\(newer == 1 ? "" : "s") — /newer)") }
         markRead()
         printStatusChanges()
     }

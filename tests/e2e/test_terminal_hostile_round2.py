@@ -165,3 +165,37 @@ def test_a_chat_opened_while_the_outbox_goes_out_is_numbered_in_order(server):
             terminal.expect(pexpect.EOF)
     finally:
         relay.close()
+
+
+def test_older_and_newer_after_a_search_result_print_every_message_once(server):
+    """A search result opens on a window of rows around the hit: /older printed only what it fetched
+    anew (skipping the rows loaded between the page's start and the window, or saying there were
+    none), and the rows after the window could not be reached."""
+    bob = server.register("bob", "Bob Builder")
+    with tempfile.TemporaryDirectory() as home:
+        _register(home, server.url)
+        conversation = server.send(bob, "hi", recipient=_user_id(server, bob, "alice"))["conversationId"]
+        for number in range(100):
+            server.send(bob, f"hay {number}" + (" needle" if number == 60 else ""), conversation=conversation)
+        terminal = pexpect.spawn(BINARY, ["chat", "--home", home], encoding="utf-8", timeout=20, dimensions=(40, 160))
+        terminal.logfile_read = seen = io.StringIO()
+        terminal.expect(r"\[online\]")
+        terminal.sendline("/search needle")
+        terminal.expect("/open N to see one")
+        terminal.sendline("/open 1")
+        terminal.expect(r"\((\d+) newer messages — /newer\)")
+        assert terminal.match.group(1) == "34", "hay 66 to hay 99"
+        for command, end in [("/older", "(no older messages)"), ("/newer", "(no newer messages)")]:
+            for round in range(12):
+                terminal.sendline(command)
+                terminal.sendline(f"/done{round}")  # lines run in order: its answer comes after the command's rows
+                terminal.expect(f"Unknown command /done{round}")
+                if end in terminal.before:
+                    break
+            assert end in seen.getvalue(), command
+        rows = _rows(seen.getvalue().split("Results for", 1)[1])
+        texts = [re.search(r"Bob Builder: (.*)$", row).group(1) for row in rows if re.match(r"»? ?\[\d+\] .*Bob Builder: ", row)]
+        expected = ["hi"] + [f"hay {n}" + (" needle" if n == 60 else "") for n in range(100)]
+        assert sorted(texts) == sorted(expected), [t for t in expected if t not in texts] or texts
+        terminal.sendline("/quit")
+        terminal.expect(pexpect.EOF)
