@@ -21,6 +21,7 @@ extension TerminalChat {
             shownOnline = false
         case .conversationsChanged: if chat == nil, searchHits.isEmpty { showList() }  // not under search results
         case .message(let message):
+            typingShown[message.conversationId.rawValue + "/" + message.senderId.rawValue] = nil  // typing again is news
             if message.conversationId.isGroup { await client.resolveNames(in: [message]) }  // "Grace joined", not "Someone joined"
             if message.conversationId == chat?.conversation {
                 // Others' messages, and mine written on another device (this one printed its own).
@@ -40,8 +41,10 @@ extension TerminalChat {
         case .actionFailed(let entry, let reason):
             say("Not done: \(failedAction(entry)): \(reason)")
             reprintChangedMessages()
-        case .typing(let conversation, _, let isTyping):
-            if conversation == chat?.conversation, isTyping, let chat {
+        case .typing(let conversation, let user, let isTyping):
+            let key = conversation.rawValue + "/" + user.rawValue, now = ContinuousClock.now
+            if conversation == chat?.conversation, isTyping, let chat, typingShown[key].map({ now - $0 >= Self.typingRepeat }) ?? true {
+                typingShown[key] = now
                 say("… " + (chat.isGroup ? chat.typingText : "\(chat.title) is typing"))
             }
         case .invitation(let invitation):

@@ -23,6 +23,10 @@ final class TerminalChat {
     var rows: [ConversationListViewModel.Row] = []
     /// The connection state last printed: reconnect attempts while offline print nothing new.
     var shownOnline: Bool?
+    /// When each person was last said to be typing in each chat: a typist turning it on and off
+    /// over and over is said once in ``typingRepeat``.
+    var typingShown: [String: ContinuousClock.Instant] = [:]
+    static let typingRepeat = Duration.seconds(10)
     /// The open chat's message numbers.
     let numbers = MessageNumbers()
     /// Message search (`/search`, `/more`).
@@ -116,8 +120,12 @@ final class TerminalChat {
             showNewer(in: chat)
         case "/retry":
             guard let chat else { say("Open a chat first."); return true }
-            for item in client.timeline(chat.conversation) where { if case .failed = item.status { true } else { false } }() {
-                chat.retry(item)
+            let failed = client.timeline(chat.conversation).filter { if case .failed = $0.status { true } else { false } }
+            if failed.isEmpty { say("Nothing to retry.") } else if let reason = chat.cannotSendReason {
+                say("\(reason) (/delete N me takes a message that was not sent away)")
+            } else {
+                say("Sending again: \(failed.count) message\(failed.count == 1 ? "" : "s").")
+                failed.forEach(chat.retry)
             }
         case nil:
             break

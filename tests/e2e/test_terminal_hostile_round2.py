@@ -199,3 +199,35 @@ def test_older_and_newer_after_a_search_result_print_every_message_once(server):
         assert sorted(texts) == sorted(expected), [t for t in expected if t not in texts] or texts
         terminal.sendline("/quit")
         terminal.expect(pexpect.EOF)
+
+
+def test_typing_turned_on_and_off_again_and_again_is_said_once_and_retry_answers(server):
+    """A typist toggling typing over their WebSocket printed a line each time (24 in 10 s); now once
+    in ten seconds, and again after their next message. /retry used to print nothing at all."""
+    import json
+    import time
+    from websockets.sync.client import connect
+
+    bob = server.register("bob", "Bob Builder")
+    with tempfile.TemporaryDirectory() as home:
+        _register(home, server.url)
+        conversation = server.send(bob, "hi", recipient=_user_id(server, bob, "alice"))["conversationId"]
+        terminal = pexpect.spawn(BINARY, ["chat", "--home", home], encoding="utf-8", timeout=20, dimensions=(40, 160))
+        terminal.logfile_read = seen = io.StringIO()
+        terminal.expect(r"\[online\]")
+        terminal.sendline("/open 1")
+        terminal.expect("Bob Builder: hi")
+        terminal.sendline("/retry")
+        terminal.expect("Nothing to retry.")
+        with connect(f"ws://127.0.0.1:{server.port}/v1/ws") as socket:
+            socket.send(json.dumps({"type": "hello", "token": bob["token"]}))
+            for on in [True, False] * 6:  # within the server's 2 a second
+                socket.send(json.dumps({"type": "typing", "conversationId": conversation, "isTyping": on}))
+                time.sleep(0.6)
+            server.send(bob, "there", conversation=conversation)
+            terminal.expect("Bob Builder: there")
+            socket.send(json.dumps({"type": "typing", "conversationId": conversation, "isTyping": True}))
+            terminal.expect("Bob Builder is typing")
+        assert seen.getvalue().count("Bob Builder is typing") == 2, seen.getvalue()
+        terminal.sendline("/quit")
+        terminal.expect(pexpect.EOF)
