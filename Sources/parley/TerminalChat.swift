@@ -121,7 +121,9 @@ final class TerminalChat {
         case "/retry":
             guard let chat else { say("Open a chat first."); return true }
             let failed = client.timeline(chat.conversation).filter { if case .failed = $0.status { true } else { false } }
-            if failed.isEmpty { say("Nothing to retry.") } else if let reason = chat.cannotSendReason {
+            if failed.isEmpty {
+                say("Nothing to retry.")
+            } else if let reason = chat.cannotSendReason {
                 say("\(reason) (/delete N me takes a message that was not sent away)")
             } else {
                 say("Sending again: \(failed.count) message\(failed.count == 1 ? "" : "s").")
