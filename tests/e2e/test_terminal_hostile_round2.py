@@ -29,6 +29,14 @@ def _user_id(server, finder, username):
     return next(user["id"] for user in found["users"] if user["username"] == username)
 
 
+def _online(home):
+    """`parley chat` in a wide pseudo-terminal once it is online, and all it prints from the start."""
+    terminal = pexpect.spawn(BINARY, ["chat", "--home", home], encoding="utf-8", timeout=20, dimensions=(40, 160))
+    terminal.logfile_read = seen = io.StringIO()
+    terminal.expect(r"\[online\]")
+    return terminal, seen
+
+
 def _rows(output):
     """What a terminal's rows hold, from the client's output: each printed row after its last
     clear-line, without the remaining control sequences."""
@@ -177,9 +185,7 @@ def test_older_and_newer_after_a_search_result_print_every_message_once(server):
         conversation = server.send(bob, "hi", recipient=_user_id(server, bob, "alice"))["conversationId"]
         for number in range(100):
             server.send(bob, f"hay {number}" + (" needle" if number == 60 else ""), conversation=conversation)
-        terminal = pexpect.spawn(BINARY, ["chat", "--home", home], encoding="utf-8", timeout=20, dimensions=(40, 160))
-        terminal.logfile_read = seen = io.StringIO()
-        terminal.expect(r"\[online\]")
+        terminal, seen = _online(home)
         terminal.sendline("/search needle")
         terminal.expect("/open N to see one")
         terminal.sendline("/open 1")
@@ -212,9 +218,7 @@ def test_typing_turned_on_and_off_again_and_again_is_said_once_and_retry_answers
     with tempfile.TemporaryDirectory() as home:
         _register(home, server.url)
         conversation = server.send(bob, "hi", recipient=_user_id(server, bob, "alice"))["conversationId"]
-        terminal = pexpect.spawn(BINARY, ["chat", "--home", home], encoding="utf-8", timeout=20, dimensions=(40, 160))
-        terminal.logfile_read = seen = io.StringIO()
-        terminal.expect(r"\[online\]")
+        terminal, seen = _online(home)
         terminal.sendline("/open 1")
         terminal.expect("Bob Builder: hi")
         terminal.sendline("/retry")
