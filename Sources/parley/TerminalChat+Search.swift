@@ -85,10 +85,12 @@ extension TerminalChat {
 
     /// The open chat's loaded rows not printed yet: before the first printed (`older`), or after it
     /// (a search result's window leaves both; rows printed live later leave a gap, which `/newer` fills).
+    /// Mine typed here count as printed: their status line (``printStatusChanges()``) printed them.
     func unprinted(in chat: ChatViewModel, older: Bool) -> [TimelineItem] {
         let items = client.timeline(chat.conversation)
-        guard let first = items.firstIndex(where: { numbers.shown.contains($0.id) }) else { return older ? [] : items }
-        return (older ? items[..<first] : items[(first + 1)...]).filter { !numbers.shown.contains($0.id) }
+        let printed = { (item: TimelineItem) in self.numbers.shown.contains(item.id) || self.numbers.printed[item.id] != nil }
+        guard let first = items.firstIndex(where: printed) else { return older ? [] : items }
+        return (older ? items[..<first] : items[(first + 1)...]).filter { !printed($0) }
     }
 
     /// `/older`: the loaded rows before the first printed, nearest first page; then older ones from the server.

@@ -203,6 +203,10 @@ def test_older_and_newer_after_a_search_result_print_every_message_once(server):
         texts = [re.search(r"Bob Builder: (.*)$", row).group(1) for row in rows if re.match(r"»? ?\[\d+\] .*Bob Builder: ", row)]
         expected = ["hi"] + [f"hay {n}" + (" needle" if n == 60 else "") for n in range(100)]
         assert sorted(texts) == sorted(expected), [t for t in expected if t not in texts] or texts
+        terminal.sendline("from me")  # printed by its status line: never again by /newer
+        terminal.expect('✓ "from me"')
+        terminal.sendline("/newer")
+        terminal.expect(re.escape("(no newer messages)"))
         terminal.sendline("/quit")
         terminal.expect(pexpect.EOF)
 
