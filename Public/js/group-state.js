@@ -149,6 +149,9 @@ export class GroupState {
     }
     if ((entry.type === "added" && concernsMe) || (entry.type === "joined" && message.senderId === me)) {
       this.store.reloadThread(summary.id);  // the new span may show what was hidden (shared history)
+      // In the same change as leftSeq's removal above, so the failed send's words and its Retry
+      // button say the same (the `conversation` event before this entry changed neither).
+      this.store.sendableAgain(summary.id);
     }
     if (entry.title && (entry.type === "renamed" || entry.type === "created")) summary.title = entry.title;
     if (entry.type === "left" && message.senderId !== me) {

@@ -673,7 +673,6 @@ export class ChatStore {
     const group = this.isGroup(info);
     // A group's event has no roles or counts: the summary read right after has them.
     if (group) this.groups.refetch(info.id);
-    if (group) this.sendableAgain(info.id);
     if (this.conversations.has(info.id)) return;
     const summary = {
       id: info.id, kind: info.kind, createdAt: info.createdAt, lastSeq: 0, lastActivityAt: info.createdAt, unreadCount: 0,
