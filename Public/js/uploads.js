@@ -19,6 +19,7 @@
 // 7. Each file's record also holds its whole message (`message`): the outbox lives in localStorage,
 //    which the browser writes to disk lazily, IndexedDB when asked. After a crash that kept the files
 //    and lost the outbox entry, the message is put back in the outbox (same clientId) and goes on.
+// 8. Out of the message's group, its files stop uploading and fail with the reason (`refuseIfOut`).
 import { safeFileName } from "./format.js";
 import { reencode } from "./image-prep.js";
 import { CHUNK, TusError, append, create, offsetOf, remove, sha256 } from "./tus.js";
@@ -211,6 +212,7 @@ export class Uploads {
     if (attachment.uploadId && uploadIdOf(record.url ?? "") !== attachment.uploadId) record.url = uploadUrl(attachment.uploadId);
     if (record.url) attachment.uploadId = uploadIdOf(record.url);
     let restarts = 0, failures = 0, offset = 0;
+    this.refuseIfOut(entry);
     while (!signal.aborted) {
       try {
         if (!record.url) {
@@ -224,6 +226,7 @@ export class Uploads {
           offset = await offsetOf(this.token, record.url, signal);
         }
         while (offset < record.size) {
+          this.refuseIfOut(entry);
           this.setState(key, { phase: "uploading", sent: offset, total: record.size });
           offset = await append(this.token, record.url, offset, record.blob.slice(offset, offset + CHUNK), signal);
           failures = 0;
@@ -247,6 +250,15 @@ export class Uploads {
         }
       }
     }
+  }
+
+  /**
+   * Rule 8: out of the group the message was written in (removed, or left elsewhere), the server
+   * would refuse the message: its files stop now, not once every byte is up. What was sent stays
+   * on the server, so Retry, once back in the group, goes on from there.
+   */
+  refuseIfOut(entry) {
+    if (this.store.conversations.get(entry.conversationId)?.leftSeq) throw new TusError(403, "forbidden", "no longer a member");
   }
 
   /** Waits before trying again: as long as the server says, else backing off; back online goes at once. */
@@ -276,6 +288,7 @@ export class Uploads {
     if (error?.code === "upload_too_large") return `${name} is too large to send.`;
     if (error?.code === "quota_exceeded") return `Your storage for files is full: ${name} was not sent.`;
     if (error?.code === "rate_limited") return "Too many uploads right now. Try again in a minute.";
+    if (error?.code === "forbidden") return `${name} was not sent: you are no longer a member of this group.`;
     return `${name} could not be uploaded: ${error?.message ?? "something went wrong"}.`.replace(/\.\.$/, ".");
   }
 }

@@ -329,6 +329,8 @@ enum PostgresSchema {
         ("v20-search-short-cjk", PostgresShortCJKSearch.statements),
         // A former member's view cut by commit order, not clock time (``PostgresCommitOrderMarks``).
         ("v21-commit-order-marks", PostgresCommitOrderMarks.statements),
+        // A word glued to CJK is a word of its own (``PostgresSearchWords``).
+        ("v22-search-word-boundaries", PostgresSearchWords.statements),
     ]
 
     static func migrate(_ client: PostgresClient, logger: Logger) async throws {

@@ -3,8 +3,8 @@ import ParleyStore
 import PostgresNIO
 
 extension PostgresStore: MessageSearchStore {
-    /// The rules of SQLite's search (docs/protocol.md "Search"): words and phrases through
-    /// `to_tsvector('simple', parley_fold(text))` (migration `v7-search`; PostgreSQL's parser keeps
+    /// The rules of SQLite's search (docs/protocol.md "Search"): words (from three characters, prefixes too) and phrases
+    /// through `to_tsvector('simple', parley_words(text))` (``PostgresSearchWords``; PostgreSQL's parser keeps
     /// `db.json`, `PLT-3699` and e-mail addresses whole, on both sides); a CJK term of nothing but
     /// CJK in the raw text (folding leaves CJK as written), from three characters through the
     /// trigram index of messages holding CJK (`v8-search-cjk`), shorter ones through the index of
@@ -40,9 +40,12 @@ extension PostgresStore: MessageSearchStore {
                 let key = (statement.bind(position.createdAt), statement.bind(position.seq), statement.bind(position.conversation.rawValue))
                 statement.filter("(m.created_at, m.seq, m.conversation_id) < (\(key.0), \(key.1), \(key.2))")
             }
-            let words = query.terms.filter { !$0.isCJK }.map { "phraseto_tsquery('simple'::regconfig, parley_fold(\(statement.bind($0.text))))" }
+            let words = query.terms.filter { !$0.isCJK }.map { term in
+                let text = statement.bind(term.text)
+                return term.isPrefix ? PostgresSearchWords.prefixQuery(text) : PostgresSearchWords.phraseQuery(text)
+            }
             let tsquery = words.joined(separator: " && ")
-            if !words.isEmpty { statement.filter("to_tsvector('simple'::regconfig, parley_fold(m.text)) @@ (\(tsquery))") }
+            if !words.isEmpty { statement.filter("\(PostgresSearchWords.vector) @@ (\(tsquery))") }
             let cjk = query.terms.filter(\.isCJK).map(\.text)
             for term in cjk { statement.cjk(term) }
             // CJK alone is read through an index of messages holding CJK; `has:file` alone reads every message of mine with files.
@@ -59,7 +62,7 @@ extension PostgresStore: MessageSearchStore {
                   \(statement.conditions.map { "AND " + $0 }.joined(separator: "\n  "))
                 """
             let source = "messages m WHERE m.conversation_id = ANY(\(mine)) AND \(visible)"
-            let rank = query.order == .relevance && !words.isEmpty ? "ts_rank(to_tsvector('simple'::regconfig, parley_fold(m.text)), \(tsquery)) DESC, " : ""
+            let rank = query.order == .relevance && !words.isEmpty ? "ts_rank(\(PostgresSearchWords.vector), \(tsquery)) DESC, " : ""
             let sql = """
                 SELECT m.conversation_id, m.seq, m.sender_id, m.created_at, m.text FROM \(source)
                 ORDER BY \(rank)m.created_at DESC, m.seq DESC, m.conversation_id DESC LIMIT \(max(1, limit)) OFFSET \(max(0, offset))

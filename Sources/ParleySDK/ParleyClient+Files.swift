@@ -11,6 +11,17 @@ extension ParleyClient {
     /// The bytes of one upload request.
     nonisolated static let uploadChunk = 1 << 20
 
+    /// Out of the group the message was written in (removed, or left on another device): the
+    /// server would refuse the message, so its files stop uploading now rather than when every
+    /// byte is up. The message fails with the reason, its partial upload is given up (it holds
+    /// quota), and Retry, once back in the group, uploads it anew.
+    private func refuseIfNoLongerMember(_ clientId: ClientMessageID) throws {
+        guard let conversation = outbox.entries.first(where: { $0.clientId == clientId })?.conversationId,
+            conversations[conversation]?.leftSeq != nil
+        else { return }
+        throw ParleyClientError(status: 403, code: .forbidden, message: Self.notAMember)
+    }
+
     /// Writes a message carrying the files at `paths` (at most 10; `caption` may be empty). The
     /// files are read when uploaded and must stay where they are until the message is sent.
     /// - Throws: the validation failure (no such file, too many, a caption too long).
@@ -93,6 +104,7 @@ extension ParleyClient {
 
     /// Creates the upload if needed, asks where it stands, and sends the rest.
     private func upload(_ file: PendingAttachment, of clientId: ClientMessageID, at index: Int) async throws {
+        try refuseIfNoLongerMember(clientId)
         var id = file.uploadId
         var offset: Int64 = 0
         if let known = id {
@@ -127,6 +139,7 @@ extension ParleyClient {
         while offset < file.size {
             // Cancelled or deleted meanwhile: stop, and give the upload up so it holds no quota.
             guard outbox.entries.contains(where: { $0.clientId == clientId }) else { return abandon([id]) }
+            try refuseIfNoLongerMember(clientId)
             let (path, at, length) = (file.path, offset, Int(min(Int64(Self.uploadChunk), file.size - offset)))
             // Read off the main actor.
             guard let chunk = await Task.detached(operation: { Self.read(path, at: at, length: length) }).value else {

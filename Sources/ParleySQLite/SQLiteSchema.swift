@@ -381,6 +381,22 @@ enum SQLiteSchema {
             // A former member's view cut by commit order, not clock time (``CommitOrderMarks``).
             try db.execute(sql: CommitOrderMarks.migration)
         }
+        migrator.registerMigration("v17-search-word-boundaries") { db in
+            // A word glued to CJK (`iPhoneを買った`) is a word of its own (SearchText.wordIndexText),
+            // and a query's words of three characters or more are prefixes too, which an index of
+            // every term's first three characters answers without merging every word that starts
+            // so (docs/benchmarks.md). The word table is made again and filled.
+            try db.execute(
+                sql: """
+                    DROP TABLE message_search;
+                    CREATE VIRTUAL TABLE message_search USING fts5(text, content='', tokenize='unicode61 remove_diacritics 2', prefix='3');
+                    """)
+            let add = try db.makeStatement(sql: "INSERT INTO message_search (rowid, text) VALUES (?, ?)")
+            let rows = try Row.fetchCursor(db, sql: "SELECT rowid, text FROM messages WHERE entry IS NULL AND deleted_at IS NULL")
+            while let row = try rows.next() {
+                try add.execute(arguments: [row[0] as Int64, SearchText.wordIndexText(SearchText.fold(row[1]))])
+            }
+        }
         return migrator
     }
 

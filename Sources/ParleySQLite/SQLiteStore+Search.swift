@@ -5,7 +5,7 @@ import ParleyStore
 extension SQLiteStore: MessageSearchStore {
     /// Rules (docs/protocol.md "Search"): only what `user` can read (a member's conversations,
     /// inside their spans in a group; never an entry, a deleted message, one they hid, or one edited
-    /// after they left the group: its new text is not theirs to see); words and
+    /// after they left the group: its new text is not theirs to see); words (from three characters, prefixes too) and
     /// phrases through the word index, CJK of three or more characters through the trigram index,
     /// shorter CJK through the grams index; newest first by rowid (the order messages were stored), or by bm25.
     public func search(_ query: SearchQuery, as user: UserID, limit: Int, offset: Int) async throws -> [SearchHit] {
@@ -21,7 +21,8 @@ extension SQLiteStore: MessageSearchStore {
             if let after = query.after { plan.filter("m.created_at > ?", after) }
             if query.hasFile { plan.filter("m.attachments IS NOT NULL") }
             if let position = query.olderThan { try plan.olderThan(position, db) }
-            let words = query.terms.filter { !$0.isCJK }.map { "\"" + $0.tokens.joined(separator: " ") + "\"" }
+            // A word's last token may be a prefix (`piz` finds pizza: Term.isPrefix), answered by the table's index of prefixes.
+            let words = query.terms.filter { !$0.isCJK }.map { "\"" + $0.tokens.joined(separator: " ") + ($0.isPrefix ? "\"*" : "\"") }
             let cjk = query.terms.filter(\.isCJK).map(\.text)
             let sql: String
             if !words.isEmpty {

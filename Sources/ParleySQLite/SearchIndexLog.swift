@@ -17,7 +17,8 @@ import ParleyStore
 ///    before it ran), as its savepoint takes back its rows.
 /// 3. ``apply(_:)`` runs inside the batch's transaction, before the commit: a message is findable
 ///    once acknowledged, and a failed apply fails the whole batch (nothing of it was written).
-/// 4. The text indexed is ``SearchText/fold(_:)`` of the message's text, in the CJK table too when
+/// 4. The text indexed is ``SearchText/fold(_:)`` of the message's text: in the word table spaced
+///    where CJK meets the rest (``SearchText/wordIndexText(_:)``), as written in the CJK table when
 ///    the folded text has CJK (half-width katakana folds into it), and its ``SearchText/cjkGrams(_:)``
 ///    in the grams table; a removal gives back exactly what was added (contentless tables need the values).
 /// 5. Nothing is applied outside a transaction: SQLite rolls the whole transaction back on a full
@@ -78,14 +79,14 @@ final class SearchIndexLog: DeferredBatchWrites, @unchecked Sendable {
             switch entry {
             case .add(let rowid, let text):
                 let folded = SearchText.fold(text)
-                try insertWords.execute(.int(rowid), .text(folded))
+                try insertWords.execute(.int(rowid), .text(SearchText.wordIndexText(folded)))
                 if SearchText.hasCJK(folded) {
                     try insertCJK.execute(.int(rowid), .text(folded))
                     try insertGrams.execute(.int(rowid), .text(SearchText.cjkGramsText(folded)))
                 }
             case .remove(let rowid, let text):
                 let folded = SearchText.fold(text)
-                try deleteWords.execute(.int(rowid), .text(folded))
+                try deleteWords.execute(.int(rowid), .text(SearchText.wordIndexText(folded)))
                 if SearchText.hasCJK(folded) {
                     try deleteCJK.execute(.int(rowid), .text(folded))
                     try deleteGrams.execute(.int(rowid), .text(SearchText.cjkGramsText(folded)))

@@ -16,6 +16,11 @@ public struct SearchQuery: Sendable, Equatable {
         public var isCJK: Bool { SearchText.hasCJK(text) }
         /// Its word tokens (letters and digits), as a word index splits it.
         public var tokens: [String] { SearchText.tokens(text) }
+        /// Whether it also finds the words its last token begins (`piz` finds pizza, as one types):
+        /// an unquoted word whose last token has ``prefixLength`` characters or more. A shorter
+        /// start would find most messages (a word index merges every word it begins), and a
+        /// quoted phrase is as written.
+        public var isPrefix: Bool { !isPhrase && (tokens.last?.count ?? 0) >= SearchQuery.prefixLength }
     }
 
     public var terms: [Term] = []
@@ -36,6 +41,8 @@ public struct SearchQuery: Sendable, Equatable {
     public static let maxCharacters = 1_000
     /// Terms beyond this many are ignored (a long paste still searches).
     public static let maxTerms = 16
+    /// The fewest characters of a word's last token that find the longer words it begins.
+    public static let prefixLength = 3
 
     /// Parses `raw`: words, `"phrases"` (an unbalanced quote runs to the end), `from:`, `in:`,
     /// `before:`, `after:` (UTC days `2026-11-20` or milliseconds). Throws `invalidQuery` for a

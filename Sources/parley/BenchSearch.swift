@@ -13,7 +13,7 @@ extension Bench {
     /// of a user who is in M of them (docs/benchmarks.md "Search").
     struct Search: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Times message search: a word, a phrase and a CJK query, over N messages in C conversations, for a user in M of them.",
+            abstract: "Times message search: a word, the start of one, a phrase and a CJK query, over N messages in C conversations, for a user in M of them.",
             discussion: "Talks to the store in-process (what the search route calls), so it measures the search, not HTTP.")
         @Option(help: "A new SQLite file, or postgres://… (an empty database).") var database: String
         @Option(help: "Messages in all.") var messages = 1_000_000
@@ -44,13 +44,15 @@ extension Bench {
                 me = try await store.createUser(NewUser(username: "searcher", displayName: "Searcher", passwordHash: "-"), now: .now())
                 lines.append(try await fill(store, me, &data, &phrases))
             }
-            for kind in ["word", "phrase", "cjk-2", "cjk-3"] {
+            for kind in ["word", "prefix-3", "prefix-4", "phrase", "cjk-2", "cjk-3"] {
                 var latency = Histogram<UInt64>.microseconds()
                 var found = 0
                 for _ in 0..<queries {
                     let q: String =
                         switch kind {
                         case "word": data.word()
+                        case "prefix-3": String(data.word().prefix(3))  // what one has typed of a word
+                        case "prefix-4": String(data.word().prefix(4))
                         case "phrase": "\"\(phrases.isEmpty ? data.word() : phrases[data.below(phrases.count)])\""
                         case "cjk-2": ["東京", "会議", "京都", "写真", "近く"][data.below(5)]
                         default: ["会いましょう", "ありがとう", "カフェ", "送ります", "行きます"][data.below(5)]

@@ -42,7 +42,8 @@ extension TerminalChat {
         }
     }
 
-    /// Prints the upload's progress in steps of a quarter until the message is on its way.
+    /// Prints the upload's progress in steps of a quarter until the message is on its way. A
+    /// failure is said once, by the message's status line ("! failed: … — /retry").
     private func followUpload(_ id: ClientMessageID) async {
         var shown = -1
         while let progress = client.uploadProgress(of: id) {
@@ -52,9 +53,6 @@ extension TerminalChat {
                 shown = step
             }
             try? await Task.sleep(for: .milliseconds(100))
-        }
-        if let entry = client.outbox.entries.first(where: { $0.clientId == id }), case .failed(let reason) = entry.state {
-            say("Not sent: \(reason)")
         }
     }
 

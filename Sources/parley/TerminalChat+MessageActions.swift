@@ -99,13 +99,14 @@ extension TerminalChat {
         case "/edit":
             guard !rest.isEmpty else { return say("Usage: \(Self.usage[command] ?? command)") }
             guard chat.startEditing(item) else {
-                return say(item.isDeleted ? "A deleted message can't be edited." : "You can only edit your own messages.")
+                return say(item.isDeleted ? "A deleted message can't be edited." : chat.cannotSendReason ?? "You can only edit your own messages.")
             }
             send(rest, in: chat)
             chat.cancelEditing()  // when it could not go
         case "/delete" where rest.isEmpty:
             guard chat.canDeleteForEveryone(item) else {
-                return say(item.isDeleted ? "Already deleted." : "You can only delete your own messages for everyone (/delete N me deletes it for you).")
+                let rule = "You can only delete your own messages for everyone"
+                return say(item.isDeleted ? "Already deleted." : "\(chat.cannotSendReason ?? rule) (/delete N me deletes it for you).")
             }
             chat.deleteForEveryone(item)
         case "/delete" where rest == "me":

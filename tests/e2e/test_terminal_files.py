@@ -103,9 +103,11 @@ def test_a_file_the_server_refuses_fails_and_the_terminal_takes_the_next_line(mo
             terminal.sendline("/open 1")
             terminal.expect("Bob Builder: send me the file")
             terminal.sendline(f"/send-file {path} too big")
-            terminal.expect(re.escape("Not sent: A file may have at most"))
+            terminal.expect(re.escape("! failed: A file may have at most"))  # said once, by its status line
+            assert "A file may have at most" not in terminal.before, terminal.before
             terminal.sendline("typed after the failure")
             terminal.expect(re.escape('✓ "typed after the failure"'))
+            assert "A file may have at most" not in terminal.before, terminal.before
             terminal.sendline("/open 1")  # the chat again: the failed file says it was not sent, not "uploading"
             terminal.expect(re.escape("too big [file 2.0 MB two.bin, not sent] ! failed"))
             texts = [m.get("text") for m in server.history(bob, conversation)]

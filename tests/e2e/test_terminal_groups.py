@@ -128,10 +128,19 @@ def test_group_commands_that_cannot_be_done_say_why_in_words(server):
         terminal.expect(re.escape("Bob Builder is already a member."))
         terminal.sendline("/add alice")
         terminal.expect(re.escape("You can't add yourself"))
+        terminal.sendline("my last words")
+        terminal.expect(r"\[(\d+)\] ✓ \"my last words\"")
+        mine = terminal.match.group(1)
         terminal.sendline("/leave")
         terminal.expect("You left")
         for command in ["/leave", "/members", "/add bob"]:
             terminal.sendline(command)
             terminal.expect(re.escape("You are no longer a member of this group."))
+        for command in [f"/edit {mine} changed", f"/delete {mine}"]:  # my own message: why is that I left, not whose it is
+            terminal.sendline(command)
+            terminal.expect("no longer a member")
+            assert "your own" not in terminal.before, terminal.before
+        terminal.sendline(f"/delete {mine} me")
+        terminal.expect(re.escape(f"[{mine}] deleted for you"))
         terminal.sendline("/quit")
         terminal.expect(pexpect.EOF)

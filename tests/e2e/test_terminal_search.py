@@ -18,6 +18,7 @@ def test_search_prints_numbered_highlighted_results_and_open_shows_the_message_i
         conversation = server.send(bob, "warming up", recipient=alice_id)["conversationId"]
         server.send(bob, "see you at the Café de Flore", conversation=conversation)
         server.send(bob, "東京駅で待ってる", conversation=conversation)
+        server.send(bob, "新しいiPhoneを買った", conversation=conversation)
         # More than a page after it: opening the result has to load older history to reach it.
         for number in range(60):
             server.send(bob, f"filler {number}", conversation=conversation)
@@ -41,13 +42,16 @@ def test_search_prints_numbered_highlighted_results_and_open_shows_the_message_i
         terminal.expect(r"\[\d+\] [^\r\n]*" + re.escape("Bob Builder: warming up"))
         terminal.expect(re.escape("» [") + r"\d+\] [^\r\n]*" + re.escape("Bob Builder: see you at the Café de Flore"))
         terminal.expect(r"\[\d+\] [^\r\n]*" + re.escape("Bob Builder: 東京駅で待ってる"))
-        terminal.expect(r"\[\d+\] [^\r\n]*" + re.escape("Bob Builder: filler 3"))
+        terminal.expect(r"\[\d+\] [^\r\n]*" + re.escape("Bob Builder: filler 2"))
         terminal.sendline("/reply 2 Flore it is")  # the numbers printed are the message commands' numbers
         terminal.expect(re.escape('✓ "Flore it is"'))
 
         # Japanese, one character: found as a substring.
         terminal.sendline("/search 駅")
         terminal.expect(re.escape("    1. ") + r"[^\r\n]*" + re.escape(f"Bob Builder: 東京{BOLD}駅{PLAIN}で待ってる"))
+        # A Latin word glued to Japanese is a word of its own; three letters find the words they begin.
+        terminal.sendline("/search ipho")
+        terminal.expect(re.escape("    1. ") + r"[^\r\n]*" + re.escape(f"Bob Builder: 新しい{BOLD}iPho{PLAIN}neを買った"))
         terminal.sendline("/search zzqqxx")
         terminal.expect(re.escape("No messages found for “zzqqxx”."))
 

@@ -1,0 +1,26 @@
+extension SearchText {
+    /// What a word index holds for a folded text (``fold(_:)``): the text with a space wherever CJK
+    /// meets anything but a space. Chinese and Japanese write no spaces, and Korean glues its
+    /// particles to the word before, so a Latin word or a number written against them
+    /// (`iPhoneを買った`, `iPhone을`, `mixed日本語English`, `3時`) would otherwise be part of one long
+    /// word and never found by itself. CJK is found by substring through its own indexes, so
+    /// splitting its runs from the rest loses nothing. Text without CJK comes back as it is.
+    public static func wordIndexText(_ folded: String) -> String {
+        guard hasCJK(folded) else { return folded }
+        var spaced = ""
+        spaced.reserveCapacity(folded.utf8.count + 8)
+        var previousIsCJK: Bool?  // of the character before, nil after a space
+        for character in folded {
+            guard !character.isWhitespace else {
+                previousIsCJK = nil
+                spaced.append(character)
+                continue
+            }
+            let isCJK = character.unicodeScalars.contains(where: isCJK)
+            if let previousIsCJK, previousIsCJK != isCJK { spaced.append(" ") }
+            spaced.append(character)
+            previousIsCJK = isCJK
+        }
+        return spaced
+    }
+}
