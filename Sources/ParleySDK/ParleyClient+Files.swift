@@ -187,16 +187,19 @@ extension ParleyClient {
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let cleaned = Attachments.cleanName(attachment.name)
         var path = (directory as NSString).appendingPathComponent(cleaned)
+        // Created new or not at all (O_EXCL): a name already taken, by a link that points nowhere
+        // too, is never written through nor replaced, even if it appears meanwhile; "name (1)" is next.
+        var descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         var copy = 1
-        while FileManager.default.fileExists(atPath: path) {
+        while descriptor < 0, errno == EEXIST, copy <= 10_000 {
             let name = cleaned as NSString
             path = (directory as NSString).appendingPathComponent(
                 "\(name.deletingPathExtension) (\(copy))" + (name.pathExtension.isEmpty ? "" : ".\(name.pathExtension)"))
             copy += 1
+            descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         }
-        guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
-            throw ParleyClientError(status: 0, code: nil, message: "Cannot write \(path).")
-        }
+        guard descriptor >= 0 else { throw ParleyClientError(status: 0, code: nil, message: "Cannot write \(path).") }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         var offset: Int64 = 0
         do {
             defer { try? handle.close() }

@@ -68,5 +68,15 @@ import Testing
         fixture.api.files[short.id] = Data("half".utf8)
         await #expect(throws: ParleyClientError.self) { try await client.save(short, into: folder) }
         #expect(!FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent("report.pdf")))
+        // A name taken by a link, one that points nowhere too, is neither written through nor replaced.
+        let outside = fixture.directory.appendingPathComponent("outside-\(UUID().uuidString)").path
+        let link = (folder as NSString).appendingPathComponent("notes.txt")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: outside)
+        let notes = Attachment(id: .random(), name: "notes.txt", mimeType: "text/plain", kind: .file, size: 5)
+        fixture.api.files[notes.id] = Data("notes".utf8)
+        #expect(try await client.save(notes, into: folder) == (folder as NSString).appendingPathComponent("notes (1).txt"))
+        #expect(try await client.save(notes, into: folder) == (folder as NSString).appendingPathComponent("notes (2).txt"))
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == outside, "the link is as it was")
+        #expect(!FileManager.default.fileExists(atPath: outside), "nothing written where it points")
     }
 }
