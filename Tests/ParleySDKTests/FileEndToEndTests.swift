@@ -19,6 +19,20 @@ import Testing
         return (path, bytes)
     }
 
+    /// Whether the server comes to answer `upload_not_found` for `uploadId` (within 30 s).
+    static func uploadIsGone(_ uploadId: UploadID, at url: URL, token: String) async throws -> Bool {
+        let api = HTTPParleyAPI(baseURL: url)
+        for _ in 0..<600 {
+            do {
+                _ = try await api.upload(uploadId, token: token)
+                try await Task.sleep(for: .milliseconds(50))
+            } catch let error as ParleyClientError where error.code == .uploadNotFound {
+                return true
+            }
+        }
+        return false
+    }
+
     /// A file message cancelled while it uploads stops uploading and gives its upload up: nothing
     /// of it holds the sender's quota.
     @Test func aFileMessageCancelledMidUploadLeavesNoUploadBehind() async throws {
@@ -38,17 +52,7 @@ import Testing
         try alice.deleteForMe(try #require(alice.timeline(direct).first { $0.id == clientId }))
         #expect(alice.outbox.entries.isEmpty)
         gate.release()
-        let api = HTTPParleyAPI(baseURL: url)
-        var gone = false
-        for _ in 0..<600 where !gone {
-            do {
-                _ = try await api.upload(uploadId, token: aliceSession.token)
-                try await Task.sleep(for: .milliseconds(50))
-            } catch let error as ParleyClientError where error.code == .uploadNotFound {
-                gone = true
-            }
-        }
-        #expect(gone, "the upload was given up on the server")
+        #expect(try await Self.uploadIsGone(uploadId, at: url, token: aliceSession.token), "the upload was given up on the server")
         alice.stop()
         await server.stop()
     }

@@ -40,17 +40,7 @@ import Testing
         }
         #expect(reason == ParleyClient.notAMember)
         #expect(alice.uploadProgress(of: clientId) == nil, "nothing more to follow")
-        let api = HTTPParleyAPI(baseURL: url)
-        var gone = false
-        for _ in 0..<600 where !gone {
-            do {
-                _ = try await api.upload(uploadId, token: aliceSession.token)
-                try await Task.sleep(for: .milliseconds(50))
-            } catch let error as ParleyClientError where error.code == .uploadNotFound {
-                gone = true
-            }
-        }
-        #expect(gone, "the part sent holds no quota")
+        #expect(try await FileEndToEndTests.uploadIsGone(uploadId, at: url, token: aliceSession.token), "the part sent holds no quota")
         #expect(!bob.timeline(group).contains { $0.text == "the plan" })
         for client in [alice, bob] { client.stop() }
         await server.stop()
