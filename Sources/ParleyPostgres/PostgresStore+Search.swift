@@ -41,7 +41,7 @@ extension PostgresStore: MessageSearchStore {
                 statement.filter("(m.created_at, m.seq, m.conversation_id) < (\(key.0), \(key.1), \(key.2))")
             }
             let words = query.terms.filter { !$0.isCJK }.map { term in
-                let text = statement.bind(term.text)
+                let text = statement.bind(term.written)
                 return term.isPrefix ? PostgresSearchWords.prefixQuery(text) : PostgresSearchWords.phraseQuery(text)
             }
             let tsquery = words.joined(separator: " && ")

@@ -8,9 +8,13 @@ public struct SearchQuery: Sendable, Equatable {
     public struct Term: Sendable, Equatable {
         public var text: String
         public var isPhrase: Bool
-        public init(text: String, isPhrase: Bool) {
+        /// As the user wrote it (trimmed, not folded): for a backend that folds in its own way, on
+        /// the index and the query alike (PostgreSQL's `parley_words`).
+        public var written: String
+        public init(text: String, isPhrase: Bool, written: String? = nil) {
             self.text = text
             self.isPhrase = isPhrase
+            self.written = written ?? text
         }
         /// Whether it holds Chinese, Japanese or Korean, found as a substring rather than by words.
         public var isCJK: Bool { SearchText.hasCJK(text) }
@@ -93,7 +97,7 @@ public struct SearchQuery: Sendable, Equatable {
             return
         }
         guard !folded.isEmpty, terms.count < Self.maxTerms, !SearchText.tokens(folded).isEmpty else { return }
-        terms.append(Term(text: folded, isPhrase: phrase))
+        terms.append(Term(text: folded, isPhrase: phrase, written: text.trimmingCharacters(in: .whitespacesAndNewlines)))
     }
 
     /// A day (`2026-11-20`, UTC) or milliseconds; `after:` a day means after its end.

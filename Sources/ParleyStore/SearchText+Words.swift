@@ -23,4 +23,21 @@ extension SearchText {
         }
         return spaced
     }
+
+    /// Whether `range` of `text` starts where a word does (and ends where one does, unless
+    /// `prefix`), as the word indexes split words: at a character that is not a letter or a
+    /// digit, at the text's ends, or where CJK meets the rest (``wordIndexText(_:)``).
+    static func isWordAligned(_ range: Range<String.Index>, in text: String, prefix: Bool) -> Bool {
+        func isWord(_ character: Character) -> Bool { character.isLetter || character.isNumber }
+        func isCJKCharacter(_ character: Character) -> Bool { character.unicodeScalars.contains(where: isCJK) }
+        func boundary(_ before: Character?, _ after: Character?) -> Bool {
+            guard let before, let after, isWord(before), isWord(after) else { return true }
+            return isCJKCharacter(before) != isCJKCharacter(after)
+        }
+        guard range.lowerBound < range.upperBound else { return false }
+        let first = text[range.lowerBound], last = text[text.index(before: range.upperBound)]
+        let before = range.lowerBound > text.startIndex ? text[text.index(before: range.lowerBound)] : nil
+        let after = range.upperBound < text.endIndex ? text[range.upperBound] : nil
+        return boundary(before, first) && (prefix || boundary(last, after))
+    }
 }

@@ -64,14 +64,19 @@ public enum SearchText {
     }
 
     /// Where the terms occur in `text`, as UTF-16 ranges in order, overlaps merged: each term as
-    /// written, else each of its tokens.
+    /// written, else each of its tokens. A word's match starts where a word does, and ends where
+    /// one does unless it is a prefix (``isWordAligned(_:in:prefix:)``): `pi` is not marked in
+    /// pizza, as it does not find it; CJK is marked wherever it is.
     public static func matches(of terms: [SearchQuery.Term], in text: String) -> [TextRange] {
         let options: String.CompareOptions = [.caseInsensitive, .diacriticInsensitive, .widthInsensitive]
         var ranges: [Range<String.Index>] = []
         for term in terms {
-            var found = occurrences(of: term.text, in: text, options: options)
-            if found.isEmpty { found = term.tokens.flatMap { occurrences(of: $0, in: text, options: options) } }
-            if found.isEmpty { found = foldedOccurrences(of: term.text, in: text) }
+            let aligned = { (found: [Range<String.Index>], prefix: Bool) in
+                term.isCJK ? found : found.filter { isWordAligned($0, in: text, prefix: prefix) }
+            }
+            var found = aligned(occurrences(of: term.text, in: text, options: options), term.isPrefix)
+            if found.isEmpty { found = aligned(term.tokens.flatMap { occurrences(of: $0, in: text, options: options) }, true) }
+            if found.isEmpty { found = aligned(foldedOccurrences(of: term.text, in: text), term.isPrefix) }
             ranges += found
         }
         var merged: [TextRange] = []

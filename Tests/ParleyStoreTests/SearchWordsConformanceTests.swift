@@ -73,6 +73,43 @@ import Testing
         #expect(try await searches.world.store.search(relevance, as: searches.world.grace.id, limit: 5, offset: 0).count == 2)
     }
 
+    /// Words are runs of letters and digits on every backend: a part of a word with punctuation is
+    /// found by itself, and the whole as a phrase. Greek's final sigma is σ, whatever the case.
+    @Test(arguments: StoreBackend.all)
+    func punctuationSplitsWordsAndFinalSigmaIsSigma(backend: StoreBackend) async throws {
+        let texts = [
+            "open db.json now", "mail john.doe@example.com today", "ticket PLT-3699 done", "see https://example.org/path?x=1",
+            "ΣΟΦΙΑ σοφίας", "ο λόγος είναι σοφός", "release v2.0.1 out", "report_final_v2.pdf attached",
+        ]
+        let searches = try await GraceSearches(backend, afterAdaSent: texts)
+        let found = searches.found
+        for (query, index) in [
+            ("json", 0), ("db.json", 0), ("\"db json\"", 0), ("doe", 1), ("example.com", 1), ("john.doe@exa", 1), ("3699", 2), ("PLT-3699", 2),
+            ("org", 3), ("path", 3), ("example.org/path", 3), ("σοφίας", 4), ("σοφιας", 4), ("ΣΟΦΙΑΣ", 4), ("λόγος", 5), ("ΛΟΓΟΣ", 5), ("λογο", 5),
+            ("v2.0", 6), ("final", 7), ("pdf", 7),
+        ] {
+            #expect(try await found(query) == [texts[index]], "\(query)")
+        }
+        #expect(try await found("σοφ") == [texts[4], texts[5]])
+    }
+
+    /// What is marked is what was found: a whole word where the query is one, the start of a word
+    /// where it is a prefix, never the inside of another word.
+    @Test(arguments: StoreBackend.all)
+    func matchesMarkWordsNotTheInsideOfOthers(backend: StoreBackend) async throws {
+        let searches = try await GraceSearches(backend, afterAdaSent: ["pi and pizza and pie", "pizza, pizzeria, spitz and pizzas", "mixed日本語English"])
+        func marked(_ q: String) async throws -> [[String]] {
+            try await SearchConformanceTests.search(searches.world.store, q, as: searches.world.grace).map { hit in
+                let utf16 = Array(hit.text.utf16)
+                return hit.matches.map { String(decoding: utf16[$0.start..<$0.start + $0.length], as: UTF16.self) }
+            }
+        }
+        #expect(try await marked("pi") == [["pi"]], "a short word is whole")
+        #expect(try await marked("\"pizza\"") == [["pizza"], ["pizza"]], "a phrase is whole words")
+        #expect(try await marked("piz") == [["piz", "piz", "piz"], ["piz"]], "the starts, not spitz")
+        #expect(try await marked("english") == [["English"]])
+    }
+
     /// Migration v17 writes again the word index of messages indexed before it, which an edit must
     /// then be able to remove.
     @Test func sqliteMigrationSpacesWhatWasIndexedBefore() async throws {
