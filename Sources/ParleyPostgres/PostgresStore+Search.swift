@@ -3,9 +3,9 @@ import ParleyStore
 import PostgresNIO
 
 extension PostgresStore: MessageSearchStore {
-    /// The rules of SQLite's search (docs/protocol.md "Search"): words (from three characters, prefixes too) and phrases
-    /// through `to_tsvector('simple', parley_words(text))` (``PostgresSearchWords``; PostgreSQL's parser keeps
-    /// `db.json`, `PLT-3699` and e-mail addresses whole, on both sides); a CJK term of nothing but
+    /// The rules of SQLite's search (docs/protocol.md "Search"): words (from three characters,
+    /// prefixes too) and phrases through `to_tsvector('simple', parley_words(text))`, split into
+    /// runs of letters and digits as FTS5 splits them (``PostgresSearchWords``); a CJK term of nothing but
     /// CJK in the raw text (folding leaves CJK as written), from three characters through the
     /// trigram index of messages holding CJK (`v8-search-cjk`), shorter ones through the index of
     /// their CJK characters (``PostgresShortCJKSearch``); newest first, by
