@@ -78,16 +78,16 @@ final class SearchIndexLog: DeferredBatchWrites, @unchecked Sendable {
         for entry in entries {
             switch entry {
             case .add(let rowid, let text):
-                let folded = SearchText.fold(text)
-                try insertWords.execute(.int(rowid), .text(SearchText.wordIndexText(folded)))
-                if SearchText.hasCJK(folded) {
+                let folded = SearchText.fold(text), cjk = SearchText.hasCJK(folded)
+                try insertWords.execute(.int(rowid), .text(cjk ? SearchText.wordIndexText(folded) : folded))
+                if cjk {
                     try insertCJK.execute(.int(rowid), .text(folded))
                     try insertGrams.execute(.int(rowid), .text(SearchText.cjkGramsText(folded)))
                 }
             case .remove(let rowid, let text):
-                let folded = SearchText.fold(text)
-                try deleteWords.execute(.int(rowid), .text(SearchText.wordIndexText(folded)))
-                if SearchText.hasCJK(folded) {
+                let folded = SearchText.fold(text), cjk = SearchText.hasCJK(folded)
+                try deleteWords.execute(.int(rowid), .text(cjk ? SearchText.wordIndexText(folded) : folded))
+                if cjk {
                     try deleteCJK.execute(.int(rowid), .text(folded))
                     try deleteGrams.execute(.int(rowid), .text(SearchText.cjkGramsText(folded)))
                 }

@@ -16,10 +16,10 @@ extension SearchText {
                 spaced.append(character)
                 continue
             }
-            let isCJK = character.unicodeScalars.contains(where: isCJK)
-            if let previousIsCJK, previousIsCJK != isCJK { spaced.append(" ") }
+            let cjk = isCJK(character)
+            if let previousIsCJK, previousIsCJK != cjk { spaced.append(" ") }
             spaced.append(character)
-            previousIsCJK = isCJK
+            previousIsCJK = cjk
         }
         return spaced
     }
@@ -29,10 +29,9 @@ extension SearchText {
     /// digit, at the text's ends, or where CJK meets the rest (``wordIndexText(_:)``).
     static func isWordAligned(_ range: Range<String.Index>, in text: String, prefix: Bool) -> Bool {
         func isWord(_ character: Character) -> Bool { character.isLetter || character.isNumber }
-        func isCJKCharacter(_ character: Character) -> Bool { character.unicodeScalars.contains(where: isCJK) }
         func boundary(_ before: Character?, _ after: Character?) -> Bool {
             guard let before, let after, isWord(before), isWord(after) else { return true }
-            return isCJKCharacter(before) != isCJKCharacter(after)
+            return isCJK(before) != isCJK(after)
         }
         guard range.lowerBound < range.upperBound else { return false }
         let first = text[range.lowerBound], last = text[text.index(before: range.upperBound)]

@@ -18,12 +18,12 @@ public enum SearchText {
         var folded = "", run = ""
         var runIsCJK = false
         for character in text {
-            let isCJK = character.unicodeScalars.contains(where: isCJK)
-            if isCJK != runIsCJK, !run.isEmpty {
+            let cjk = isCJK(character)
+            if cjk != runIsCJK, !run.isEmpty {
                 folded += runIsCJK ? run : foldLatin(run)
                 run = ""
             }
-            runIsCJK = isCJK
+            runIsCJK = cjk
             run.append(character)
         }
         return folded + (runIsCJK ? run : foldLatin(run))
@@ -42,6 +42,9 @@ public enum SearchText {
     public static func hasCJK(_ text: String) -> Bool {
         text.unicodeScalars.contains(where: isCJK)
     }
+
+    /// Whether a character (a scalar and its marks) is CJK.
+    static func isCJK(_ character: Character) -> Bool { character.unicodeScalars.contains(where: isCJK) }
 
     /// Whether `text` is nothing but CJK (and spaces): folding leaves such a term as written, so it
     /// is found in the raw text.
