@@ -397,7 +397,33 @@ enum SQLiteSchema {
                 try add.execute(arguments: [row[0] as Int64, SearchText.wordIndexText(SearchText.fold(row[1]))])
             }
         }
+        migrator.registerMigration("v18-search-unaccented-letters") { db in
+            // SearchText.fold now folds the letters PostgreSQL's unaccent folds and Foundation did
+            // not (ł is l, ø is o, æ is ae: SearchText.unaccentedLetters). The two tables holding
+            // folded text are filled again; the grams table holds CJK alone, which this leaves.
+            try SQLiteSchema.refillFoldedSearchTables(db)
+        }
         return migrator
+    }
+
+    /// The word and CJK tables emptied and filled again from the messages as ``SearchIndexLog``
+    /// writes them now (its rule 4): contentless tables remove an entry only given the text it was
+    /// added with, so an index of an older fold must not meet a removal made with this one.
+    static func refillFoldedSearchTables(_ db: Database) throws {
+        try db.execute(sql: "INSERT INTO message_search(message_search) VALUES ('delete-all')")
+        try db.execute(sql: "INSERT INTO message_search_cjk(message_search_cjk) VALUES ('delete-all')")
+        let words = try db.makeStatement(sql: "INSERT INTO message_search (rowid, text) VALUES (?, ?)")
+        let cjk = try db.makeStatement(sql: "INSERT INTO message_search_cjk (rowid, text) VALUES (?, ?)")
+        let rows = try Row.fetchCursor(db, sql: "SELECT rowid, text FROM messages WHERE entry IS NULL AND deleted_at IS NULL")
+        while let row = try rows.next() {
+            let rowid: Int64 = row[0], folded = SearchText.fold(row[1])
+            guard SearchText.hasCJK(folded) else {
+                try words.execute(arguments: [rowid, folded])
+                continue
+            }
+            try words.execute(arguments: [rowid, SearchText.wordIndexText(folded)])
+            try cjk.execute(arguments: [rowid, folded])
+        }
     }
 
     /// Both search tables filled again from the messages with the current ``SearchText/fold(_:)``:

@@ -5,7 +5,8 @@ import ParleyCore
 /// Everything takes its compatibility form first (NFKC, as PostgreSQL's `parley_fold` and
 /// `parley_width` do): ① is 1, ﬁ is fi, ㍻ is 平成, half-width ｶﾀｶﾅ is カタカナ, ﾊﾟ is パ. Chinese,
 /// Japanese and Korean then keep their marks (folding "accents" off kana would make が a か); the
-/// rest loses case and accents.
+/// rest loses case and accents, and the letters `unaccent` folds (ł is l, æ is ae:
+/// ``unaccentedLetters``).
 public enum SearchText {
     public static func fold(_ text: String) -> String {
         // Plain ASCII (most messages) has only case to fold: no trip through Foundation's folding,
@@ -35,7 +36,7 @@ public enum SearchText {
     }
 
     private static func foldLatin(_ text: String) -> String {
-        text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
+        unaccented(text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil))
     }
 
     /// Whether `text` holds Han, Hiragana, Katakana (half-width too) or Hangul.
@@ -67,8 +68,9 @@ public enum SearchText {
     }
 
     /// Where the terms occur in `text`, as UTF-16 ranges in order, overlaps merged: each term as
-    /// written, else each of its tokens. A word's match starts where a word does, and ends where
-    /// one does unless it is a prefix (``isWordAligned(_:in:prefix:)``): `pi` is not marked in
+    /// written, else each of its tokens, then the same through the fold (``foldedOccurrences(of:in:)``:
+    /// `$2` is marked in `item ②`). A word's match starts where a word does, and ends where one does
+    /// unless it is a prefix (``isWordAligned(_:in:prefix:)``): `pi` is not marked in
     /// pizza, as it does not find it; CJK is marked wherever it is.
     public static func matches(of terms: [SearchQuery.Term], in text: String) -> [TextRange] {
         let options: String.CompareOptions = [.caseInsensitive, .diacriticInsensitive, .widthInsensitive]
@@ -80,6 +82,7 @@ public enum SearchText {
             var found = aligned(occurrences(of: term.text, in: text, options: options), term.isPrefix)
             if found.isEmpty { found = aligned(term.tokens.flatMap { occurrences(of: $0, in: text, options: options) }, true) }
             if found.isEmpty { found = aligned(foldedOccurrences(of: term.text, in: text), term.isPrefix) }
+            if found.isEmpty { found = aligned(term.tokens.flatMap { foldedOccurrences(of: $0, in: text) }, true) }
             ranges += found
         }
         var merged: [TextRange] = []

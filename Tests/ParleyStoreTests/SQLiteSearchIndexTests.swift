@@ -83,6 +83,47 @@ import Testing
         try await store.close()
     }
 
+    /// Migration `v18-search-unaccented-letters`: an index written before the fold took strokes
+    /// off (ł stayed ł) is filled again, for the word and the CJK table, and an edit then removes
+    /// exactly what the index holds.
+    @Test func theIndexBeforeUnaccentedLettersIsFilledAgain() async throws {
+        let path = WALCheckpointerTests.temporaryPath()
+        var store = try SQLiteStore(path: path, durability: .normal)
+        let ada = try await store.makeUser("ada"), grace = try await store.makeUser("grace")
+        let plain = try await store.send("Spotkanie w Łodzi", from: ada.id, to: .user(grace.id)).message
+        let mixed = try await store.send("Łódź東京へ", from: ada.id, to: .user(grace.id)).message
+        try await store.pool.write { db in  // as v17 left them: ł as written
+            try db.execute(sql: "INSERT INTO message_search (message_search) VALUES ('delete-all')")
+            try db.execute(sql: "INSERT INTO message_search_cjk (message_search_cjk) VALUES ('delete-all')")
+            for (message, words) in [(plain, "spotkanie w łodzi"), (mixed, "łodz 東京へ")] {
+                let rowid = try Int64.fetchOne(db, sql: "SELECT rowid FROM messages WHERE id = ?", arguments: [message.id.rawValue])
+                try db.execute(sql: "INSERT INTO message_search (rowid, text) VALUES (?, ?)", arguments: [rowid, words])
+            }
+            let rowid = try Int64.fetchOne(db, sql: "SELECT rowid FROM messages WHERE id = ?", arguments: [mixed.id.rawValue])
+            try db.execute(sql: "INSERT INTO message_search_cjk (rowid, text) VALUES (?, 'łodz東京へ')", arguments: [rowid])
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v18-search-unaccented-letters'")
+        }
+        #expect(try await hits("lodzi", grace.id, store).isEmpty, "the older index does not have it")
+        #expect(try await hits("łódź東京", grace.id, store).isEmpty)
+        try await store.close()
+        store = try SQLiteStore(path: path, durability: .normal)
+        #expect(try await hits("lodzi", grace.id, store) == ["Spotkanie w Łodzi"])
+        #expect(try await hits("łódź東京", grace.id, store) == ["Łódź東京へ"])
+        #expect(try await hits("\"lodz\"", grace.id, store) == ["Łódź東京へ"], "the word glued to CJK")
+        for (message, text) in [(plain, "Spotkanie w Krakowie"), (mixed, "Kraków東京へ")] {
+            _ = try await store.act(
+                NewMessageAction(actor: ada.id, clientId: .random(), conversation: message.conversationId, seq: message.seq, change: .edit(text)),
+                now: .now())
+        }
+        #expect(try await hits("lodz", grace.id, store).isEmpty, "nothing of the migrated entries is left")
+        #expect(try await hits("krakow", grace.id, store) == ["Kraków東京へ", "Spotkanie w Krakowie"])
+        try await store.pool.write { db in
+            try db.execute(sql: "INSERT INTO message_search (message_search, rank) VALUES ('integrity-check', 0)")
+            try db.execute(sql: "INSERT INTO message_search_cjk (message_search_cjk, rank) VALUES ('integrity-check', 0)")
+        }
+        try await store.close()
+    }
+
     /// Migration v15 gives the messages stored before it their CJK grams: one or two characters
     /// find them at any age, and an edit then takes back exactly what the migration added.
     @Test func messagesStoredBeforeTheGramsIndexAreFoundByOneOrTwoCharacters() async throws {

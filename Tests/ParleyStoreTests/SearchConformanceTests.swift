@@ -208,6 +208,8 @@ import Testing
         let circled = try await SearchConformanceTests.search(searches.world.store, "2", as: searches.world.grace)
         #expect(circled.map(\.matches) == [[TextRange(start: 5, length: 1)]], "and highlighted")
         #expect(try await found("②") == [texts[0]])
+        let dollar = try await SearchConformanceTests.search(searches.world.store, "$2", as: searches.world.grace)
+        #expect(dollar.map(\.matches) == [[TextRange(start: 5, length: 1)]], "its word found through the fold is highlighted too")
         #expect(try await found("final") == [texts[1]], "a ligature is its letters")
         #expect(try await found("ﬁnal") == [texts[1]])
         #expect(try await found("平成") == [texts[2]], "a square era name is its characters (a short search)")

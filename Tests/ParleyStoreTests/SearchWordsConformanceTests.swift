@@ -110,6 +110,36 @@ import Testing
         #expect(try await marked("english") == [["English"]])
     }
 
+    /// Letters with a stroke or joined are their plain letters on every backend, as PostgreSQL's
+    /// `unaccent` has them (``SearchText/unaccentedLetters``), and what found them is marked.
+    @Test(arguments: StoreBackend.all)
+    func lettersWithAStrokeOrJoinedAreTheirPlainLetters(backend: StoreBackend) async throws {
+        let texts = [
+            "Spotkanie w Łodzi jutro", "Ærøskøbing er smuk", "Œuvre complète", "ırmak kenarı", "Đorđe stiže sutra", "Þórsmörk trip",
+            "Straße gesperrt", "Møller & Sønner",
+        ]
+        let searches = try await GraceSearches(backend, afterAdaSent: texts)
+        let found = searches.found
+        for (query, index) in [
+            ("lodzi", 0), ("ŁODZI", 0), ("łódź", 0), ("aeroskobing", 1), ("ærøskøbing", 1), ("oeuvre", 2), ("œuvre", 2), ("irmak", 3),
+            ("IRMAK", 3), ("kenari", 3), ("dorde", 4), ("đorđe", 4), ("thorsmork", 5), ("strasse", 6), ("straße", 6), ("moller", 7),
+            ("sonner", 7), ("\"moller sonner\"", 7),
+        ] {
+            #expect(try await found(query) == [texts[index]], "\(query)")
+        }
+        #expect(try await found("aero") == [texts[1]], "Æ is two letters: the start of a word")
+        #expect(try await found("lod") == [texts[0]])
+        func marked(_ q: String) async throws -> [String] {
+            try await SearchConformanceTests.search(searches.world.store, q, as: searches.world.grace).flatMap { hit in
+                let utf16 = Array(hit.text.utf16)
+                return hit.matches.map { String(decoding: utf16[$0.start..<$0.start + $0.length], as: UTF16.self) }
+            }
+        }
+        #expect(try await marked("lodzi") == ["Łodzi"])
+        #expect(try await marked("aero") == ["Ærø"], "what the typed start folds from")
+        #expect(try await marked("sonner") == ["Sønner"])
+    }
+
     /// Migration v17 writes again the word index of messages indexed before it, which an edit must
     /// then be able to remove.
     @Test func sqliteMigrationSpacesWhatWasIndexedBefore() async throws {
