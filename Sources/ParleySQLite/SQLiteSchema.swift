@@ -399,8 +399,9 @@ enum SQLiteSchema {
         }
         migrator.registerMigration("v18-search-unaccented-letters") { db in
             // SearchText.fold now folds the letters PostgreSQL's unaccent folds and Foundation did
-            // not (ł is l, ø is o, æ is ae: SearchText.unaccentedLetters). The two tables holding
-            // folded text are filled again; the grams table holds CJK alone, which this leaves.
+            // not (ł is l, ø is o, æ is ae: SearchText.unaccentedLetters), and keeps those unaccent
+            // keeps (й is not и: SearchText.keptLetters). The two tables holding folded text are
+            // filled again; the grams table holds CJK alone, which this leaves.
             try SQLiteSchema.refillFoldedSearchTables(db)
         }
         return migrator

@@ -5,8 +5,8 @@
 /// (``PostgresFoldParityTests`` holds the table to the installed rules).
 ///
 /// Keys are what ``SearchText/fold(_:)`` makes of a letter before this table (lowercase); values
-/// what `unaccent` makes of it. Letters that Foundation folds and `unaccent` keeps are not here
-/// (Cyrillic й stays и on SQLite, й on PostgreSQL): docs/protocol.md "Search".
+/// what `unaccent` makes of it. The other way round, ``keptLetters`` keep the mark Foundation
+/// would take off.
 extension SearchText {
     static let unaccentedLetters: [Unicode.Scalar: String] = {
         var table: [Unicode.Scalar: String] = [:]
@@ -20,13 +20,33 @@ extension SearchText {
     /// Each letter, then what it folds to (no spaces in either).
     private static let unaccentedPairs = #"""
         æae ðd øo þth đd ħh ıi ĸq łl ŋn œoe ŧt ƀb ƃb ƈc ƌd ƒf ƕhv ƙk ƚl ƞn ƣoi ƥp ƫt ƭt ƴy ƶz ǥg ȡd ȥz
-        ȴl ȵn ȶt ȷj ȸdb ȹqp ȼc ȿs ɀz ɇe ɉj ɍr ɏy ɓb ɕc ɖd ɗd ɛe ɟj ɠg ɡg ɢg ɦh ɧh ɨi ɩi ɪi ɫl ɬl ɭl ɱm
+        ȴl ȵn ȶt ȷj ȸdb ȹqp ȼc ȿs ɀz ɇe ɉj ɍr ɏy ɓb ɕc ɖd ɗd ɛe ɟj ɠg ɡg ɢg ɦh ɧh ɨi ɪi ɫl ɬl ɭl ɱm
         ɲn ɳn ɴn ɶoe ɼr ɽr ɾr ʀr ʂs ʈt ʉu ʋv ʏy ʐz ʑz ʙb ʛg ʜh ʝj ʟl ʠq ʣdz ʥdz ʦts ʪls ʫlz ʹ' ʺ" ʻ' ʼ'
         ʽ' ˆ^ ˈ' ˋ` ː: ᴀa ᴁae ᴃb ᴄc ᴅd ᴆd ᴇe ᴊj ᴋk ᴌl ᴍm ᴏo ᴘp ᴛt ᴜu ᴠv ᴡw ᴢz ᵫue ᵬb ᵭd ᵮf ᵯm ᵰn ᵱp ᵲr
         ᵳr ᵴs ᵵt ᵶz ᵺth ᵻi ᵽp ᵾu ᶀb ᶁd ᶂf ᶃg ᶄk ᶅl ᶆm ᶇn ᶈp ᶉr ᶊs ᶌv ᶍx ᶎz ᶏa ᶑd ᶒe ᶓe ᶖi ᶙu ẜs ẝs ỻll
         ỽv ỿy ⱡl ⱥa ⱦt ⱨh ⱪk ⱬz ⱱv ⱳw ⱴv ⱸe ⱺo ꜰf ꜱs ꜳaa ꜵao ꜷau ꜹav ꜻav ꜽay ꝁk ꝃk ꝅk ꝇl ꝉl ꝋo ꝍo ꝏoo ꝑp
         ꝓp ꝕp ꝗq ꝙq ꝟv ꝡvy ꝥth ꝧth ꝱd ꝲl ꝳm ꝴn ꝵr ꝶr ꝷt ꝺd ꝼf ꞇt ꞑn ꞓc ꞡg ꞣk ꞥn ꞧr ꞩs
         """#
+
+    /// Letters of their own that Foundation would fold into another and `unaccent` keeps, as do
+    /// the languages that write them: Cyrillic й is not и, ї is not і, ў is not у (ё is е in both
+    /// folds), and a few Latin ones (ǣ, ǿ). ``SearchText/fold(_:)`` lowercases them and keeps them.
+    static let keptLetters: Set<Unicode.Scalar> = {
+        var kept = Set<Unicode.Scalar>()
+        for letter in "йѐѓїќѝўѷӂӑӓӗӛӝӟӣӥӧӫӭӯӱӳӵӹǣǯǽǿ".unicodeScalars {
+            kept.insert(letter)
+            kept.formUnion(String(letter).uppercased().unicodeScalars)
+        }
+        return kept
+    }()
+
+    /// Whether `scalar` is one of ``keptLetters`` (only their two blocks are looked up).
+    static func isKept(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x1E2...0x1FF, 0x400...0x4FF: keptLetters.contains(scalar)
+        default: false
+        }
+    }
 
     /// `folded` with ``unaccentedLetters`` taken off; most texts have none and are returned as they are.
     static func unaccented(_ folded: String) -> String {

@@ -6,7 +6,8 @@ import ParleyCore
 /// `parley_width` do): ① is 1, ﬁ is fi, ㍻ is 平成, half-width ｶﾀｶﾅ is カタカナ, ﾊﾟ is パ. Chinese,
 /// Japanese and Korean then keep their marks (folding "accents" off kana would make が a か); the
 /// rest loses case and accents, and the letters `unaccent` folds (ł is l, æ is ae:
-/// ``unaccentedLetters``).
+/// ``unaccentedLetters``), but for letters of their own that `unaccent` keeps (й is not и:
+/// ``keptLetters``).
 public enum SearchText {
     public static func fold(_ text: String) -> String {
         // Plain ASCII (most messages) has only case to fold: no trip through Foundation's folding,
@@ -15,19 +16,30 @@ public enum SearchText {
         // The compatibility form first: it may make CJK (㍻ is 平成, ㌀ is アパート), whose marks
         // the Latin fold must not then take off.
         let text = compatibilityForm(text)
-        guard hasCJK(text) else { return foldLatin(text) }
+        guard text.unicodeScalars.contains(where: { isCJK($0) || isKept($0) }) else { return foldLatin(text) }
         var folded = "", run = ""
-        var runIsCJK = false
+        var runKind = Run.other
         for character in text {
-            let cjk = isCJK(character)
-            if cjk != runIsCJK, !run.isEmpty {
-                folded += runIsCJK ? run : foldLatin(run)
+            let kind: Run = isCJK(character) ? .cjk : isKept(character.unicodeScalars.first!) ? .kept : .other
+            if kind != runKind, !run.isEmpty {
+                folded += fold(run, kind: runKind)
                 run = ""
             }
-            runIsCJK = cjk
+            runKind = kind
             run.append(character)
         }
-        return folded + (runIsCJK ? run : foldLatin(run))
+        return folded + fold(run, kind: runKind)
+    }
+
+    /// What a run of characters is to the fold: CJK as written, ``keptLetters`` lowercased, the rest folded.
+    private enum Run { case cjk, kept, other }
+
+    private static func fold(_ run: String, kind: Run) -> String {
+        switch kind {
+        case .cjk: run
+        case .kept: run.lowercased()
+        case .other: foldLatin(run)
+        }
     }
 
     /// NFKC. Composed again: Foundation on Linux leaves its voiced marks apart (ﾊﾟ gave ハ and U+309A).
@@ -139,12 +151,14 @@ public enum SearchText {
         return found
     }
 
+    /// Where Foundation's comparison finds `needle` (folded) in `text`, kept only where the part
+    /// found folds to it: Foundation takes the mark off й, which the fold keeps (``keptLetters``).
     private static func occurrences(of needle: String, in text: String, options: String.CompareOptions) -> [Range<String.Index>] {
         guard !needle.isEmpty else { return [] }
         var found: [Range<String.Index>] = []
         var from = text.startIndex
         while from < text.endIndex, let range = text.range(of: needle, options: options, range: from..<text.endIndex), found.count < 50 {
-            found.append(range)
+            if fold(String(text[range])) == needle { found.append(range) }
             from = range.upperBound > range.lowerBound ? range.upperBound : text.index(after: from)
         }
         return found

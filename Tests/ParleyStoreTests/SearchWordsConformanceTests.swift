@@ -140,6 +140,24 @@ import Testing
         #expect(try await marked("sonner") == ["Sønner"])
     }
 
+    /// Letters of their own keep their mark on every backend (``SearchText/keptLetters``): Cyrillic
+    /// й is not и, ї is not і, ў is not у; ё is е, as people type it.
+    @Test(arguments: StoreBackend.all)
+    func lettersOfTheirOwnKeepTheirMark(backend: StoreBackend) async throws {
+        let texts = ["Это мой дом", "Это мои дома", "Купи ЙОГУРТ и чай", "Ёлка уже стоит", "Їжак і заєць", "Ўсё добра"]
+        let searches = try await GraceSearches(backend, afterAdaSent: texts)
+        let found = searches.found
+        for (query, expected) in [
+            ("мой", [texts[0]]), ("мои", [texts[1]]), ("\"мой дом\"", [texts[0]]), ("йогурт", [texts[2]]), ("иогурт", []), ("чай", [texts[2]]),
+            ("чаи", []), ("елка", [texts[3]]), ("ёлка", [texts[3]]), ("їжак", [texts[4]]), ("іжак", []), ("ўсё", [texts[5]]), ("усе", []),
+        ] {
+            #expect(try await found(query) == Set(expected), "\(query)")
+        }
+        let both = try await GraceSearches(backend, afterAdaSent: ["мои книги и мой дом"])
+        let hit = try #require(try await SearchConformanceTests.search(both.world.store, "мой", as: both.world.grace).first)
+        #expect(hit.matches == [TextRange(start: 12, length: 3)], "мой is marked, not мои")
+    }
+
     /// Migration v17 writes again the word index of messages indexed before it, which an edit must
     /// then be able to remove.
     @Test func sqliteMigrationSpacesWhatWasIndexedBefore() async throws {
