@@ -57,7 +57,9 @@ public func buildApplication(
         PushDispatcher(
             store: store, hub: server.hub,
             transports: PushTransports(
-                webPush: WebPushSender(client: WebPushSender.makeClient(), vapid: vapid, subject: configuration.push.vapidSubject),
+                webPush: WebPushSender(
+                    client: WebPushSender.makeClient(), vapid: vapid, subject: configuration.push.vapidSubject,
+                    timeout: .nanoseconds(Int64(configuration.push.requestTimeout / .nanoseconds(1)))),
                 apns: try configuration.push.apns.map(APNsSender.init)),
             configuration: configuration.push, node: PushDispatcher.nodeID(port: configuration.port), metrics: PushMetrics(), logger: logger),
         FileCollector(store: store, blobs: files.blobs, configuration: configuration.files, logger: logger),

@@ -24,6 +24,8 @@ import Testing
         let configure: @Sendable (inout ServerConfiguration) -> Void = { configuration in
             configuration.push.allowLoopbackEndpoints = true
             configuration.push.pollInterval = .milliseconds(20)
+            // Longer than any test waits: a push that hangs holds its slot until a test releases it.
+            configuration.push.requestTimeout = .seconds(60)
         }
         try await PushServiceStandIn.run { base, service in
             switch backend {

@@ -31,6 +31,16 @@ import Testing
             case "down": return Response(status: .serviceUnavailable)
             case "bad": return Response(status: .badRequest)
             case "redirect": return Response(status: .temporaryRedirect, headers: [.location: "/push/ok"])
+            case "drip":  // answers at once, then sends its body a byte every half second for a minute
+                return Response(
+                    status: .created,
+                    body: ResponseBody { writer in
+                        for _ in 0..<120 {
+                            try await writer.write(ByteBuffer(string: "."))
+                            try await Task.sleep(for: .milliseconds(500))
+                        }
+                        try await writer.finish(nil)
+                    })
             default: return Response(status: .created)
             }
         }
@@ -87,6 +97,24 @@ import Testing
             try await client.shutdown()
             #expect(outcome == .refused(status: 307))
             #expect(await received.requests.map(\.path) == ["redirect"])
+        }
+    }
+
+    /// Rule 3: the timeout covers the answer's body too. Before, a service that answered 201 and
+    /// then sent its body a byte at a time held the push (and a dispatcher slot) until it stopped.
+    @Test func anAnswerWhoseBodyDribblesHoldsThePushNoLongerThanTheTimeout() async throws {
+        try await Self.withPushService { base, received in
+            let client = WebPushSender.makeClient()
+            let sender = WebPushSender(client: client, vapid: VAPIDKey(), subject: "mailto:ops@example.com", timeout: .seconds(1))
+            let subscription = WebPushSubscription(
+                endpoint: URL(string: "\(base)/push/drip")!, p256dh: Array(P256.KeyAgreement.PrivateKey().publicKey.x963Representation),
+                auth: [UInt8](repeating: 1, count: 16))
+            var outcome: WebPushSender.Outcome?
+            let took = try await ContinuousClock().measure { outcome = try await sender.send([1], to: subscription) }
+            try await client.shutdown()
+            #expect(outcome == .delivered, "the status said delivered")
+            #expect(took < .seconds(10), "held \(took), not the minute the body takes")
+            #expect(await received.requests.map(\.path) == ["drip"])
         }
     }
 

@@ -39,6 +39,9 @@ import Testing
             "https://[::ffff:127.0.0.1]/x", "https://2130706433/x", "https://127.1/x", "https://0x7f.1/x", "https://0177.0.0.1/x",
             "https://localhost./x", "https://[fe80::1%25eth0]/x", "https://[64:ff9b::7f00:1]/x", "https://224.0.0.1/x",
             "https://[2002:7f00:1::]/x", "https://198.18.0.1/x", "https://push.example.net/" + String(repeating: "a", count: 2_100), "not a url", "",
+            "https://vm/x", "https://ip6-localhost/x", "https://localhost.localdomain/x", "https://[::ffff:0:7f00:1]/x", "https://[64:ff9b:1::7f00:1]/x",
+            "https://[100::1]/x", "https://192.0.2.1/x", "https://198.51.100.1/x", "https://[2001:db8::1]/x", "https://push.example.net:0/x",
+            "https://push.example.net:99999/x", "https://push.example.net/a\r\nX-Evil: 1", "https://push.example.net/a b", "https://push.example.net/a\tb",
         ] {
             #expect(WebPushEndpoint.validate(bad) == nil, "\(bad.prefix(60))")
         }

@@ -13,6 +13,8 @@ public struct PushConfiguration: Sendable {
     public var pollInterval: Duration = .milliseconds(500)
     /// How long a node holds a user it is pushing for before another may take over.
     public var leaseSeconds: Double = 60
+    /// How long one request to a push service may take, its answer's body included.
+    public var requestTimeout: Duration = .seconds(15)
     /// Attempts ("try again" answers) before a user's pushes are given up.
     public var maxAttempts = 10
     /// APNs, when configured.

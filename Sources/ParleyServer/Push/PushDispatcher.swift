@@ -16,10 +16,12 @@ import Synchronization
 ///    node pushes for a user at a time) and works on them concurrently.
 /// 2. For each: their events after the push cursor (at most ``eventsPerRound``), planned, then
 ///    each push sent to each of the user's targets; then the cursor moves past those events.
-/// 3. A "try again" answer from any target (429, 5xx, timeout) leaves the cursor where it is and
-///    retries the user after a backoff (doubling from 2 s, at most 5 minutes, or the service's
-///    `Retry-After`); after ``PushConfiguration/maxAttempts`` the events are given up. A target
-///    that is gone (404/410, APNs `Unregistered`) is removed.
+/// 3. A push that no target took, some saying "try again" (429, 5xx, timeout), leaves the cursor
+///    where it is and retries the user after a backoff (doubling from 2 s, at most 5 minutes, or
+///    the earliest of the targets' rests, ``PushTargetBackoff``); after
+///    ``PushConfiguration/maxAttempts`` the events are given up. A target that says "try again"
+///    while another takes the push rests alone: the user's other devices are neither held back
+///    nor pushed the same again. A target that is gone (404/410, APNs `Unregistered`) is removed.
 /// 4. A crash between a send and the cursor's move sends those pushes again after the lease runs
 ///    out: at least once on the wire, and the payload's seq lets a device show it once.
 struct PushDispatcher: Service {
@@ -32,6 +34,10 @@ struct PushDispatcher: Service {
     let logger: Logger
 
     static let batch = 64
+    /// A user's push still running after this is slow (``PushSlots`` rule 1): its service hangs.
+    static let slowAfter: Duration = .seconds(2)
+    /// Users pushed for at once, both lanes together (``PushSlots`` rule 2).
+    static let maxSlots = 1_024
     /// Rounds start at most this often: under a stream of sends, one claim per gap, not per send.
     static let minimumGap: Duration = .milliseconds(20)
     static let eventsPerRound = 200
@@ -47,13 +53,14 @@ struct PushDispatcher: Service {
 
     /// Rule 1. Each user is pushed for in a task of their own, and claiming goes on while some are
     /// still sending: a push service that hangs holds its own users (up to the sender's timeout),
-    /// never the others'. On graceful shutdown the pushes under way finish, then the clients close.
+    /// never the others', whose slots it leaves once it is slow (``PushSlots``). On graceful
+    /// shutdown the pushes under way finish, then the clients close.
     func run() async throws {
-        let inFlight = InFlightCount()
+        let slots = PushSlots()
         await withDiscardingTaskGroup { group in
             var nextCount = ContinuousClock.now
             while !Task.isShuttingDownGracefully && !Task.isCancelled {
-                let room = Self.batch - inFlight.count
+                let room = slots.room(lane: Self.batch, total: Self.maxSlots)
                 var claimed = 0
                 if room > 0 {
                     do {
@@ -62,10 +69,17 @@ struct PushDispatcher: Service {
                             node: node, now: now, leaseUntil: now.adding(seconds: configuration.leaseSeconds), limit: room)
                         claimed = work.count
                         for item in work {
-                            inFlight.add(1)
+                            let slot = slots.open()
                             group.addTask {
-                                await self.push(item)
-                                inFlight.add(-1)
+                                await withTaskGroup(of: Void.self) { timer in
+                                    timer.addTask {
+                                        try? await Task.sleep(for: Self.slowAfter)
+                                        if !Task.isCancelled, slots.markSlow(slot) { hub.pushWakeup.signal() }  // room in the fast lane
+                                    }
+                                    await self.push(item)
+                                    timer.cancelAll()
+                                }
+                                slots.close(slot)
                                 hub.pushWakeup.signal()  // room again, and the user may have more
                             }
                         }
@@ -113,7 +127,7 @@ struct PushDispatcher: Service {
             if let retryAfter, work.attempts + 1 < configuration.maxAttempts {
                 let backoff = Duration.seconds(min(300, 2 << min(work.attempts, 10)))
                 let wait = max(backoff, retryAfter)
-                try await store.retryPushWork(of: work.user, node: node, at: Timestamp.now().adding(seconds: Double(wait.components.seconds)))
+                try await store.retryPushWork(of: work.user, node: node, at: Timestamp.now().adding(seconds: wait / .seconds(1)))
                 metrics.retried.increment()
                 return
             }
@@ -151,11 +165,4 @@ struct PushDispatcher: Service {
         }
         return plan
     }
-}
-
-/// How many users the dispatcher is pushing for right now.
-final class InFlightCount: Sendable {
-    private let value = Atomic<Int>(0)
-    var count: Int { value.load(ordering: .relaxed) }
-    func add(_ delta: Int) { value.add(delta, ordering: .relaxed) }
 }

@@ -17,10 +17,11 @@ struct PushTargets: Sendable {
 
 /// What became of one push to all of a user's targets.
 enum PushSendResult: Sendable, Equatable {
+    /// Taken by at least one target (or there is none).
     case sent
-    /// At least one target said "try again" (after this long, when it said).
+    /// None took it and some said "try again" (the earliest may be tried after this long).
     case retry(after: Duration?)
-    /// Refused for good by some target (and not worth retrying).
+    /// Refused for good by every target that answered (and not worth retrying).
     case failed
 }
 
@@ -38,9 +39,22 @@ struct PushMetrics: Sendable {
 struct PushTransports: Sendable {
     let webPush: WebPushSender
     let apns: APNsSender?
+    /// Targets that said "try again" lately, and how long they rest (its rules).
+    var backoff = PushTargetBackoff()
+
+    /// What one target made of a push.
+    private enum TargetOutcome: Sendable {
+        case sent
+        /// "Try again": the target rests this long (``PushTargetBackoff`` rule 1), or was resting.
+        case resting(Duration)
+        case failed
+    }
 
     /// Sends `payload` to every target at once (a slow push service holds only its own request)
-    /// and folds the answers: any "try again" wins over "sent"; gone targets are removed.
+    /// and folds the answers: a push any target took is sent, and the targets that said "try
+    /// again" rest without holding the others back (``PushTargetBackoff`` rule 2); when none took
+    /// it, any "try again" means the user's push is retried, after the earliest rest. Gone targets
+    /// are removed.
     ///
     /// Only `message` pushes carry the conversation's Web Push `Topic`: a push service keeps the
     /// newest push of a topic for a browser that is away, and an `update` with the same topic would
@@ -53,69 +67,80 @@ struct PushTransports: Sendable {
             return .failed
         }
         let alert = payload.kind == .message
-        return await withTaskGroup(of: PushSendResult.self) { group in
+        return await withTaskGroup(of: TargetOutcome.self) { group in
             for subscription in targets.web {
                 group.addTask {
-                    guard let endpoint = URL(string: subscription.endpoint) else { return .failed }
-                    let target = WebPushSubscription(endpoint: endpoint, p256dh: subscription.p256dh, auth: subscription.auth)
-                    let outcome: WebPushSender.Outcome
-                    do {
-                        outcome = try await webPush.send(
-                            body, to: target, topic: alert ? payload.conversationId.rawValue : nil, urgency: alert ? .high : .normal,
-                            timeToLive: 86_400)
-                    } catch {
-                        logger.warning("A Web Push could not be encrypted", metadata: ["error": "\(error)"])
-                        return .failed
-                    }
-                    switch outcome {
-                    case .delivered:
-                        metrics.sent.increment()
-                        return .sent
-                    case .subscriptionGone:
-                        try? await store.dropPushSubscription(endpoint: subscription.endpoint)
-                        metrics.subscriptionsRemoved.increment()
-                        return .sent
-                    case .retry(let after): return .retry(after: after)
-                    case .refused(let status):
-                        logger.notice("A push service refused a push", metadata: ["status": "\(status)", "host": "\(endpoint.host ?? "")"])
-                        return .failed
+                    await resting(subscription.endpoint) {
+                        guard let endpoint = URL(string: subscription.endpoint) else { return .failed }
+                        let target = WebPushSubscription(endpoint: endpoint, p256dh: subscription.p256dh, auth: subscription.auth)
+                        let outcome: WebPushSender.Outcome
+                        do {
+                            outcome = try await webPush.send(
+                                body, to: target, topic: alert ? payload.conversationId.rawValue : nil, urgency: alert ? .high : .normal,
+                                timeToLive: 86_400)
+                        } catch {
+                            logger.warning("A Web Push could not be encrypted", metadata: ["error": "\(error)"])
+                            return .failed
+                        }
+                        switch outcome {
+                        case .delivered:
+                            metrics.sent.increment()
+                            return .sent
+                        case .subscriptionGone:
+                            try? await store.dropPushSubscription(endpoint: subscription.endpoint)
+                            metrics.subscriptionsRemoved.increment()
+                            return .sent
+                        case .retry(let after): return .resting(backoff.failed(subscription.endpoint, retryAfter: after))
+                        case .refused(let status):
+                            logger.notice("A push service refused a push", metadata: ["status": "\(status)", "host": "\(endpoint.host ?? "")"])
+                            return .failed
+                        }
                     }
                 }
             }
             if let apns {
                 for device in targets.apple {
                     group.addTask {
-                        switch await apns.send(payload, to: device) {
-                        case .delivered:
-                            metrics.sent.increment()
-                            return .sent
-                        case .deviceGone:
-                            try? await store.dropAPNsToken(device.token)
-                            metrics.subscriptionsRemoved.increment()
-                            return .sent
-                        case .retry(let after): return .retry(after: after)
-                        case .refused(let status, let reason):
-                            logger.notice("APNs refused a push", metadata: ["status": "\(status)", "reason": "\(reason)"])
-                            return .failed
+                        await resting("apns:" + device.token) {
+                            switch await apns.send(payload, to: device) {
+                            case .delivered:
+                                metrics.sent.increment()
+                                return .sent
+                            case .deviceGone:
+                                try? await store.dropAPNsToken(device.token)
+                                metrics.subscriptionsRemoved.increment()
+                                return .sent
+                            case .retry(let after): return .resting(backoff.failed("apns:" + device.token, retryAfter: after))
+                            case .refused(let status, let reason):
+                                logger.notice("APNs refused a push", metadata: ["status": "\(status)", "reason": "\(reason)"])
+                                return .failed
+                            }
                         }
                     }
                 }
             }
-            var result = PushSendResult.sent
+            var (anySent, anyTargets, failed) = (false, false, false)
+            var earliest: Duration?
             for await outcome in group {
-                switch (result, outcome) {
-                case (_, .retry(let after)):
-                    if case .retry(let earlier) = result {
-                        result = .retry(after: max(earlier ?? .zero, after ?? .zero))
-                    } else {
-                        result = .retry(after: after)
-                    }
-                case (.sent, .failed): result = .failed
-                default: break
+                anyTargets = true
+                switch outcome {
+                case .sent: anySent = true
+                case .resting(let rest): earliest = min(earliest ?? rest, rest)
+                case .failed: failed = true
                 }
             }
-            return result
+            if anySent || !anyTargets { return .sent }
+            if let earliest { return .retry(after: earliest) }
+            return failed ? .failed : .sent
         }
+    }
+
+    /// `send`'s answer for `target`, unless it rests (``PushTargetBackoff`` rule 2); a delivery ends its rest.
+    private func resting(_ target: String, send: () async -> TargetOutcome) async -> TargetOutcome {
+        if let rest = backoff.remaining(target) { return .resting(rest) }
+        let outcome = await send()
+        if case .sent = outcome { backoff.delivered(target) }
+        return outcome
     }
 
     func shutdown() async {

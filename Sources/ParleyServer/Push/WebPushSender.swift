@@ -28,8 +28,8 @@ struct WebPushSubscription: Sendable, Equatable {
 ///    Anything else (3xx, 400, 403, 413): this message is refused and retrying will not help.
 ///    Redirects are never followed (``makeClient()``): a registered public endpoint must not lead
 ///    the server's POST into its own network. `Retry-After` is taken up to an hour.
-/// 3. Every request is bounded in time (``timeout``); a dead push service never holds a caller
-///    longer. AsyncHTTPClient keeps trying to connect until then (a refused connection too), so
+/// 3. Every request is bounded in time (``timeout``), the answer's body included; a dead or
+///    dribbling push service never holds a caller longer. AsyncHTTPClient keeps trying to connect until then (a refused connection too), so
 ///    the queue that calls this sends to several push services at once.
 struct WebPushSender: Sendable {
     enum Outcome: Sendable, Equatable {
@@ -70,14 +70,29 @@ struct WebPushSender: Sendable {
             })
         if let topic = topic.map(Self.topic) { request.headers.add(name: "Topic", value: topic) }
         request.body = .bytes(ByteBuffer(bytes: body))
+        let started = ContinuousClock.now
         let response: HTTPClientResponse
         do {
             response = try await client.execute(request, timeout: timeout)
         } catch {
             return .retry(after: nil)
         }
-        _ = try? await response.body.collect(upTo: 64 << 10)  // read to the end: the connection is reused
-        return Self.outcome(status: Int(response.status.code), retryAfter: response.headers.first(name: "Retry-After"))
+        let outcome = Self.outcome(status: Int(response.status.code), retryAfter: response.headers.first(name: "Retry-After"))
+        await Self.drain(response.body, within: .nanoseconds(timeout.nanoseconds) - (ContinuousClock.now - started))
+        return outcome
+    }
+
+    /// Reads an answer's body to its end, so that the connection is reused, but for no longer than
+    /// what is left of the request's time (rule 3): the client's timeout ends with the answer's
+    /// head, and a service that then sends its body a byte at a time held the push (and, claimed
+    /// again, more of them) for ever. Cancelling the read closes that connection.
+    static func drain(_ body: HTTPClientResponse.Body, within limit: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { _ = try? await body.collect(upTo: 64 << 10) }
+            group.addTask { try? await Task.sleep(for: max(limit, .zero)) }
+            await group.next()
+            group.cancelAll()
+        }
     }
 
     /// An HTTP client for push services: redirects refused, not followed (rule 2).

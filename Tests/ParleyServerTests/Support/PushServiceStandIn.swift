@@ -59,8 +59,15 @@ final class PushServiceStandIn: Sendable {
             if !wait { continuation.resume() }
         }
     }
-    /// The statuses the next pushes to `name` get, in order (then 201).
-    func answer(_ name: String, with statuses: [Int]) { state.withLock { $0.answers[name] = statuses } }
+    /// The statuses the next pushes to `name` get, in order (then 201), with `Retry-After` when given.
+    func answer(_ name: String, with statuses: [Int], retryAfter: String? = nil) {
+        state.withLock { $0.answers[name] = statuses }
+        retryAfters.withLock { $0[name] = retryAfter }
+    }
+    private let retryAfters = Mutex<[String: String]>([:])
+    /// How many pushes to `name` were answered with a queued status (``answer(_:with:retryAfter:)``).
+    func refused(_ name: String) -> Int { refusals.withLock { $0[name, default: 0] } }
+    private let refusals = Mutex<[String: Int]>([:])
     var deliveries: [Delivery] { state.withLock { $0.deliveries } }
     /// VAPID or decryption failures seen.
     var problems: [String] { state.withLock { $0.problems } }
@@ -74,7 +81,10 @@ final class PushServiceStandIn: Sendable {
             let bytes = Array(try await request.body.collect(upTo: 8192).readableBytesView)
             let name = context.parameters.get("name") ?? ""
             await service.waitIfHeld(name)
-            return Response(status: service.receive(name, request.headers, bytes))
+            let status = service.receive(name, request.headers, bytes)
+            var headers = HTTPFields()
+            if status != .created, let after = service.retryAfters.withLock({ $0[name] }) { headers[HTTPField.Name("Retry-After")!] = after }
+            return Response(status: status, headers: headers)
         }
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         return try await app.test(.live) { client in
@@ -88,6 +98,7 @@ final class PushServiceStandIn: Sendable {
             if var queued = state.answers[name], !queued.isEmpty {
                 let status = queued.removeFirst()
                 state.answers[name] = queued
+                refusals.withLock { $0[name, default: 0] += 1 }
                 return HTTPResponse.Status(code: status)
             }
             guard let browser = state.browsers[name] else { return .notFound }
