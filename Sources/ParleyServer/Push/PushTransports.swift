@@ -40,7 +40,7 @@ struct PushTransports: Sendable {
     let webPush: WebPushSender
     let apns: APNsSender?
     /// Targets that said "try again" lately, and how long they rest (its rules).
-    var backoff = PushTargetBackoff()
+    let backoff = PushTargetBackoff()
 
     /// What one target made of a push.
     private enum TargetOutcome: Sendable {
