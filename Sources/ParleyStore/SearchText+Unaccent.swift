@@ -11,8 +11,8 @@ extension SearchText {
     static let unaccentedLetters: [Unicode.Scalar: String] = {
         var table: [Unicode.Scalar: String] = [:]
         for entry in unaccentedPairs.split(whereSeparator: \.isWhitespace) {
-            let scalars = entry.unicodeScalars
-            table[scalars.first!] = String(String.UnicodeScalarView(scalars.dropFirst()))
+            guard let letter = entry.unicodeScalars.first else { continue }
+            table[letter] = String(String.UnicodeScalarView(entry.unicodeScalars.dropFirst()))
         }
         return table
     }()

@@ -20,7 +20,7 @@ public enum SearchText {
         var folded = "", run = ""
         var runKind = Run.other
         for character in text {
-            let kind: Run = isCJK(character) ? .cjk : isKept(character.unicodeScalars.first!) ? .kept : .other
+            let kind: Run = isCJK(character) ? .cjk : character.unicodeScalars.contains(where: isKept) ? .kept : .other
             if kind != runKind, !run.isEmpty {
                 folded += fold(run, kind: runKind)
                 run = ""
