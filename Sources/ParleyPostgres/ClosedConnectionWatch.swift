@@ -13,7 +13,8 @@ import Synchronization
 /// closing WebSocket that waits on one stays counted online.
 ///
 /// Rules:
-/// 1. A connection already seen closed is refused at once.
+/// 1. A connection already seen closed is refused at once, with ``ClosedBeforeWork``: nothing was
+///    started on it, so the caller may lease another (``PostgresStore/leased(_:)``).
 /// 2. Each connection's close is watched once (one callback on its `closeFuture`, not one per
 ///    query: a connection lives for millions of queries); a close seen before a later lease of the
 ///    same connection is watched again, and its callback, on a completed future, fires at once.
@@ -28,6 +29,9 @@ final class ClosedConnectionWatch: Sendable {
     }
 
     private let state = Mutex(State())
+
+    /// Rule 1: the connection was closed before any work was handed to it.
+    struct ClosedBeforeWork: Error {}
 
     /// Runs `work` on `connection`, ending early if the connection closes (rules above).
     func run<T: Sendable>(
@@ -45,7 +49,7 @@ final class ClosedConnectionWatch: Sendable {
                 return (token, state.watched.insert(id).inserted)
             }
             guard let registration else {
-                answer.settle(.failure(StoreError.storageUnavailable))
+                answer.settle(.failure(ClosedBeforeWork()))
                 return
             }
             if registration.firstWatch {

@@ -143,11 +143,6 @@ public final class PostgresStore: ParleyStore, Sendable {
         try await Self.classifyingOutages { try await leased(body) }
     }
 
-    /// Runs `body` on a pooled connection, ended early if that connection closes under it.
-    func leased<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
-        try await client.withConnection { connection in try await closeWatch.run(on: connection, body) }
-    }
-
     static func classifyingOutages<T>(_ operation: () async throws -> T) async throws -> T {
         do {
             return try await operation()
