@@ -59,7 +59,8 @@ public func buildApplication(
             transports: PushTransports(
                 webPush: WebPushSender(
                     client: WebPushSender.makeClient(), vapid: vapid, subject: configuration.push.vapidSubject,
-                    timeout: .nanoseconds(Int64(configuration.push.requestTimeout / .nanoseconds(1)))),
+                    timeout: .nanoseconds(Int64(configuration.push.requestTimeout / .nanoseconds(1))),
+                    hostCheck: PushHostCheck(allowLoopback: configuration.push.allowLoopbackEndpoints, resolve: configuration.push.resolveHost)),
                 apns: try configuration.push.apns.map(APNsSender.init)),
             configuration: configuration.push, node: PushDispatcher.nodeID(port: configuration.port), metrics: PushMetrics(), logger: logger),
         FileCollector(store: store, blobs: files.blobs, configuration: configuration.files, logger: logger),

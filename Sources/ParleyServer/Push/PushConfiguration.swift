@@ -19,6 +19,9 @@ public struct PushConfiguration: Sendable {
     public var maxAttempts = 10
     /// APNs, when configured.
     public var apns: APNsConfiguration?
+    /// How a Web Push endpoint's host name is looked up (``PushHostCheck``): the system's resolver;
+    /// tests give names of their own.
+    var resolveHost: PushHostCheck.Resolve = PushHostCheck.systemResolve
 
     public init() {}
 }

@@ -90,6 +90,13 @@ struct PushTransports: Sendable {
                             try? await store.dropPushSubscription(endpoint: subscription.endpoint)
                             metrics.subscriptionsRemoved.increment()
                             return .sent
+                        case .endpointInside:
+                            try? await store.dropPushSubscription(endpoint: subscription.endpoint)
+                            metrics.subscriptionsRemoved.increment()
+                            logger.notice(
+                                "A push endpoint's name resolves inside the server's networks; its subscription was removed",
+                                metadata: ["host": "\(endpoint.host ?? "")"])
+                            return .failed
                         case .retry(let after): return .resting(backoff.failed(subscription.endpoint, retryAfter: after))
                         case .refused(let status):
                             logger.notice("A push service refused a push", metadata: ["status": "\(status)", "host": "\(endpoint.host ?? "")"])

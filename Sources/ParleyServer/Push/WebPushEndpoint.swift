@@ -15,9 +15,7 @@ import ParleyCore
 ///    and 6to4 included), nor a host the resolver would read as a number (`2130706433`, `127.1`,
 ///    `0x7f.1`) or a scoped IPv6 literal.
 /// 3. `allowLoopbackHTTP` (tests and local development only) also takes `http` to a loopback IP.
-/// A name that resolves to a private address is not caught here (it would take resolving at send
-/// time, against DNS rebinding too); deployments that need that put the server behind an egress
-/// proxy.
+/// A name that resolves to such an address is caught before each push (``PushHostCheck``).
 enum WebPushEndpoint {
     static let maxLength = 2_048
 
@@ -46,6 +44,12 @@ enum WebPushEndpoint {
         if let address { return inside.contains(where: { $0.contains(address) }) ? nil : url }
         let local = !host.contains(".") || [".localhost", ".local", ".localdomain", ".internal", ".home.arpa"].contains(where: host.hasSuffix)
         return local ? nil : url
+    }
+
+    /// Whether `address` is in a range rule 2 refuses; loopback passes with `allowLoopback`.
+    static func isInside(_ address: [UInt8], allowLoopback: Bool) -> Bool {
+        if allowLoopback, loopback.contains(where: { $0.contains(address) }) { return false }
+        return inside.contains { $0.contains(address) }
     }
 
     private static let loopback = ["127.0.0.0/8", "::1/128"].compactMap(IPNetwork.init)

@@ -29,12 +29,18 @@ struct WebPushSubscription: Sendable, Equatable {
 ///    Redirects are never followed (``makeClient()``): a registered public endpoint must not lead
 ///    the server's POST into its own network. `Retry-After` is taken up to an hour.
 /// 3. Every request is bounded in time (``timeout``), the answer's body included; a dead or
-///    dribbling push service never holds a caller longer. AsyncHTTPClient keeps trying to connect until then (a refused connection too), so
-///    the queue that calls this sends to several push services at once.
+///    dribbling push service never holds a caller longer. AsyncHTTPClient keeps trying to connect
+///    until then (a refused connection too), so the queue that calls this sends to several push
+///    services at once.
+/// 4. Before the request, the endpoint's host name is looked up (``PushHostCheck``): a name that
+///    resolves inside the server's networks is `endpointInside` and nothing is sent; a failed
+///    lookup is "retry later".
 struct WebPushSender: Sendable {
     enum Outcome: Sendable, Equatable {
         case delivered
         case subscriptionGone
+        /// The endpoint's name resolves inside the server's networks (``PushHostCheck``).
+        case endpointInside
         case retry(after: Duration?)
         case refused(status: Int)
     }
@@ -47,6 +53,8 @@ struct WebPushSender: Sendable {
     /// A `mailto:` or `https:` contact for push services' operators (RFC 8292 §2.1).
     let subject: String
     var timeout: TimeAmount = .seconds(15)
+    /// Where the endpoint's name leads, looked up before each request (rule 4).
+    var hostCheck = PushHostCheck(allowLoopback: false)
     /// Signed VAPID headers by audience, reused while they have 6 of their 12 hours left (a
     /// signature per push was a tenth of a push's cost).
     let authorizations = VAPIDAuthorizations()
@@ -56,6 +64,11 @@ struct WebPushSender: Sendable {
         _ payload: [UInt8], to subscription: WebPushSubscription, topic: String? = nil, urgency: Urgency = .normal,
         timeToLive: Int = 86_400, padding: Int = 0, now: Date = Date()
     ) async throws -> Outcome {
+        switch await hostCheck.verdict(for: subscription.endpoint) {
+        case .outside: break
+        case .inside: return .endpointInside
+        case .unresolved: return .retry(after: nil)
+        }
         let body = try WebPushEncryption.encrypt(payload, p256dh: subscription.p256dh, auth: subscription.auth, padding: padding)
         var request = HTTPClientRequest(url: subscription.endpoint.absoluteString)
         request.method = .POST
