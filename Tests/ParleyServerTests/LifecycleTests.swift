@@ -135,16 +135,21 @@ import WSCore
     static func withClientAcrossACrash<Value: Sendable>(port: Int, _ operation: @escaping @Sendable (TestClient) async throws -> Value)
         async throws -> Value
     {
-        let result = Mutex<Value?>(nil)
+        let result = Mutex<Result<Value, any Error>?>(nil)
         do {
             try await TestClient.withClient(host: "127.0.0.1", port: port) { client in
-                let value = try await operation(client)
-                result.withLock { $0 = value }
+                do {
+                    let value = try await operation(client)
+                    result.withLock { $0 = .success(value) }
+                } catch {
+                    result.withLock { $0 = .failure(error) }
+                    throw error
+                }
             }
         } catch ChannelError.ioOnClosedChannel {
-            // Only from the shutdown: the operation's own errors are not this one once it returned a value.
+            // From the shutdown, when the operation returned; its own errors are thrown below.
         }
-        return try #require(result.withLock { $0 })
+        return try #require(result.withLock { $0 }, "the operation neither returned nor threw").get()
     }
 
     static func wholeHistory(of id: ConversationID, as reader: UserID, in store: SQLiteStore) async throws -> [Message] {
