@@ -93,6 +93,7 @@ import WSCore
         let clientIds = texts.map { _ in ClientMessageID.random() }
 
         let first = try await launch(database: database)
+        defer { first.stop() }  // a no-op after the crash; stops it if the test fails before
         let store = try SQLiteStore(path: database)
         // The crash closes the test client's connection under it: its shutdown may then find the
         // channel mid-close ("I/O on closed channel"), which says nothing about the server.
