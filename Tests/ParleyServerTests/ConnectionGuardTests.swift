@@ -45,6 +45,21 @@ import Testing
         }
     }
 
+    /// A JSON body declared over the limit is refused from the head, not read nor waited for:
+    /// before, a client that never sent it got 408 at the 30-s body timeout.
+    @Test func aBodyDeclaredTooLargeIsRefusedAtOnce() async throws {
+        try await TestServer.run { api in
+            let connection = try await RawConnection.open(port: api.port)
+            let declared = ServerLimits.maxBodyBytes + 1
+            try await connection.send(
+                "POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(declared)\r\n\r\n{")
+            try await connection.wait("the answer", timeout: .seconds(10)) { text, _ in text.contains("\r\n\r\n") }
+            #expect(connection.text.hasPrefix("HTTP/1.1 413"), "\(connection.text.prefix(60))")
+            #expect(connection.text.contains("payload_too_large"))
+            await connection.close()
+        }
+    }
+
     @Test func aTrickledHeadDoesNotResetTheTimeout() async throws {
         try await TestServer.run(configure: { $0.httpTimeouts.header = .milliseconds(500) }) { api in
             let slowloris = try await RawConnection.open(port: api.port)

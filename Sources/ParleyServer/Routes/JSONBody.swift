@@ -12,6 +12,11 @@ enum JSONBody {
         guard isJSON(request.headers[.contentType]) else {
             throw ParleyError(.unsupportedMediaType, "Send the body as JSON with 'Content-Type: application/json'.")
         }
+        // Refused from its head: a client that declares too much is not made to send it, nor
+        // held until the body timeout when it never does.
+        if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > context.maxUploadSize {
+            throw ParleyError(.payloadTooLarge, "The request body is larger than \(context.maxUploadSize) bytes.")
+        }
         var request = request
         let buffer: ByteBuffer
         do {
