@@ -152,16 +152,12 @@ public final class PostgresClusterBus: ClusterBus, Service {
     private func listen() async {
         while !Task.isCancelled {
             do {
-                // Not `leased`, whose work does not end when this task is cancelled; a cut
-                // connection still goes back only once the pool can see it closed.
-                try await store.client.withConnection { connection in
-                    try await connection.settlingCloseFirst {
-                        try await connection.listen(on: ClusterWire.channel) { notifications in
-                            signalSink.yield(.reconnected)
-                            for try await notification in notifications {
-                                guard let (_, signal) = ClusterWire.decode(notification.payload, ignoring: nodeID) else { continue }
-                                signalSink.yield(signal)
-                            }
+                try await store.held { connection in
+                    try await connection.listen(on: ClusterWire.channel) { notifications in
+                        signalSink.yield(.reconnected)
+                        for try await notification in notifications {
+                            guard let (_, signal) = ClusterWire.decode(notification.payload, ignoring: nodeID) else { continue }
+                            signalSink.yield(signal)
                         }
                     }
                 }

@@ -34,6 +34,14 @@ extension PostgresStore {
             }
         }
     }
+
+    /// Runs `body` on a pooled connection that it holds for as long as it runs (the cluster's
+    /// `LISTEN`), with rule 1 of ``leased(_:)``: a connection cut under it goes back to the pool
+    /// only once the pool can see it closed. Not watched as `leased` is: such work ends by itself
+    /// when its connection closes, and must end when its task is cancelled.
+    func held<T: Sendable>(_ body: @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        try await client.withConnection { connection in try await connection.settlingCloseFirst { try await body(connection) } }
+    }
 }
 
 extension PostgresConnection {
