@@ -24,6 +24,12 @@ extension PostgresStore: UploadStore {
         }
     }
 
+    public func uploadedBytes(of owner: UserID) async throws -> Int64 {
+        try await read { db in
+            try await db.value("SELECT COALESCE(SUM(length), 0)::BIGINT FROM uploads WHERE owner_id = \(owner.rawValue)", as: Int64.self, self.logger) ?? 0
+        }
+    }
+
     public func upload(_ id: UploadID, owner: UserID) async throws -> StoredUpload? {
         try await read { db in try await self.upload(id, db).flatMap { $0.owner == owner ? $0 : nil } }
     }

@@ -19,6 +19,12 @@ extension SQLiteStore: UploadStore {
         }
     }
 
+    public func uploadedBytes(of owner: UserID) async throws -> Int64 {
+        try await lookup { db in
+            try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(length), 0) FROM uploads WHERE owner_id = ?", arguments: [owner.rawValue]) ?? 0
+        }
+    }
+
     public func upload(_ id: UploadID, owner: UserID) async throws -> StoredUpload? {
         try await lookup { db in try Self.upload(id, db).flatMap { $0.owner == owner ? $0 : nil } }
     }

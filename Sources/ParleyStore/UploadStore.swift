@@ -17,6 +17,9 @@ import ParleyCore
 public protocol UploadStore: Sendable {
     /// - Throws: ``StoreError/quotaExceeded(limit:)``.
     func createUpload(_ upload: NewUpload, quota: Int64, now: Timestamp) async throws
+    /// What the owner's uploads add up to, as rule 2 counts them: a look before bytes are taken
+    /// for an upload not yet created (``createUpload(_:quota:now:)`` still decides).
+    func uploadedBytes(of owner: UserID) async throws -> Int64
     /// The owner's upload, or nil (someone else's, expired, unknown).
     func upload(_ id: UploadID, owner: UserID) async throws -> StoredUpload?
     /// Records what the complete upload turned out to be. - Throws: ``StoreError/uploadNotFound``.

@@ -58,9 +58,12 @@ import Testing
         await #expect(throws: StoreError.quotaExceeded(limit: Self.quota)) { try await Self.upload(world, owner: world.ada, length: 400_001) }
         _ = try await Self.upload(world, owner: world.ada, length: 400_000)  // exactly the quota
         _ = try await Self.upload(world, owner: world.grace, length: 900_000)  // a quota per user
+        #expect(try await world.store.uploadedBytes(of: world.ada.id) == 1_000_000)
+        #expect(try await world.store.uploadedBytes(of: world.grace.id) == 900_000)
         await #expect(throws: StoreError.uploadNotFound) { try await world.store.deleteUpload(id, owner: world.grace.id) }
         try await world.store.deleteUpload(id, owner: world.ada.id)
         #expect(try await world.store.upload(id, owner: world.ada.id) == nil)
+        #expect(try await world.store.uploadedBytes(of: world.ada.id) == 400_000)
         _ = try await Self.upload(world, owner: world.ada, length: 600_000)  // the deleted one's bytes are free again
     }
 

@@ -22,6 +22,10 @@ import Synchronization
 /// 6. An upload whose every byte is staged but that is not recorded complete (the server stopped
 ///    between the last byte and the record) is completed when its owner next asks where it stands:
 ///    an offset the server acknowledged is never lost to a crash.
+/// 7. An upload created with its first bytes (tus creation-with-upload) is recorded only once
+///    those bytes are in (``append(_:at:checksum:body:now:recording:)``), its quota looked at
+///    before and decided then: a server that stops while they arrive keeps no upload its client
+///    never learned of, only a staging the collector removes.
 final class FileService: Sendable {
     let store: any ParleyStore
     let blobs: any BlobStore
@@ -44,19 +48,37 @@ final class FileService: Sendable {
         self.logger = logger
     }
 
+    /// Creates an upload (rule 1).
     func create(owner: UserID, length: Int64, metadata: TusHeaders.Metadata, now: Timestamp) async throws -> StoredUpload {
+        let upload = try plan(owner: owner, length: length, metadata: metadata, now: now)
+        try await record(upload, now: now)
+        return upload
+    }
+
+    /// An upload within the size limit and its owner's rate, not yet recorded (rule 1).
+    func plan(owner: UserID, length: Int64, metadata: TusHeaders.Metadata, now: Timestamp) throws -> StoredUpload {
         guard length <= configuration.maxUploadBytes else {
             throw ParleyError(.uploadTooLarge, "A file may have at most \(ByteCountText.text(configuration.maxUploadBytes)).")
         }
         if let wait = limiter.acquire(owner.rawValue) {
             throw ParleyError(.rateLimited, "Too many uploads; try again in \(wait) s.", retryAfter: wait)
         }
-        let upload = NewUpload(
-            id: .random(), owner: owner, name: Attachments.cleanName(metadata.filename ?? ""), length: length, sha256: metadata.sha256,
-            expiresAt: now.adding(seconds: configuration.uploadLifetimeSeconds))
-        try await store.createUpload(upload, quota: configuration.quotaBytes, now: now)
         return StoredUpload(
-            id: upload.id, owner: owner, name: upload.name, length: length, sha256: upload.sha256, createdAt: now, expiresAt: upload.expiresAt)
+            id: .random(), owner: owner, name: Attachments.cleanName(metadata.filename ?? ""), length: length, sha256: metadata.sha256,
+            createdAt: now, expiresAt: now.adding(seconds: configuration.uploadLifetimeSeconds))
+    }
+
+    /// Rule 7's look before the bytes: whether the owner's quota has room for `upload`.
+    func checkQuota(_ upload: StoredUpload) async throws {
+        guard try await store.uploadedBytes(of: upload.owner) + upload.length <= configuration.quotaBytes else {
+            throw ParleyError(StoreError.quotaExceeded(limit: configuration.quotaBytes))
+        }
+    }
+
+    /// Records a planned upload, within its owner's quota.
+    func record(_ upload: StoredUpload, now: Timestamp) async throws {
+        let new = NewUpload(id: upload.id, owner: upload.owner, name: upload.name, length: upload.length, sha256: upload.sha256, expiresAt: upload.expiresAt)
+        try await store.createUpload(new, quota: configuration.quotaBytes, now: now)
     }
 
     /// The owner's upload and how many of its bytes are stored.
@@ -80,8 +102,11 @@ final class FileService: Sendable {
     }
 
     /// Appends `body` at `offset` (rules 2–4); returns the upload and its offset afterwards.
+    /// `recording`, for an upload not yet recorded (rule 7), runs once the bytes are staged and
+    /// checked; if it fails, they go.
     func append<Body: AsyncSequence>(
-        _ upload: StoredUpload, at offset: Int64, checksum: [UInt8]?, body: Body, now: Timestamp
+        _ upload: StoredUpload, at offset: Int64, checksum: [UInt8]?, body: Body, now: Timestamp,
+        recording: (@Sendable () async throws -> Void)? = nil
     ) async throws -> (upload: StoredUpload, offset: Int64) where Body.Element == ByteBuffer {
         guard upload.reading == nil else { throw Self.mismatch(upload.length) }
         guard busy.withLock({ $0.insert(upload.id).inserted }) else { throw Self.busyError }
@@ -105,6 +130,12 @@ final class FileService: Sendable {
             try await blobs.truncateStaged(upload.id.rawValue, to: offset)
             if let before { digests.keep(upload.id, before, at: offset) }
             throw ParleyError(.checksumMismatch, "The chunk's SHA-256 is not the one in 'Upload-Checksum'; it was dropped.")
+        }
+        if let recording {
+            do { try await recording() } catch {
+                try? await blobs.deleteStaged(upload.id.rawValue)
+                throw error
+            }
         }
         // Rule 5: the file's digest so far, when it covers every staged byte.
         let hashed = file.flatMap { $0.count == staged - offset ? $0.state : nil }
@@ -152,6 +183,13 @@ final class FileService: Sendable {
     func terminate(_ id: UploadID, owner: UserID) async throws {
         digests.forget(id)
         try await store.deleteUpload(id, owner: owner)
+        try? await blobs.deleteStaged(id.rawValue)
+    }
+
+    /// Removes what a failed creation-with-upload left: its record, if made, and its staged bytes.
+    func abandon(_ id: UploadID, owner: UserID) async {
+        digests.forget(id)
+        try? await store.deleteUpload(id, owner: owner)
         try? await blobs.deleteStaged(id.rawValue)
     }
 

@@ -28,25 +28,29 @@ struct UploadRoutes {
             }
             let metadata = try TusHeaders.metadata(request.headers[TusHeaders.uploadMetadata])
             let now = Timestamp.now()
-            var upload = try await files.create(owner: me, length: length, metadata: metadata, now: now)
+            var upload: StoredUpload
             var offset: Int64 = 0
             if request.headers[.contentType].map(Self.isOffsetStream) == true {
-                // creation-with-upload: the first bytes (or all of them) in the same request. If they
-                // fail (too many, a checksum, a dropped connection), the answer carries no Location:
-                // an upload the client never learns of would only hold its quota, so it goes. A
-                // killed client's socket closes cleanly (a FIN), which ends the body without an
-                // error: a body shorter than its Content-Length is a dropped connection too.
+                // creation-with-upload: the first bytes (or all of them) in the same request,
+                // recorded once they are in (FileService rule 7). If they fail (too many, a
+                // checksum, a connection that ended: HTTPRequestGuard rule 3), the answer carries
+                // no Location: an upload the client never learns of would only hold its quota, so
+                // it goes. A body shorter than its Content-Length is a cut one too.
                 let declared = request.headers[.contentLength].flatMap { Int64($0) }
+                let checksum = try TusHeaders.checksum(request.headers)
+                let planned = try files.plan(owner: me, length: length, metadata: metadata, now: now)
+                try await files.checkQuota(planned)
                 do {
                     (upload, offset) = try await files.append(
-                        upload, at: 0, checksum: try TusHeaders.checksum(request.headers), body: request.body, now: now)
+                        planned, at: 0, checksum: checksum, body: request.body, now: now, recording: { try await files.record(planned, now: now) })
                     if let declared, offset < declared { throw Self.cutShort }
                 } catch {
-                    try? await files.terminate(upload.id, owner: me)
-                    throw error
+                    await files.abandon(planned.id, owner: me)
+                    throw error is RequestBodyCut ? Self.cutShort : error
                 }
-            } else if length == 0 {
-                upload = try await files.complete(upload, now: now)
+            } else {
+                upload = try await files.create(owner: me, length: length, metadata: metadata, now: now)
+                if length == 0 { upload = try await files.complete(upload, now: now) }
             }
             var headers = HTTPFields()
             headers[.location] = "/v1/uploads/\(upload.id.rawValue)"
@@ -105,8 +109,8 @@ struct UploadRoutes {
         return id
     }
 
-    /// A body that ended before its Content-Length: the client went away.
-    static let cutShort = ParleyError(.invalidUpload, "The request's body ended before its Content-Length; nothing was kept.")
+    /// A body whose connection ended before it was whole: the client went away.
+    static let cutShort = ParleyError(.invalidUpload, "The request's body ended before it was whole; nothing was kept.")
 
     static func isOffsetStream(_ contentType: String) -> Bool {
         contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == TusHeaders.offsetContentType

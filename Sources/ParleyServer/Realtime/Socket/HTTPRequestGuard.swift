@@ -26,7 +26,11 @@ public struct HTTPTimeouts: Sendable {
 ///    parts is that long: a large file on a slow link still arrives; a stalled one is let go):
 ///    with `408 Request Timeout` if the client had started a request and no response has, silently
 ///    if it sent nothing (an idle keep-alive connection or a browser's preconnect).
-/// 3. Once the connection is upgraded to a WebSocket it steps aside (the WebSocket has its own
+/// 3. A request whose body the connection ends before it is whole (a FIN, a reset, a parse error,
+///    the body timeout) ends its body with ``RequestBodyCut``, not as if it were whole: a chunked
+///    body has no Content-Length to tell the route it was cut short, and Hummingbird ends a body
+///    whose connection ended as if its last part had come.
+/// 4. Once the connection is upgraded to a WebSocket it steps aside (the WebSocket has its own
 ///    rules) and tells ``ConnectionAdmission`` to check frame masking.
 ///
 /// Before the upgrade it sees HTTP parts; after it, raw bytes pass through untouched, which is why
@@ -44,6 +48,8 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var closing = false
     /// When the current upload's body last made progress (nil: not an upload, whose body has one deadline).
     private var uploadProgress: NIODeadline?
+    /// A request's head came and its end has not (rule 3).
+    private var bodyOpen = false
 
     init(timeouts: HTTPTimeouts, state: ConnectionGuardState) {
         self.timeouts = timeouts
@@ -60,6 +66,7 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         deadline?.cancel()
+        cutOpenBody(context: context)
         context.fireChannelInactive()
     }
 
@@ -68,10 +75,12 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
             switch part {
             case .head(let head):
                 uploadProgress = head.uri.hasPrefix("/v1/uploads") ? .now() : nil
+                bodyOpen = true
                 arm(timeouts.body, context: context)
             case .body: if uploadProgress != nil { uploadProgress = .now() }
             case .end:
                 uploadProgress = nil
+                bodyOpen = false
                 disarm()
             }
         }
@@ -98,10 +107,18 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         guard !state.upgraded, error is HTTPParserError || error is ByteToMessageDecoderError else {
+            bodyOpen = false  // the error itself ends the body, as the cut would
             context.fireErrorCaught(error)
             return
         }
         refuse(.badRequest, context: context)
+    }
+
+    /// Rule 3: the body that was arriving ends with ``RequestBodyCut``.
+    private func cutOpenBody(context: ChannelHandlerContext) {
+        guard bodyOpen, !state.upgraded else { return }
+        bodyOpen = false
+        context.fireErrorCaught(RequestBodyCut())
     }
 
     private func arm(_ timeout: TimeAmount, context: ChannelHandlerContext) {
@@ -132,6 +149,7 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         guard !closing else { return }
         closing = true
         disarm()
+        cutOpenBody(context: context)
         guard !responseOpen else {
             context.close(promise: nil)
             return
@@ -143,6 +161,9 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in loopBound.value.endQuietly() }
     }
 }
+
+/// A request's body that its connection ended before it was whole (``HTTPRequestGuard`` rule 3).
+struct RequestBodyCut: Error {}
 
 extension ChannelHandlerContext {
     /// Closes the connection after telling the handlers behind this one that the input ended, so
