@@ -22,6 +22,9 @@ import WSCore
     /// A server on `store`, run by its service group as `parley serve` runs it; returns once it listens.
     static func serve(_ store: SQLiteStore) async throws -> (port: Int, group: ServiceGroup, running: Task<Void, any Error>) {
         var configuration = TestServer.configuration()
+        // What these tests check does not depend on the limit, and a loaded machine (the whole
+        // suite at once) has taken more than the default 10 s to drain: the group then cancels.
+        configuration.shutdownGraceSeconds = 120
         let (ready, signal) = AsyncStream.makeStream(of: Int.self)
         configuration.onServerRunning = { signal.yield($0) }
         let app = try await buildApplication(configuration, store: store)
