@@ -64,7 +64,7 @@ import Testing
             // Graceful shutdown does not wait on the restarted database's leftovers.
             let started = ContinuousClock.now
             for node in cluster.nodes { _ = try await offCooperativePool { node.stop() } }
-            #expect(ContinuousClock.now - started < .seconds(10))
+            #expect(ContinuousClock.now - started < .seconds(25), "two nodes' shutdowns, each bounded by its 10-s grace")
         }
     }
 

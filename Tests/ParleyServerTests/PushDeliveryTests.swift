@@ -164,7 +164,8 @@ extension PushDeliveryTests {
             let clock = ContinuousClock()
             var sent: Message?
             let took = try await clock.measure { sent = try await api.send("to alan", from: ada, to: alan) }
-            #expect(took < .seconds(5), "a send is never held by a push service")
+            // A send held by the push would wait its 60-s request timeout; a loaded machine is slow, not that slow.
+            #expect(took < .seconds(20), "a send is never held by a push service")
             try await eventually("alan's push while grace's hangs", within: .seconds(10)) { service.deliveries(to: "alan").count == 1 }
             #expect(service.deliveries(to: "alan").first?.payload.seq == sent?.seq)
             #expect(service.heldRequests == 1 && service.deliveries(to: "grace").isEmpty)

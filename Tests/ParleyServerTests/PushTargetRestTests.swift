@@ -69,7 +69,7 @@ extension PushDeliveryTests {
                 }
                 // Before, the first slot came free when the pushes queued behind those 8 connections gave up
                 // waiting for one, after the HTTP client's 10-s connection timeout (grace waited 8-9 s).
-                #expect(took < .seconds(6), "grace waited \(took): about slowAfter, 2 s")
+                #expect(took < .seconds(7.5), "grace waited \(took): about slowAfter, 2 s (before: 8-9 s)")
                 #expect(other.deliveries(to: "grace").first?.payload.seq == sent.seq)
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import ParleyBench
 import ParleyTestSupport
 import Testing
 
@@ -35,7 +36,7 @@ import Testing
     @Test func unusableDatabasesAreOneClearLine() async throws {
         let base = try await offCooperativePool { try PostgresTestServer.baseURL() }
         let port = try #require(URLComponents(string: base)?.port)
-        let closed = try PostgresTestServer.freePort()
+        let closed = try LoopbackPort.reservable()  // nothing listens there: no other test is given it
         let cases: [(String, String)] = [
             ("postgres://parley:wrong-secret@127.0.0.1:\(port)/parley", "the password or user name is wrong."),
             ("postgres://parley:parley@127.0.0.1:\(port)/no_such_database", "the database does not exist"),

@@ -92,7 +92,7 @@ import WSCore
             let start = ContinuousClock.now
             #expect(try await socket.firstError().code == .unauthorized)
             #expect(try await socket.closed()?.closeCode == .policyViolation)
-            #expect(ContinuousClock.now - start < .seconds(5))
+            #expect(ContinuousClock.now - start < .seconds(10), "expiry is checked about once a second")
         }
     }
 }

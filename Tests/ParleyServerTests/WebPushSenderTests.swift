@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import ParleyBench
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -121,7 +122,7 @@ import Testing
     }
 
     @Test func aPushServiceThatIsNotThereIsRetriedLater() async throws {
-        let port = try PostgresTestServer.freePort()  // nothing listens there
+        let port = try LoopbackPort.reservable()  // nothing listens there: no other test is given it
         let sender = WebPushSender(client: .shared, vapid: VAPIDKey(), subject: "mailto:ops@example.com", timeout: .seconds(1))
         let subscription = WebPushSubscription(
             endpoint: URL(string: "http://127.0.0.1:\(port)/push/x")!, p256dh: Array(P256.KeyAgreement.PrivateKey().publicKey.x963Representation),

@@ -99,10 +99,14 @@ import Testing
         }
         try await Self.fill(writer, rows: 300)
         try reader.inDatabase { db in try db.execute(sql: "COMMIT") }
-        try await Self.fill(writer, rows: 2700)
-        // A checkpoint is due after the last commit, and it finds the WAL past the threshold.
-        let deadline = ContinuousClock.now + .seconds(60)
-        while passes.count.withLock({ $0 }) == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        // In runs of 150 commits (past the threshold), each followed by a pass, waited for: a
+        // starved checkpointer thread would otherwise let the WAL outgrow the bound between passes.
+        for _ in 0..<18 {
+            let before = passes.count.withLock { $0 }
+            try await Self.fill(writer, rows: 150)
+            let deadline = ContinuousClock.now + .seconds(60)
+            while passes.count.withLock({ $0 }) == before, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        }
         try checkpointer.close()
         try reader.close()
         #expect(passes.count.withLock { $0 } >= 1)
