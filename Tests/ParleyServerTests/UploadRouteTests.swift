@@ -119,6 +119,56 @@ import Testing
         }
     }
 
+    /// Rule 7's look before the bytes counts the creations whose bytes are still arriving: two at
+    /// once cannot each pass a quota they fill together (only the record would have refused the
+    /// second, after all its bytes).
+    @Test func creationsWhoseBytesAreArrivingCountAgainstTheQuota() async throws {
+        let files = FileManager.default.temporaryDirectory.appendingPathComponent("parley-arriving-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: files) }
+        try await Self.withRoomForOneFile(configure: { $0.files.blobStore = files.path }) { api, ada in
+            let first = try await RawConnection.open(port: api.port)
+            try await first.send(
+                "POST /v1/uploads HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(ada.token)\r\nTus-Resumable: 1.0.0\r\n"
+                    + "Upload-Length: 1000\r\nUpload-Metadata: \(TestAPI.metadata(name: "first.bin"))\r\n"
+                    + "Content-Type: application/offset+octet-stream\r\nContent-Length: 1000\r\n\r\n")
+            try await first.send([UInt8](repeating: 1, count: 400))
+            try await eventually("the first body being staged") { Self.stagedSizes(files.appendingPathComponent("staging")).count == 1 }
+            let second = try await api.createUpload(ada, length: 1000, body: [UInt8](repeating: 2, count: 1000))
+            #expect(second.status == .contentTooLarge && second.errorCode == .quotaExceeded, "refused before its bytes: \(second.status)")
+            try await first.send([UInt8](repeating: 1, count: 600))
+            try await first.wait("the first's answer") { text, _ in text.contains("\r\n\r\n") }
+            #expect(first.text.hasPrefix("HTTP/1.1 201"), "\(first.text.prefix(40))")
+            await first.close()
+            let small = try await api.createUpload(ada, length: 500, body: [UInt8](repeating: 3, count: 500))
+            #expect(small.status == .created, "the first's room was handed back when it was recorded: \(small.status)")
+        }
+    }
+
+    /// A PATCH whose connection is cut mid-body (chunked, so only HTTPRequestGuard rule 3 tells)
+    /// keeps what arrived (FileService rule 2), and the upload resumes from there to the same file.
+    @Test func aCutPatchKeepsWhatArrivedAndTheUploadResumes() async throws {
+        try await TestServer.run { api in
+            let ada = try await api.register("ada")
+            let bytes = (0..<3000).map { UInt8(truncatingIfNeeded: $0 * 7) }
+            let created = try await api.createUpload(ada, length: bytes.count, name: "cut.bin", promise: TestAPI.sha256(bytes))
+            let location = try #require(created.headers[.location])
+            let patch = try await RawConnection.open(port: api.port)
+            try await patch.send(
+                "PATCH \(location) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(ada.token)\r\nTus-Resumable: 1.0.0\r\n"
+                    + "Upload-Offset: 0\r\nContent-Type: application/offset+octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n4b0\r\n")
+            try await patch.send(Array(bytes[..<1200]) + Array("\r\n".utf8))
+            try await patch.shutdownOutput()  // a killed client: a FIN after its last bytes
+            try await eventually("the first 1,200 bytes kept") {
+                try await api.headUpload(ada, location).headers[TestAPI.uploadOffset] == "1200"
+            }
+            await patch.close()
+            let rest = try await api.patchUpload(ada, location, offset: 1200, Array(bytes[1200...]))
+            #expect(rest.status == .noContent && rest.headers[TestAPI.uploadOffset] == "3000", "\(rest.status)")
+            let upload = try await api.request(.get, location, token: ada.token).decode(API.Upload.self)
+            #expect(upload.complete && upload.size == 3000, "the promised sha256 held: the bytes are the ones sent")
+        }
+    }
+
     static func stagedSizes(_ staging: URL) -> [Int] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? []
         return names.compactMap { name in

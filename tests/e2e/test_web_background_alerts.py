@@ -204,7 +204,11 @@ def test_what_a_notification_says_follows_the_preview(server, browsers, inbox, p
     app.background()
     server.send(bob, "The secret plan", conversation=direct)
     server.send(carol, "More secrets", conversation=group)
-    for conversation, (title, body) in ((direct, direct_says), (group, group_says)):
+    expected = ((direct, direct_says), (group, group_says))
+    # Both shown before any is listed: Chrome may drop a notification being shown while they are listed.
+    wait_for(lambda: all(app.log(conversation) and app.log(conversation)[-1]["body"] == body for conversation, (_, body) in expected),
+             timeout=15, message="both notifications shown")
+    for conversation, (title, body) in expected:
         shown = app.shows(conversation, body)
         assert shown["title"] == title and shown["data"]["title"] == title and shown["data"]["body"] == body
     assert not any("secret" in (n["title"] + n["body"]).lower() for n in app.notifications())

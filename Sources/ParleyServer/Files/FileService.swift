@@ -24,8 +24,9 @@ import Synchronization
 ///    an offset the server acknowledged is never lost to a crash.
 /// 7. An upload created with its first bytes (tus creation-with-upload) is recorded only once
 ///    those bytes are in (``append(_:at:checksum:body:now:recording:)``), its quota looked at
-///    before and decided then: a server that stops while they arrive keeps no upload its client
-///    never learned of, only a staging the collector removes.
+///    before (``reserve(_:)``, counting the owner's creations arriving on this node) and decided
+///    then: a server that stops while they arrive keeps no upload its client never learned of,
+///    only a staging the collector removes.
 final class FileService: Sendable {
     let store: any ParleyStore
     let blobs: any BlobStore
@@ -33,6 +34,8 @@ final class FileService: Sendable {
     let links: FileLinks
     let limiter: RateLimiter
     let busy = Mutex<Set<UploadID>>([])
+    /// Bytes of creations-with-upload arriving on this node, per owner (rule 7).
+    let arriving = Mutex<[UserID: Int64]>([:])
     let digests = UploadDigests(capacity: 10_000)
     let logger: Logger
 
@@ -46,39 +49,6 @@ final class FileService: Sendable {
         self.links = links
         self.limiter = RateLimiter(ratePerSecond: configuration.uploadsPerMinute / 60, burst: configuration.uploadsPerMinute, now: now)
         self.logger = logger
-    }
-
-    /// Creates an upload (rule 1).
-    func create(owner: UserID, length: Int64, metadata: TusHeaders.Metadata, now: Timestamp) async throws -> StoredUpload {
-        let upload = try plan(owner: owner, length: length, metadata: metadata, now: now)
-        try await record(upload, now: now)
-        return upload
-    }
-
-    /// An upload within the size limit and its owner's rate, not yet recorded (rule 1).
-    func plan(owner: UserID, length: Int64, metadata: TusHeaders.Metadata, now: Timestamp) throws -> StoredUpload {
-        guard length <= configuration.maxUploadBytes else {
-            throw ParleyError(.uploadTooLarge, "A file may have at most \(ByteCountText.text(configuration.maxUploadBytes)).")
-        }
-        if let wait = limiter.acquire(owner.rawValue) {
-            throw ParleyError(.rateLimited, "Too many uploads; try again in \(wait) s.", retryAfter: wait)
-        }
-        return StoredUpload(
-            id: .random(), owner: owner, name: Attachments.cleanName(metadata.filename ?? ""), length: length, sha256: metadata.sha256,
-            createdAt: now, expiresAt: now.adding(seconds: configuration.uploadLifetimeSeconds))
-    }
-
-    /// Rule 7's look before the bytes: whether the owner's quota has room for `upload`.
-    func checkQuota(_ upload: StoredUpload) async throws {
-        guard try await store.uploadedBytes(of: upload.owner) + upload.length <= configuration.quotaBytes else {
-            throw ParleyError(StoreError.quotaExceeded(limit: configuration.quotaBytes))
-        }
-    }
-
-    /// Records a planned upload, within its owner's quota.
-    func record(_ upload: StoredUpload, now: Timestamp) async throws {
-        let new = NewUpload(id: upload.id, owner: upload.owner, name: upload.name, length: upload.length, sha256: upload.sha256, expiresAt: upload.expiresAt)
-        try await store.createUpload(new, quota: configuration.quotaBytes, now: now)
     }
 
     /// The owner's upload and how many of its bytes are stored.
@@ -125,6 +95,9 @@ final class FileService: Sendable {
         } catch BlobStoreError.tooLarge {
             try await blobs.truncateStaged(upload.id.rawValue, to: offset)
             throw ParleyError(.uploadTooLarge, "The upload was created for \(upload.length) bytes; this goes past them.")
+        } catch {
+            await keepWhatArrived(upload, from: offset, hashed: file)
+            throw error is RequestBodyCut || error is IOError ? Self.cut : error
         }
         if let checksum, let chunk, chunk.digest() != checksum {
             try await blobs.truncateStaged(upload.id.rawValue, to: offset)
@@ -157,6 +130,22 @@ final class FileService: Sendable {
         }
     }
 
+    /// Rule 2 for a body that ended with an error (its connection cut): what arrived stays, with its
+    /// digest (rule 5) when that covers every staged byte; if the upload was terminated meanwhile
+    /// (or is not recorded: rule 7), its staging goes.
+    private func keepWhatArrived(_ upload: StoredUpload, from offset: Int64, hashed file: RunningHash?) async {
+        guard (try? await store.upload(upload.id, owner: upload.owner)) != nil else {
+            try? await blobs.deleteStaged(upload.id.rawValue)
+            return
+        }
+        if let file, let staged = try? await blobs.stagedSize(upload.id.rawValue), staged == offset + file.count {
+            digests.keep(upload.id, file.state, at: staged)
+        }
+    }
+
+    /// A body whose connection ended before it was whole.
+    static let cut = ParleyError(.invalidUpload, "The request's body ended before it was whole; what arrived is kept, ask where it stands (HEAD).")
+
     /// A PATCH whose upload was terminated while its bytes arrived.
     static let terminated = ParleyError(.uploadNotFound, "No such upload: it was removed while this part arrived.")
 
@@ -183,13 +172,6 @@ final class FileService: Sendable {
     func terminate(_ id: UploadID, owner: UserID) async throws {
         digests.forget(id)
         try await store.deleteUpload(id, owner: owner)
-        try? await blobs.deleteStaged(id.rawValue)
-    }
-
-    /// Removes what a failed creation-with-upload left: its record, if made, and its staged bytes.
-    func abandon(_ id: UploadID, owner: UserID) async {
-        digests.forget(id)
-        try? await store.deleteUpload(id, owner: owner)
         try? await blobs.deleteStaged(id.rawValue)
     }
 

@@ -39,14 +39,15 @@ struct UploadRoutes {
                 let declared = request.headers[.contentLength].flatMap { Int64($0) }
                 let checksum = try TusHeaders.checksum(request.headers)
                 let planned = try files.plan(owner: me, length: length, metadata: metadata, now: now)
-                try await files.checkQuota(planned)
+                try await files.reserve(planned)
+                defer { files.release(planned) }
                 do {
                     (upload, offset) = try await files.append(
                         planned, at: 0, checksum: checksum, body: request.body, now: now, recording: { try await files.record(planned, now: now) })
                     if let declared, offset < declared { throw Self.cutShort }
                 } catch {
                     await files.abandon(planned.id, owner: me)
-                    throw error is RequestBodyCut ? Self.cutShort : error
+                    throw (error as? ParleyError)?.message == FileService.cut.message ? Self.cutShort : error
                 }
             } else {
                 upload = try await files.create(owner: me, length: length, metadata: metadata, now: now)

@@ -21,6 +21,8 @@ enum JSONBody {
         let buffer: ByteBuffer
         do {
             buffer = try await request.collectBody(upTo: context.maxUploadSize)
+        } catch let cut as RequestBodyCut {
+            throw cut
         } catch {
             throw ParleyError(.payloadTooLarge, "The request body is larger than \(context.maxUploadSize) bytes.")
         }
