@@ -4,7 +4,6 @@ import Hummingbird
 import ParleyCore
 import ParleyStore
 import Logging
-import NIOCore
 
 /// An error a client may see: an HTTP status, a machine-readable code and a safe message.
 public struct ParleyError: Error, HTTPResponseError, Sendable {
@@ -112,7 +111,7 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
         case let error as StoreError: ParleyError(error)
         case let error as Validation.Failure: ParleyError(error)
         case is DecodingError: ParleyError(.invalidJSON, "The request body is not the expected JSON.")
-        case is RequestBodyCut, is IOError: ParleyError(.invalidJSON, "The request body ended before it was whole.")
+        case is RequestBodyCut: ParleyError(.invalidJSON, "The request body ended before it was whole.")
         case let error as HTTPError:
             switch error.status {
             case .notFound: ParleyError(.notFound, "No such route.")

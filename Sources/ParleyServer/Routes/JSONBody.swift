@@ -21,8 +21,8 @@ enum JSONBody {
         let buffer: ByteBuffer
         do {
             buffer = try await request.collectBody(upTo: context.maxUploadSize)
-        } catch let cut as RequestBodyCut {
-            throw cut
+        } catch is RequestBodyCut, is IOError {  // the connection ended it (a reset is an IOError)
+            throw RequestBodyCut()
         } catch {
             throw ParleyError(.payloadTooLarge, "The request body is larger than \(context.maxUploadSize) bytes.")
         }
