@@ -134,7 +134,9 @@ final class FileService: Sendable {
     /// digest (rule 5) when that covers every staged byte; if the upload was terminated meanwhile
     /// (or is not recorded: rule 7), its staging goes.
     private func keepWhatArrived(_ upload: StoredUpload, from offset: Int64, hashed file: RunningHash?) async {
-        guard (try? await store.upload(upload.id, owner: upload.owner)) != nil else {
+        let recorded: StoredUpload?
+        do { recorded = try await store.upload(upload.id, owner: upload.owner) } catch { return }  // unknown: keep what arrived
+        guard recorded != nil else {
             try? await blobs.deleteStaged(upload.id.rawValue)
             return
         }
