@@ -28,9 +28,8 @@ public struct HTTPTimeouts: Sendable {
 ///    if it sent nothing (an idle keep-alive connection or a browser's preconnect).
 /// 3. A request whose body the connection ends before it is whole (a FIN, a parse error, the body
 ///    timeout; a reset ends it with its own error) ends its body with ``RequestBodyCut``, not as
-///    if it were whole: a chunked
-///    body has no Content-Length to tell the route it was cut short, and Hummingbird ends a body
-///    whose connection ended as if its last part had come.
+///    if it were whole: a chunked body has no Content-Length to tell the route it was cut short,
+///    and Hummingbird ends a body whose connection ended as if its last part had come.
 /// 4. Once the connection is upgraded to a WebSocket it steps aside (the WebSocket has its own
 ///    rules) and tells ``ConnectionAdmission`` to check frame masking.
 ///
