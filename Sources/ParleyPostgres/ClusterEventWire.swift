@@ -66,22 +66,33 @@ extension ClusterWire {
     /// this node does not know (a newer node's), so its streams still catch up; nil when it is
     /// not an `e` body.
     static func decodeEvents(_ body: Substring) -> ClusterSignal? {
-        let data = Data(body.utf8)
-        guard let streams = try? JSONDecoder().decode(Streams.self, from: data) else { return nil }
+        // One pass over the JSON: the payload is read once, its event decoded from that reading.
+        guard let decoded = try? JSONDecoder().decode(Body.self, from: Data(body.utf8)) else { return nil }
         var heads: [UserID: Int64] = [:]
-        for (user, position) in streams.to {
+        for (user, position) in decoded.to {
             guard let user = UserID(validating: user) else { return nil }
             heads[user] = position
         }
-        guard let event = try? JSONDecoder().decode(Event.self, from: data).event else { return .streamsMoved(heads) }
+        guard let event = decoded.event else { return .streamsMoved(heads) }
         let deliveries = heads.sorted { $0.value < $1.value }.map { user, position in
             Delivery(recipient: user, event: StreamEvent(position: position, payload: event.payload))
         }
         return .events(deliveries)
     }
 
-    private struct Streams: Decodable { var to: [String: Int64] }
-    private struct Event: Decodable { var event: CarriedEvent }
+    /// An `e` body; `event` is nil when it is of a kind this node does not know.
+    private struct Body: Decodable {
+        var to: [String: Int64]
+        var event: CarriedEvent?
+
+        enum CodingKeys: String, CodingKey { case to, event }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            to = try container.decode([String: Int64].self, forKey: .to)
+            event = try? container.decode(CarriedEvent.self, forKey: .event)
+        }
+    }
 }
 
 /// A stream event's payload as one key naming its kind (the kinds of ``StreamEvent/Payload``).

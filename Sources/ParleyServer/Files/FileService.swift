@@ -73,10 +73,10 @@ final class FileService: Sendable {
 
     /// Appends `body` at `offset` (rules 2–4); returns the upload and its offset afterwards.
     /// `recording`, for an upload not yet recorded (rule 7), runs once the bytes are staged and
-    /// checked; if it fails, they go.
+    /// checked; if it fails, they go. A body whose connection ended throws `cut`.
     func append<Body: AsyncSequence>(
         _ upload: StoredUpload, at offset: Int64, checksum: [UInt8]?, body: Body, now: Timestamp,
-        recording: (@Sendable () async throws -> Void)? = nil
+        recording: (@Sendable () async throws -> Void)? = nil, cut: ParleyError = FileService.cut
     ) async throws -> (upload: StoredUpload, offset: Int64) where Body.Element == ByteBuffer {
         guard upload.reading == nil else { throw Self.mismatch(upload.length) }
         guard busy.withLock({ $0.insert(upload.id).inserted }) else { throw Self.busyError }
@@ -97,7 +97,7 @@ final class FileService: Sendable {
             throw ParleyError(.uploadTooLarge, "The upload was created for \(upload.length) bytes; this goes past them.")
         } catch {
             await keepWhatArrived(upload, from: offset, hashed: file)
-            throw error is RequestBodyCut || error is IOError ? Self.cut : error
+            throw error is RequestBodyCut || error is IOError ? cut : error
         }
         if let checksum, let chunk, chunk.digest() != checksum {
             try await blobs.truncateStaged(upload.id.rawValue, to: offset)

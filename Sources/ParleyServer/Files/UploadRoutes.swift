@@ -43,11 +43,12 @@ struct UploadRoutes {
                 defer { files.release(planned) }
                 do {
                     (upload, offset) = try await files.append(
-                        planned, at: 0, checksum: checksum, body: request.body, now: now, recording: { try await files.record(planned, now: now) })
+                        planned, at: 0, checksum: checksum, body: request.body, now: now, recording: { try await files.record(planned, now: now) },
+                        cut: Self.cutShort)
                     if let declared, offset < declared { throw Self.cutShort }
                 } catch {
                     await files.abandon(planned.id, owner: me)
-                    throw (error as? ParleyError)?.message == FileService.cut.message ? Self.cutShort : error
+                    throw error
                 }
             } else {
                 upload = try await files.create(owner: me, length: length, metadata: metadata, now: now)
