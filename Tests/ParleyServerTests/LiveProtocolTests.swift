@@ -23,6 +23,12 @@ import WSCore
                 (#"{"type":"send","ref":"s3","clientId":"nope","recipientId":"\#(bob.id)","text":"x"}"#, .invalidClientId),
                 (#"{"type":"receipt","ref":"r1","conversationId":"\#(ConversationID.direct(alice.id, bob.id))","readSeq":1}"#, .conversationNotFound),
                 ("[]", .invalidFrame),
+                // Numbers that fit no field are valid JSON of the wrong type, as a string there would be.
+                (#"{"type":"receipt","ref":"f1","conversationId":"\#(ConversationID.direct(alice.id, bob.id))","readSeq":2.5}"#, .invalidFrame),
+                (
+                    #"{"type":"action","ref":"f2","clientId":"\#(UUID())","conversationId":"\#(ConversationID.direct(alice.id, bob.id))","seq":9223372036854775808,"kind":"hide"}"#,
+                    .invalidFrame
+                ),
             ]
             for (raw, _) in cases {
                 a.sendRaw(raw)
@@ -32,7 +38,7 @@ import WSCore
             let codes = await a.inbox.frames.compactMap(\.errorCode)
             #expect(codes == cases.map(\.1))
             let refs = await a.inbox.frames.compactMap { if case .error(let ref, _, _, _) = $0 { ref } else { nil } }
-            #expect(refs == ["t1", "s1", "h1", "y1", "n1", "s2", "s3", "r1"], "every error answering a frame with a ref echoes it")
+            #expect(refs == ["t1", "s1", "h1", "y1", "n1", "s2", "s3", "r1", "f1", "f2"], "every error answering a frame with a ref echoes it")
             let messages = await a.inbox.frames.compactMap { if case .error(_, _, _, let message) = $0 { message } else { nil } }
             #expect(!messages.contains { $0.contains("teleport") }, "an error never echoes the client's input")
             a.sendBinary(Array(#"{"type":"ping","ref":""#.utf8) + [0xC3, 0x28] + Array(#""}"#.utf8))

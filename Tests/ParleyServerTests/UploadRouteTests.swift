@@ -169,6 +169,33 @@ import Testing
         }
     }
 
+    /// tus checksum: a checksummed chunk is kept whole and verified, or not at all (FileService rule 3).
+    @Test func aCutChecksummedPatchKeepsNothingOfItsChunk() async throws {
+        try await TestServer.run { api in
+            let ada = try await api.register("ada")
+            let bytes = (0..<3000).map { UInt8(truncatingIfNeeded: $0 * 11) }
+            let created = try await api.createUpload(ada, length: bytes.count, name: "sum.bin", promise: TestAPI.sha256(bytes))
+            let location = try #require(created.headers[.location])
+            let first = try await api.patchUpload(ada, location, offset: 0, Array(bytes[..<1000]))
+            #expect(first.headers[TestAPI.uploadOffset] == "1000")
+            let digest = Data(TestAPI.sha256(Array(bytes[1000...]))).base64EncodedString()
+            let patch = try await RawConnection.open(port: api.port)
+            try await patch.send(
+                "PATCH \(location) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(ada.token)\r\nTus-Resumable: 1.0.0\r\n"
+                    + "Upload-Offset: 1000\r\nUpload-Checksum: sha256 \(digest)\r\nContent-Type: application/offset+octet-stream\r\n"
+                    + "Content-Length: 2000\r\n\r\n")
+            try await patch.send(Array(bytes[1000..<1800]))
+            try await patch.shutdownOutput()  // a killed client: 800 of the chunk's 2,000 bytes came
+            try await patch.wait("the cut chunk's answer") { text, closed in text.contains("HTTP/1.1 400") || closed }
+            await patch.close()
+            #expect(try await api.headUpload(ada, location).headers[TestAPI.uploadOffset] == "1000", "nothing of the unverified chunk kept")
+            let rest = try await api.patchUpload(ada, location, offset: 1000, Array(bytes[1000...]))
+            #expect(rest.status == .noContent && rest.headers[TestAPI.uploadOffset] == "3000", "\(rest.status)")
+            let upload = try await api.request(.get, location, token: ada.token).decode(API.Upload.self)
+            #expect(upload.complete && upload.size == 3000)
+        }
+    }
+
     static func stagedSizes(_ staging: URL) -> [Int] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? []
         return names.compactMap { name in

@@ -13,8 +13,10 @@ import Synchronization
 /// 1. An upload is created with its length, within the size limit and the owner's quota, at most
 ///    ``FileConfiguration/uploadsPerMinute`` a minute per user.
 /// 2. Bytes are appended at the stored offset only, one append per upload at a time; what an
-///    interrupted append delivered is kept.
-/// 3. A chunk with an `Upload-Checksum` that does not match is dropped whole (the offset stays).
+///    interrupted append delivered is kept, unless it carried an `Upload-Checksum` (rule 3).
+/// 3. A chunk with an `Upload-Checksum` is kept whole and verified, or dropped whole (the offset
+///    stays): when it does not match, and when its request was cut (a server killed mid-chunk
+///    may keep part of it, as of any chunk).
 /// 4. When the last byte arrives the file is hashed; a promised sha256 that differs removes the
 ///    upload. Otherwise the server reads what the file is (``FileReading``) and the upload is complete.
 /// 5. The file is hashed as its bytes arrive (``UploadDigests``), so completing it does not read it
@@ -23,7 +25,7 @@ import Synchronization
 ///    between the last byte and the record) is completed when its owner next asks where it stands:
 ///    an offset the server acknowledged is never lost to a crash.
 /// 7. An upload created with its first bytes (tus creation-with-upload) is recorded only once
-///    those bytes are in (``append(_:at:checksum:body:now:recording:)``), its quota looked at
+///    those bytes are in (``append(_:at:checksum:body:now:recording:cut:)``), its quota looked at
 ///    before (``reserve(_:)``, counting the owner's creations arriving on this node) and decided
 ///    then: a server that stops while they arrive keeps no upload its client never learned of,
 ///    only a staging the collector removes.
@@ -96,7 +98,12 @@ final class FileService: Sendable {
             try await blobs.truncateStaged(upload.id.rawValue, to: offset)
             throw ParleyError(.uploadTooLarge, "The upload was created for \(upload.length) bytes; this goes past them.")
         } catch {
-            await keepWhatArrived(upload, from: offset, hashed: file)
+            if checksum != nil {
+                // A chunk with a checksum is kept whole and verified, or not at all (tus checksum).
+                if (try? await blobs.truncateStaged(upload.id.rawValue, to: offset)) != nil, let before { digests.keep(upload.id, before, at: offset) }
+            } else {
+                await keepWhatArrived(upload, from: offset, hashed: file)
+            }
             throw error is RequestBodyCut || error is IOError ? cut : error
         }
         if let checksum, let chunk, chunk.digest() != checksum {

@@ -22,11 +22,18 @@ enum WireCoding {
         } catch is UnknownFrameType {
             // A fixed message: the type is the client's input, and errors never echo input.
             return .failure(ParleyError(.unknownFrameType, "The frame's type is not one this server knows."))
-        } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
+        } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty && !isJSON(data) {
+            // A number that fits no field (1.5 or 2^63 for a seq) is reported here too, with no
+            // path: valid JSON of the wrong type, so `invalid_frame`, as a string there would be.
             return .failure(ParleyError(.invalidJSON, "The frame is not valid JSON."))
         } catch {
             return .failure(ParleyError(.invalidFrame, "The frame is missing fields or has fields of the wrong type."))
         }
+    }
+
+    /// Whether `data` is JSON at all (read only for a frame that failed to decode).
+    static func isJSON(_ data: Data) -> Bool {
+        (try? JSONSerialization.jsonObject(with: data, options: .fragmentsAllowed)) != nil
     }
 
     /// Whether `bytes` are valid UTF-8; ASCII, by far the most common, is checked without decoding.
