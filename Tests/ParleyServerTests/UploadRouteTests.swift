@@ -148,52 +148,62 @@ import Testing
     /// keeps what arrived (FileService rule 2), and the upload resumes from there to the same file.
     @Test func aCutPatchKeepsWhatArrivedAndTheUploadResumes() async throws {
         try await TestServer.run { api in
-            let ada = try await api.register("ada")
-            let bytes = (0..<3000).map { UInt8(truncatingIfNeeded: $0 * 7) }
-            let created = try await api.createUpload(ada, length: bytes.count, name: "cut.bin", promise: TestAPI.sha256(bytes))
-            let location = try #require(created.headers[.location])
-            let patch = try await RawConnection.open(port: api.port)
-            try await patch.send(
-                "PATCH \(location) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(ada.token)\r\nTus-Resumable: 1.0.0\r\n"
-                    + "Upload-Offset: 0\r\nContent-Type: application/offset+octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n4b0\r\n")
-            try await patch.send(Array(bytes[..<1200]) + Array("\r\n".utf8))
-            try await patch.shutdownOutput()  // a killed client: a FIN after its last bytes
+            let (ada, bytes, location) = try await Self.promisedUpload(api)
+            let patch = try await Self.cutPatch(
+                api, ada, location, headers: "Upload-Offset: 0\r\nTransfer-Encoding: chunked\r\n\r\n4b0\r\n",
+                body: Array(bytes[..<1200]) + Array("\r\n".utf8))
             try await eventually("the first 1,200 bytes kept") {
                 try await api.headUpload(ada, location).headers[TestAPI.uploadOffset] == "1200"
             }
             await patch.close()
-            let rest = try await api.patchUpload(ada, location, offset: 1200, Array(bytes[1200...]))
-            #expect(rest.status == .noContent && rest.headers[TestAPI.uploadOffset] == "3000", "\(rest.status)")
-            let upload = try await api.request(.get, location, token: ada.token).decode(API.Upload.self)
-            #expect(upload.complete && upload.size == 3000, "the promised sha256 held: the bytes are the ones sent")
+            try await Self.resume(api, ada, location, bytes, from: 1200)
         }
     }
 
     /// tus checksum: a checksummed chunk is kept whole and verified, or not at all (FileService rule 3).
     @Test func aCutChecksummedPatchKeepsNothingOfItsChunk() async throws {
         try await TestServer.run { api in
-            let ada = try await api.register("ada")
-            let bytes = (0..<3000).map { UInt8(truncatingIfNeeded: $0 * 11) }
-            let created = try await api.createUpload(ada, length: bytes.count, name: "sum.bin", promise: TestAPI.sha256(bytes))
-            let location = try #require(created.headers[.location])
+            let (ada, bytes, location) = try await Self.promisedUpload(api)
             let first = try await api.patchUpload(ada, location, offset: 0, Array(bytes[..<1000]))
             #expect(first.headers[TestAPI.uploadOffset] == "1000")
             let digest = Data(TestAPI.sha256(Array(bytes[1000...]))).base64EncodedString()
-            let patch = try await RawConnection.open(port: api.port)
-            try await patch.send(
-                "PATCH \(location) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(ada.token)\r\nTus-Resumable: 1.0.0\r\n"
-                    + "Upload-Offset: 1000\r\nUpload-Checksum: sha256 \(digest)\r\nContent-Type: application/offset+octet-stream\r\n"
-                    + "Content-Length: 2000\r\n\r\n")
-            try await patch.send(Array(bytes[1000..<1800]))
-            try await patch.shutdownOutput()  // a killed client: 800 of the chunk's 2,000 bytes came
+            let patch = try await Self.cutPatch(
+                api, ada, location, headers: "Upload-Offset: 1000\r\nUpload-Checksum: sha256 \(digest)\r\nContent-Length: 2000\r\n\r\n",
+                body: Array(bytes[1000..<1800]))  // 800 of the chunk's 2,000 bytes
             try await patch.wait("the cut chunk's answer") { text, closed in text.contains("HTTP/1.1 400") || closed }
             await patch.close()
             #expect(try await api.headUpload(ada, location).headers[TestAPI.uploadOffset] == "1000", "nothing of the unverified chunk kept")
-            let rest = try await api.patchUpload(ada, location, offset: 1000, Array(bytes[1000...]))
-            #expect(rest.status == .noContent && rest.headers[TestAPI.uploadOffset] == "3000", "\(rest.status)")
-            let upload = try await api.request(.get, location, token: ada.token).decode(API.Upload.self)
-            #expect(upload.complete && upload.size == 3000)
+            try await Self.resume(api, ada, location, bytes, from: 1000)
         }
+    }
+
+    /// Ada and her 3,000-byte upload with its sha256 promised: the bytes and the upload's location.
+    static func promisedUpload(_ api: TestAPI) async throws -> (Account, [UInt8], String) {
+        let ada = try await api.register("ada")
+        let bytes = (0..<3000).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        let created = try await api.createUpload(ada, length: bytes.count, name: "cut.bin", promise: TestAPI.sha256(bytes))
+        return (ada, bytes, try #require(created.headers[.location]))
+    }
+
+    /// A PATCH of `location` (`headers` after its fixed ones) whose client was killed once `body`
+    /// went out: a FIN after its last bytes.
+    static func cutPatch(_ api: TestAPI, _ account: Account, _ location: String, headers: String, body: [UInt8]) async throws -> RawConnection {
+        let patch = try await RawConnection.open(port: api.port)
+        try await patch.send(
+            "PATCH \(location) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(account.token)\r\nTus-Resumable: 1.0.0\r\n"
+                + "Content-Type: application/offset+octet-stream\r\n" + headers)
+        try await patch.send(body)
+        try await patch.shutdownOutput()
+        return patch
+    }
+
+    /// The rest of `bytes` from `offset`, and the upload complete: its promised sha256 held, so the
+    /// bytes kept are the ones sent.
+    static func resume(_ api: TestAPI, _ account: Account, _ location: String, _ bytes: [UInt8], from offset: Int) async throws {
+        let rest = try await api.patchUpload(account, location, offset: offset, Array(bytes[offset...]))
+        #expect(rest.status == .noContent && rest.headers[TestAPI.uploadOffset] == "3000", "\(rest.status)")
+        let upload = try await api.request(.get, location, token: account.token).decode(API.Upload.self)
+        #expect(upload.complete && upload.size == 3000)
     }
 
     static func stagedSizes(_ staging: URL) -> [Int] {
