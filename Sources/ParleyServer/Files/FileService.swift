@@ -98,17 +98,11 @@ final class FileService: Sendable {
             try await blobs.truncateStaged(upload.id.rawValue, to: offset)
             throw ParleyError(.uploadTooLarge, "The upload was created for \(upload.length) bytes; this goes past them.")
         } catch {
-            if checksum != nil {
-                // A chunk with a checksum is kept whole and verified, or not at all (tus checksum).
-                if (try? await blobs.truncateStaged(upload.id.rawValue, to: offset)) != nil, let before { digests.keep(upload.id, before, at: offset) }
-            } else {
-                await keepWhatArrived(upload, from: offset, hashed: file)
-            }
+            await keepWhatArrived(upload, from: offset, hashed: file, checksummed: checksum != nil, before: before)
             throw error is RequestBodyCut || error is IOError ? cut : error
         }
         if let checksum, let chunk, chunk.digest() != checksum {
-            try await blobs.truncateStaged(upload.id.rawValue, to: offset)
-            if let before { digests.keep(upload.id, before, at: offset) }
+            try await dropChunk(upload.id, from: offset, before: before)
             throw ParleyError(.checksumMismatch, "The chunk's SHA-256 is not the one in 'Upload-Checksum'; it was dropped.")
         }
         if let recording {
@@ -137,19 +131,30 @@ final class FileService: Sendable {
         }
     }
 
-    /// Rule 2 for a body that ended with an error (its connection cut): what arrived stays, with its
-    /// digest (rule 5) when that covers every staged byte; if the upload was terminated meanwhile
-    /// (or is not recorded: rule 7), its staging goes.
-    private func keepWhatArrived(_ upload: StoredUpload, from offset: Int64, hashed file: RunningHash?) async {
-        let recorded: StoredUpload?
-        do { recorded = try await store.upload(upload.id, owner: upload.owner) } catch { return }  // unknown: keep what arrived
-        guard recorded != nil else {
+    /// Rules 2 and 3 for a body that ended with an error (its connection cut): what arrived stays,
+    /// with its digest (rule 5) when that covers every staged byte, unless the chunk was
+    /// `checksummed`: then it goes whole. If the upload was terminated meanwhile (or is not
+    /// recorded: rule 7), its staging goes; a failed lookup tells neither.
+    private func keepWhatArrived(_ upload: StoredUpload, from offset: Int64, hashed file: RunningHash?, checksummed: Bool, before: SHA256?) async {
+        var gone = false
+        do { gone = try await store.upload(upload.id, owner: upload.owner) == nil } catch {}
+        if gone {
             try? await blobs.deleteStaged(upload.id.rawValue)
+            return
+        }
+        if checksummed {
+            try? await dropChunk(upload.id, from: offset, before: before)
             return
         }
         if let file, let staged = try? await blobs.stagedSize(upload.id.rawValue), staged == offset + file.count {
             digests.keep(upload.id, file.state, at: staged)
         }
+    }
+
+    /// Rule 3: the chunk staged from `offset` goes whole; the file's digest is again the one before it.
+    private func dropChunk(_ id: UploadID, from offset: Int64, before: SHA256?) async throws {
+        try await blobs.truncateStaged(id.rawValue, to: offset)
+        if let before { digests.keep(id, before, at: offset) }
     }
 
     /// A body whose connection ended before it was whole.
