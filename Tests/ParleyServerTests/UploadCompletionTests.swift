@@ -71,7 +71,7 @@ import Testing
         let (_, first) = try await setup.service.append(upload, at: 0, checksum: nil, body: Self.body(Array(Self.bytes[..<100_000])), now: .now())
         #expect(first == 100_000 && setup.service.digests.count == 1, "the digest so far is kept")
         // A chunk that fails its checksum leaves the digest as it was.
-        let wrong = Array(SHA256.hash(data: [1]))
+        let wrong = ChunkChecksum(algorithm: .sha256, digest: Array(SHA256.hash(data: [1])))
         await #expect(throws: ParleyError.self) {
             try await setup.service.append(upload, at: 100_000, checksum: wrong, body: Self.body(Array(Self.bytes[100_000..<200_000])), now: .now())
         }

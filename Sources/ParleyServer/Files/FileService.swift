@@ -77,7 +77,7 @@ final class FileService: Sendable {
     /// `recording`, for an upload not yet recorded (rule 7), runs once the bytes are staged and
     /// checked; if it fails, they go. A body whose connection ended throws `cut`.
     func append<Body: AsyncSequence>(
-        _ upload: StoredUpload, at offset: Int64, checksum: [UInt8]?, body: Body, now: Timestamp,
+        _ upload: StoredUpload, at offset: Int64, checksum: ChunkChecksum?, body: Body, now: Timestamp,
         recording: (@Sendable () async throws -> Void)? = nil, cut: ParleyError = FileService.cut
     ) async throws -> (upload: StoredUpload, offset: Int64) where Body.Element == ByteBuffer {
         guard upload.reading == nil else { throw Self.mismatch(upload.length) }
@@ -85,8 +85,8 @@ final class FileService: Sendable {
         defer { _ = busy.withLock { $0.remove(upload.id) } }
         let before = digests.take(upload.id, at: offset)
         let file = before.map { RunningHash($0) }
-        let chunk = checksum == nil ? nil : RunningHash()
-        let hashing = HashingSequence(base: body, hashes: [chunk, file].compactMap { $0 })
+        let chunk = checksum.map { ChunkHash($0.algorithm) }
+        let hashing = HashingSequence(base: body, hashes: [chunk as (any ChunkFeed)?, file].compactMap { $0 })
         let staged: Int64
         do {
             staged = try await blobs.appendStaged(upload.id.rawValue, at: offset, limit: upload.length, body: hashing)
@@ -101,9 +101,9 @@ final class FileService: Sendable {
             await keepWhatArrived(upload, from: offset, hashed: file, checksummed: checksum != nil, before: before)
             throw error is RequestBodyCut || error is IOError ? cut : error
         }
-        if let checksum, let chunk, chunk.digest() != checksum {
+        if let checksum, let chunk, chunk.digest() != checksum.digest {
             try await dropChunk(upload.id, from: offset, before: before)
-            throw ParleyError(.checksumMismatch, "The chunk's SHA-256 is not the one in 'Upload-Checksum'; it was dropped.")
+            throw ParleyError(.checksumMismatch, "The chunk's \(checksum.algorithm.rawValue) is not the one in 'Upload-Checksum'; it was dropped.")
         }
         if let recording {
             do { try await recording() } catch {

@@ -76,20 +76,6 @@ enum TusHeaders {
         return metadata
     }
 
-    /// `Upload-Checksum: sha256 <base64>` as the 32 expected bytes; nil without the header.
-    /// - Throws: 400 `invalid_upload` for another algorithm or a malformed value.
-    static func checksum(_ fields: HTTPFields) throws -> [UInt8]? {
-        guard let text = fields[uploadChecksum] else { return nil }
-        let parts = text.split(separator: " ")
-        guard parts.count == 2, parts[0] == "sha256" else {
-            throw ParleyError(.invalidUpload, "'Upload-Checksum' must be 'sha256 <base64>': the only algorithm this server checks.")
-        }
-        guard let digest = Data(base64Encoded: String(parts[1])), digest.count == 32 else {
-            throw ParleyError(.invalidUpload, "The 'Upload-Checksum' value is not a base64 SHA-256.")
-        }
-        return Array(digest)
-    }
-
     /// An HTTP date (RFC 9110: `Sun, 06 Nov 1994 08:49:37 GMT`).
     static func httpDate(_ time: Timestamp) -> String {
         let formatter = DateFormatter()

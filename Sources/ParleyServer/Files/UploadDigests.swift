@@ -48,11 +48,11 @@ final class UploadDigests: Sendable {
 struct HashingSequence<Base: AsyncSequence>: AsyncSequence where Base.Element == ByteBuffer {
     typealias Element = ByteBuffer
     let base: Base
-    let hashes: [RunningHash]
+    let hashes: [any ChunkFeed]
 
     struct AsyncIterator: AsyncIteratorProtocol {
         var base: Base.AsyncIterator
-        let hashes: [RunningHash]
+        let hashes: [any ChunkFeed]
 
         mutating func next() async throws -> ByteBuffer? {
             guard let chunk = try await base.next() else { return nil }
@@ -65,7 +65,7 @@ struct HashingSequence<Base: AsyncSequence>: AsyncSequence where Base.Element ==
 }
 
 /// A SHA-256 fed chunk by chunk, counting the bytes it was fed.
-final class RunningHash: Sendable {
+final class RunningHash: ChunkFeed {
     private let hash: Mutex<(state: SHA256, count: Int64)>
 
     init(_ start: SHA256 = SHA256()) { hash = Mutex((start, 0)) }

@@ -17,7 +17,7 @@ struct UploadRoutes {
             headers[TusHeaders.tusVersion] = TusHeaders.version
             headers[TusHeaders.tusExtension] = TusHeaders.extensions
             headers[TusHeaders.tusMaxSize] = String(files.configuration.maxUploadBytes)
-            headers[TusHeaders.tusChecksumAlgorithm] = "sha256"
+            headers[TusHeaders.tusChecksumAlgorithm] = ChunkChecksum.offered
             return Response(status: .noContent, headers: headers)
         }
         uploads.post("") { request, context in
@@ -37,7 +37,7 @@ struct UploadRoutes {
                 // no Location: an upload the client never learns of would only hold its quota, so
                 // it goes. A body shorter than its Content-Length is a cut one too.
                 let declared = request.headers[.contentLength].flatMap { Int64($0) }
-                let checksum = try TusHeaders.checksum(request.headers)
+                let checksum = try ChunkChecksum(request.headers)
                 let planned = try files.plan(owner: me, length: length, metadata: metadata, now: now)
                 try await files.reserve(planned)
                 defer { files.release(planned) }
@@ -83,7 +83,7 @@ struct UploadRoutes {
                 throw ParleyError(.invalidUpload, "Say where the bytes go in 'Upload-Offset'.")
             }
             let (upload, stored) = try await files.find(try Self.id(context), owner: me)
-            let checksum = try TusHeaders.checksum(request.headers)
+            let checksum = try ChunkChecksum(request.headers)
             guard offset == stored else { throw FileService.mismatch(stored) }
             let (_, reached) = try await files.append(upload, at: offset, checksum: checksum, body: request.body, now: .now())
             var headers = HTTPFields()

@@ -32,9 +32,11 @@ extension TestAPI {
         return try await request(.post, "/v1/uploads", token: account.token, body: body.map { ByteBuffer(bytes: $0) }, headers: headers)
     }
 
-    func patchUpload(_ account: Account, _ location: String, offset: Int, _ bytes: [UInt8], checksum: [UInt8]? = nil) async throws -> APIResponse {
+    func patchUpload(
+        _ account: Account, _ location: String, offset: Int, _ bytes: [UInt8], checksum: [UInt8]? = nil, algorithm: String = "sha256"
+    ) async throws -> APIResponse {
         var headers: HTTPFields = [Self.tusResumable: "1.0.0", Self.uploadOffset: String(offset), .contentType: "application/offset+octet-stream"]
-        if let checksum { headers[Self.uploadChecksum] = "sha256 \(Data(checksum).base64EncodedString())" }
+        if let checksum { headers[Self.uploadChecksum] = "\(algorithm) \(Data(checksum).base64EncodedString())" }
         return try await request(.patch, location, token: account.token, body: ByteBuffer(bytes: bytes), headers: headers)
     }
 
