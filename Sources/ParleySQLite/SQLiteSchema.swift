@@ -404,6 +404,17 @@ enum SQLiteSchema {
             // filled again; the grams table holds CJK alone, which this leaves.
             try SQLiteSchema.refillFoldedSearchTables(db)
         }
+        migrator.registerMigration("v19-search-purges") { db in
+            // SearchIndexPurge: whether the FTS5 tables may hold words of a message deleted for
+            // everyone, and what is left of a rewrite under way. Pending from the start: an older
+            // database may hold some.
+            try db.execute(
+                sql: """
+                    CREATE TABLE search_index_purges (
+                        id INTEGER PRIMARY KEY CHECK (id = 1), pending INTEGER NOT NULL, steps_left INTEGER NOT NULL);
+                    INSERT INTO search_index_purges VALUES (1, 1, 0);
+                    """)
+        }
         return migrator
     }
 

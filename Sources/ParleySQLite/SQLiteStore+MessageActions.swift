@@ -105,7 +105,11 @@ extension SQLiteStore: MessageActionStore {
         guard let rowid = try Int64.fetchOne(db.cachedStatement(sql: "SELECT rowid FROM messages WHERE conversation_id = ? AND seq = ?"), arguments: key)
         else { return }
         searchIndex.remove(rowid: rowid, text: acted.text)
-        if let replacement { searchIndex.add(rowid: rowid, text: replacement) }
+        if let replacement {
+            searchIndex.add(rowid: rowid, text: replacement)
+        } else {
+            try SearchIndexPurge.markPending(db)
+        }
     }
 
     private static func apply(

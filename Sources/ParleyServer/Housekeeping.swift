@@ -6,7 +6,8 @@ import ParleyStore
 import ServiceLifecycle
 
 /// Periodic chores: prune old stream events (resume positions older than the retention get
-/// `resync`), forget idle rate-limit buckets, and give memory freed since back to the system.
+/// `resync`), rewrite the search index where it may hold deleted messages' words, forget idle
+/// rate-limit buckets, and give memory freed since back to the system.
 struct Housekeeping: Service {
     let store: any ParleyStore
     let eventsKeptPerUser: Int
@@ -22,6 +23,13 @@ struct Housekeeping: Service {
                 if removed > 0 { logger.info("Pruned stream events", metadata: ["removed": "\(removed)"]) }
             } catch {
                 logger.warning("Event pruning failed", metadata: ["error": "\(error)"])
+            }
+            do {
+                var steps = 0
+                while try await store.purgeDeletedSearchTerms(), !Task.isShuttingDownGracefully, !Task.isCancelled { steps += 1 }
+                if steps > 0 { logger.info("Rewrote the search index after deletes", metadata: ["steps": "\(steps)"]) }
+            } catch {
+                logger.warning("Search index rewrite failed", metadata: ["error": "\(error)"])
             }
             for limiter in limiters { limiter.sweep() }
             loginThrottle.sweep()

@@ -96,6 +96,12 @@ public protocol MessageSearchStore: Sendable {
     /// its ``SearchQuery/olderThan`` hit too), in its order, skipping `offset` and returning at most
     /// `limit`. A `from:` name nobody has finds nothing.
     func search(_ query: SearchQuery, as user: UserID, limit: Int, offset: Int) async throws -> [SearchHit]
+    /// One bounded step of rewriting the search index where it may still hold words of messages
+    /// deleted for everyone (no search finds them, but an index that drops an entry only when it
+    /// rewrites its storage keeps the bytes until then); returns whether more steps remain.
+    /// Housekeeping calls it until it returns false. A store whose index needs no such step
+    /// returns false.
+    func purgeDeletedSearchTerms() async throws -> Bool
 }
 
 /// Each user's ordered, resumable event stream.

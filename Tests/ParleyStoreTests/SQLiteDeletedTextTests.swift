@@ -33,6 +33,44 @@ import Testing
         try await store.close()
     }
 
+    /// SearchIndexPurge: the index's words of a message deleted for everyone stay in FTS5's older
+    /// segments after the delete, and leave the file with the purge's steps, also while new
+    /// messages keep writing segments between them (rule 2's budget ends it).
+    @Test(arguments: [false, true]) func deletedWordsLeaveTheSearchIndexWithThePurge(busy: Bool) async throws {
+        let path = WALCheckpointerTests.temporaryPath()
+        let store = try SQLiteStore(path: path, durability: .normal)
+        let ada = try await store.makeUser("ada"), grace = try await store.makeUser("grace")
+        while try await store.purgeDeletedSearchTerms() {}  // the migration's pending mark
+        let secret = try await store.send("zqxjwordalpha 秘密の計画は火曜日", from: ada.id, to: .user(grace.id)).message
+        for number in 0..<40 { _ = try await store.send("filler \(number) 今日の天気", from: grace.id, to: .conversation(secret.conversationId)) }
+        let word = Array("wordalpha".utf8), grams = Array("は火".utf8)
+        try await store.checkpointTruncatingWAL()
+        let indexed = try Self.bytes(of: path)
+        let (wordIndexed, gramsIndexed) = (indexed.contains(word), indexed.contains(grams))
+        #expect(wordIndexed && gramsIndexed, "indexed (so the checks below can fail)")
+        _ = try await store.act(
+            NewMessageAction(actor: ada.id, clientId: .random(), conversation: secret.conversationId, seq: secret.seq, change: .delete), now: .now())
+        try await store.checkpointTruncatingWAL()
+        let wordKept = try Self.bytes(of: path).contains(word)
+        #expect(wordKept, "FTS5 keeps the words until a merge")
+        var steps = 0
+        while try await store.purgeDeletedSearchTerms() {
+            steps += 1
+            if busy { _ = try await store.send("later \(steps) 明日の予定", from: grace.id, to: .conversation(secret.conversationId)) }
+            try #require(steps < 1000, "the purge ends")
+        }
+        try await store.checkpointTruncatingWAL()
+        let after = try Self.bytes(of: path)
+        let (wordLeft, gramsLeft) = (after.contains(word), after.contains(grams))
+        #expect(!wordLeft, "the deleted message's word")
+        #expect(!gramsLeft, "its CJK grams")
+        #expect(try await store.search(try SearchQuery.parse("filler"), as: grace.id, limit: 50, offset: 0).count == 40, "the others are found")
+        #expect(try await store.search(try SearchQuery.parse("天気"), as: grace.id, limit: 50, offset: 0).count == 40)
+        #expect(try await store.search(try SearchQuery.parse("zqxjwordalpha"), as: grace.id, limit: 50, offset: 0).isEmpty)
+        #expect(try await store.purgeDeletedSearchTerms() == false, "nothing pending after")
+        try await store.close()
+    }
+
     /// The database file and its WAL, as one byte string.
     static func bytes(of path: String) throws -> [UInt8] {
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
