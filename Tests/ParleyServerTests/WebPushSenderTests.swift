@@ -8,6 +8,7 @@ import HummingbirdTesting
 import NIOCore
 @testable import ParleyServer
 import ParleyTestSupport
+import Synchronization
 import Testing
 
 /// ``WebPushSender`` against a push-service stand-in on loopback that decrypts what it receives as
@@ -119,6 +120,43 @@ import Testing
             #expect(took < .seconds(30), "held \(took), not the minute the body takes")
             #expect(await received.requests.map(\.path) == ["drip"])
         }
+    }
+
+    /// Rule 4: a name is reached at the address its check found, never looked up by the HTTP client
+    /// (no resolver but the check's knows `push.parley.test`: unpinned, the push fails to connect),
+    /// and its client is kept for the next push.
+    @Test func aNameIsReachedAtTheAddressItsCheckFound() async throws {
+        try await Self.withPushService { base, received in
+            let port = try #require(URL(string: base)?.port)
+            let names = PushHostCheckTests.Names(["push.parley.test": [[127, 0, 0, 1]]])
+            let sender = WebPushSender(
+                client: .shared, vapid: VAPIDKey(), subject: "mailto:ops@example.com",
+                hostCheck: PushHostCheck(allowLoopback: true, resolve: names.resolve))
+            let subscription = WebPushSubscription(
+                endpoint: URL(string: "http://push.parley.test:\(port)/push/ok")!,
+                p256dh: Array(P256.KeyAgreement.PrivateKey().publicKey.x963Representation), auth: [UInt8](repeating: 1, count: 16))
+            #expect(try await sender.send([1], to: subscription) == .delivered)
+            #expect(try await sender.send([2], to: subscription) == .delivered)
+            #expect(sender.pinnedClients.count == 1 && names.lookups.load(ordering: .relaxed) == 1)
+            #expect(await received.requests.map(\.path) == ["ok", "ok"])
+            await sender.pinnedClients.shutdown()
+        }
+    }
+
+    /// ``PinnedPushClients`` rules 1, 2 and 4.
+    @Test func aPinnedClientIsKeptWhileItsAddressIsCheckedAndReplacedWhenNot() async throws {
+        let pinned = PinnedPushClients(grace: .zero)
+        let first = try #require(pinned.client(for: "push.parley.test", checked: [[127, 0, 0, 1], [127, 0, 0, 2]]))
+        #expect(pinned.client(for: "push.parley.test", checked: [[127, 0, 0, 2], [127, 0, 0, 1]]) === first, "its address still checked")
+        let second = try #require(pinned.client(for: "push.parley.test", checked: [[127, 0, 0, 3]]))
+        #expect(second !== first && pinned.count == 1, "pinned again")
+        #expect(pinned.client(for: "push.parley.test", checked: []) == nil)
+        for index in 0..<(PinnedPushClients.limit + 6) { _ = pinned.client(for: "h\(index).parley.test", checked: [[127, 0, 0, 1]]) }
+        #expect(pinned.count == PinnedPushClients.limit)
+        #expect(PinnedPushClients.text([0x20, 0x01, 0x0d, 0xb8] + [UInt8](repeating: 0, count: 11) + [1]) == "2001:db8:0:0:0:0:0:1")
+        #expect(PinnedPushClients.text([192, 0, 2, 7]) == "192.0.2.7")
+        await pinned.shutdown()
+        #expect(pinned.client(for: "push.parley.test", checked: [[127, 0, 0, 1]]) == nil, "none after shutdown")
     }
 
     @Test func aPushServiceThatIsNotThereIsRetriedLater() async throws {

@@ -21,8 +21,9 @@ import Glibc
 ///    failure.
 /// 4. An answer is kept ``answerLifetime`` (a failure 5 s), at most 4,096 names (all forgotten when
 ///    full), so a push costs no lookup while its service's connection is reused anyway.
-/// Not caught: a name whose answer changes between this lookup and the HTTP client's own (DNS
-/// rebinding); docs/security.md says to put egress behind a proxy where that matters.
+/// 5. The addresses an `outside` answer found are kept with it (``checkedAddresses(of:)``): the
+///    request is sent to one of them (``PinnedPushClients``), never to where a second lookup
+///    would lead, so a name whose answer changes after the check (DNS rebinding) cannot take it inside.
 final class PushHostCheck: Sendable {
     enum Verdict: Sendable, Equatable { case outside, inside, unresolved }
 
@@ -31,7 +32,7 @@ final class PushHostCheck: Sendable {
     static let answerLifetime = Duration.seconds(60)
     private let allowLoopback: Bool
     private let resolve: Resolve
-    private let answers = Mutex<[String: (verdict: Verdict, until: ContinuousClock.Instant)]>([:])
+    private let answers = Mutex<[String: (verdict: Verdict, addresses: [[UInt8]], until: ContinuousClock.Instant)]>([:])
 
     init(allowLoopback: Bool, resolve: @escaping Resolve = PushHostCheck.systemResolve) {
         self.allowLoopback = allowLoopback
@@ -40,14 +41,14 @@ final class PushHostCheck: Sendable {
 
     func verdict(for endpoint: URL) async -> Verdict {
         guard let host = endpoint.host?.lowercased(), !host.isEmpty else { return .inside }
-        let literal = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
-        if IPNetwork.addressBytes(literal) != nil { return .outside }  // rule 1
+        if Self.isAddress(host) { return .outside }  // rule 1
         let now = ContinuousClock.now
         if let kept = answers.withLock({ $0[host] }), kept.until > now { return kept.verdict }
         let verdict: Verdict
+        var found: [[UInt8]] = []
         do {
-            let addresses = try await resolve(host)
-            let inside = addresses.isEmpty || addresses.contains { WebPushEndpoint.isInside($0, allowLoopback: allowLoopback) }
+            found = try await resolve(host)
+            let inside = found.isEmpty || found.contains { WebPushEndpoint.isInside($0, allowLoopback: allowLoopback) }
             verdict = inside ? .inside : .outside
         } catch {
             verdict = .unresolved
@@ -55,9 +56,21 @@ final class PushHostCheck: Sendable {
         let until = now.advanced(by: verdict == .unresolved ? .seconds(5) : Self.answerLifetime)
         answers.withLock { answers in
             if answers.count >= 4_096 { answers.removeAll() }
-            answers[host] = (verdict, until)
+            answers[host] = (verdict, verdict == .outside ? found : [], until)
         }
         return verdict
+    }
+
+    /// The addresses the last `outside` answer for `endpoint`'s host name found, every one of them
+    /// outside (rule 5); empty for a host written as an address, or without such an answer.
+    func checkedAddresses(of endpoint: URL) -> [[UInt8]] {
+        guard let host = endpoint.host?.lowercased() else { return [] }
+        return answers.withLock { $0[host].map { $0.verdict == .outside ? $0.addresses : [] } ?? [] }
+    }
+
+    /// Whether a URL's host is an address written as numbers (IPv6 in brackets), not a name.
+    static func isAddress(_ host: String) -> Bool {
+        IPNetwork.addressBytes(host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host) != nil
     }
 
     struct LookupFailed: Error {}

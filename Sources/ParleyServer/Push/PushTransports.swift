@@ -152,6 +152,7 @@ struct PushTransports: Sendable {
 
     func shutdown() async {
         try? await webPush.client.shutdown()
+        await webPush.pinnedClients.shutdown()
         await apns?.shutdown()
     }
 }

@@ -34,7 +34,9 @@ struct WebPushSubscription: Sendable, Equatable {
 ///    services at once.
 /// 4. Before the request, the endpoint's host name is looked up (``PushHostCheck``): a name that
 ///    resolves inside the server's networks is `endpointInside` and nothing is sent; a failed
-///    lookup is "retry later".
+///    lookup is "retry later". A name is then reached at an address that check found
+///    (``PinnedPushClients``), never looked up again by the HTTP client; an endpoint written as an
+///    address goes through ``client``.
 struct WebPushSender: Sendable {
     enum Outcome: Sendable, Equatable {
         case delivered
@@ -55,6 +57,8 @@ struct WebPushSender: Sendable {
     var timeout: TimeAmount = .seconds(15)
     /// Where the endpoint's name leads, looked up before each request (rule 4).
     var hostCheck = PushHostCheck(allowLoopback: false)
+    /// The clients that reach names at the addresses ``hostCheck`` found (rule 4).
+    var pinnedClients = PinnedPushClients(grace: .seconds(120))
     /// Signed VAPID headers by audience, reused while they have 6 of their 12 hours left (a
     /// signature per push was a tenth of a push's cost).
     let authorizations = VAPIDAuthorizations()
@@ -69,6 +73,7 @@ struct WebPushSender: Sendable {
         case .inside: return .endpointInside
         case .unresolved: return .retry(after: nil)
         }
+        guard let client = reachingClient(for: subscription.endpoint) else { return .retry(after: nil) }
         let body = try WebPushEncryption.encrypt(payload, p256dh: subscription.p256dh, auth: subscription.auth, padding: padding)
         var request = HTTPClientRequest(url: subscription.endpoint.absoluteString)
         request.method = .POST
@@ -95,6 +100,15 @@ struct WebPushSender: Sendable {
         return outcome
     }
 
+    /// ``client`` for an endpoint written as an address, a client pinned to a checked address for
+    /// a name (rule 4); nil for a name whose checked addresses are gone (the check's answers were
+    /// all forgotten meanwhile), which is tried again later.
+    private func reachingClient(for endpoint: URL) -> HTTPClient? {
+        guard let host = endpoint.host, !host.isEmpty else { return nil }
+        if PushHostCheck.isAddress(host) { return client }
+        return pinnedClients.client(for: host, checked: hostCheck.checkedAddresses(of: endpoint))
+    }
+
     /// Reads an answer's body to its end, so that the connection is reused, but for no longer than
     /// what is left of the request's time (rule 3): the client's timeout ends with the answer's
     /// head, and a service that then sends its body a byte at a time held the push (and, claimed
@@ -108,10 +122,12 @@ struct WebPushSender: Sendable {
         }
     }
 
-    /// An HTTP client for push services: redirects refused, not followed (rule 2).
-    static func makeClient() -> HTTPClient {
+    /// An HTTP client for push services: redirects refused, not followed (rule 2); `dnsOverride`
+    /// connects to the given address for a name (``PinnedPushClients``).
+    static func makeClient(dnsOverride: [String: String] = [:]) -> HTTPClient {
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow
+        configuration.dnsOverride = dnsOverride
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
