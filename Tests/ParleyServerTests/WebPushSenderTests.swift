@@ -143,6 +143,27 @@ import Testing
         }
     }
 
+    /// ``PinnedPushClients`` rule 5: a checked address where nothing answers is left for another
+    /// one of the name's addresses at the next push.
+    @Test func aDeadAddressOfSeveralIsLeftForAnother() async throws {
+        try await Self.withPushService { base, received in
+            let port = try #require(URL(string: base)?.port)
+            // 127.0.0.2 is loopback too, but the stand-in listens on 127.0.0.1 only.
+            let names = PushHostCheckTests.Names(["push.parley.test": [[127, 0, 0, 2], [127, 0, 0, 1]]])
+            let sender = WebPushSender(
+                client: .shared, vapid: VAPIDKey(), subject: "mailto:ops@example.com", timeout: .seconds(2),
+                hostCheck: PushHostCheck(allowLoopback: true, resolve: names.resolve))
+            let subscription = WebPushSubscription(
+                endpoint: URL(string: "http://push.parley.test:\(port)/push/ok")!,
+                p256dh: Array(P256.KeyAgreement.PrivateKey().publicKey.x963Representation), auth: [UInt8](repeating: 1, count: 16))
+            #expect(try await sender.send([1], to: subscription) == .retry(after: nil), "pinned to the first address, where nothing listens")
+            #expect(try await sender.send([2], to: subscription) == .delivered, "pinned to the other")
+            #expect(try await sender.send([3], to: subscription) == .delivered)
+            #expect(await received.requests.map(\.path) == ["ok", "ok"])
+            await sender.pinnedClients.shutdown()
+        }
+    }
+
     /// ``PinnedPushClients`` rules 1, 2 and 4.
     @Test func aPinnedClientIsKeptWhileItsAddressIsCheckedAndReplacedWhenNot() async throws {
         let pinned = PinnedPushClients(grace: .zero)

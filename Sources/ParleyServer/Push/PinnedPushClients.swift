@@ -15,11 +15,17 @@ import Synchronization
 ///    is shut down after ``grace`` (the pushes it carries end within the sender's timeout).
 /// 3. Every client refuses redirects, as ``WebPushSender/makeClient()`` does.
 /// 4. ``shutdown()`` shuts every client down, replaced ones included, and pins no more (nil).
+/// 5. A request through a pinned client that fails (no connection, no answer in time) unpins it
+///    (``failed(_:host:)``), and the next push pins another checked address while there is one:
+///    one dead address of a service's several does not hold its pushes, as a client that looked
+///    the name up itself would try the others.
 final class PinnedPushClients: Sendable {
     static let limit = 64
     private struct State {
         var pinned: [String: (address: String, client: HTTPClient)] = [:]
         var replaced: [ObjectIdentifier: HTTPClient] = [:]
+        /// The address each name's last failed request went to (rule 5).
+        var failed: [String: String] = [:]
         var closed = false
     }
     private let grace: Duration
@@ -34,19 +40,34 @@ final class PinnedPushClients: Sendable {
         guard let first = addresses.first else { return nil }
         let answer = state.withLock { state -> (client: HTTPClient, replaced: [HTTPClient])? in
             guard !state.closed else { return nil }
-            if let kept = state.pinned[host], addresses.contains(kept.address) { return (kept.client, []) }
+            let avoided = state.failed[host]
+            if let kept = state.pinned[host], kept.address != avoided, addresses.contains(kept.address) { return (kept.client, []) }
             var replaced = state.pinned.removeValue(forKey: host).map { [$0.client] } ?? []
             if state.pinned.count >= Self.limit, let old = state.pinned.keys.first {
                 replaced += state.pinned.removeValue(forKey: old).map { [$0.client] } ?? []
             }
             for old in replaced { state.replaced[ObjectIdentifier(old)] = old }
-            let client = WebPushSender.makeClient(dnsOverride: [host: first])
-            state.pinned[host] = (first, client)
+            let address = addresses.first { $0 != avoided } ?? first
+            let client = WebPushSender.makeClient(dnsOverride: [host: address])
+            state.pinned[host] = (address, client)
             return (client, replaced)
         }
         guard let answer else { return nil }
         for old in answer.replaced { retire(old) }
         return answer.client
+    }
+
+    /// Rule 5: `client`, pinned for `host`, failed a request.
+    func failed(_ client: HTTPClient, host: String) {
+        let unpinned = state.withLock { state -> HTTPClient? in
+            guard let pin = state.pinned[host], pin.client === client else { return nil }
+            if state.failed.count >= 4 * Self.limit { state.failed.removeAll() }
+            state.failed[host] = pin.address
+            state.pinned.removeValue(forKey: host)
+            state.replaced[ObjectIdentifier(client)] = client
+            return client
+        }
+        if let unpinned { retire(unpinned) }
     }
 
     /// Rule 2: shut down once the pushes it carries are over.

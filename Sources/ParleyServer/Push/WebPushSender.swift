@@ -93,6 +93,7 @@ struct WebPushSender: Sendable {
         do {
             response = try await client.execute(request, timeout: timeout)
         } catch {
+            if let host = subscription.endpoint.host, client !== self.client { pinnedClients.failed(client, host: host) }
             return .retry(after: nil)
         }
         let outcome = Self.outcome(status: Int(response.status.code), retryAfter: response.headers.first(name: "Retry-After"))
