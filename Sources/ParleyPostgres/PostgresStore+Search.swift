@@ -3,6 +3,10 @@ import ParleyStore
 import PostgresNIO
 
 extension PostgresStore: MessageSearchStore {
+    /// Nothing to step through: the GIN entries of a deleted message's old row version go when
+    /// (auto)vacuum removes that version (docs/security.md).
+    public func purgeDeletedSearchTerms() async throws -> Bool { false }
+
     /// The rules of SQLite's search (docs/protocol.md "Search"): words (from three characters,
     /// prefixes too) and phrases through `to_tsvector('simple', parley_words(text))`, split into
     /// runs of letters and digits as FTS5 splits them (``PostgresSearchWords``); a CJK term of nothing but
@@ -16,10 +20,6 @@ extension PostgresStore: MessageSearchStore {
     /// every match in every conversation and throwing most away (a word in 3 % of the messages:
     /// 264 ms → 12 ms; docs/benchmarks.md "Search").
     /// Every term and filter is a bound parameter: nothing a user types becomes SQL.
-    /// Nothing to step through: the GIN entries of a deleted message's old row version go when
-    /// (auto)vacuum removes that version (docs/security.md).
-    public func purgeDeletedSearchTerms() async throws -> Bool { false }
-
     public func search(_ query: SearchQuery, as user: UserID, limit: Int, offset: Int) async throws -> [SearchHit] {
         guard !query.terms.isEmpty || query.hasFile else { return [] }
         return try await read { db in

@@ -3,16 +3,16 @@ import ParleyCore
 import ParleyStore
 
 extension SQLiteStore: MessageSearchStore {
-    /// Rules (docs/protocol.md "Search"): only what `user` can read (a member's conversations,
-    /// inside their spans in a group; never an entry, a deleted message, one they hid, or one edited
-    /// after they left the group: its new text is not theirs to see); words (from three characters, prefixes too) and
-    /// phrases through the word index, CJK of three or more characters through the trigram index,
-    /// shorter CJK through the grams index; newest first by rowid (the order messages were stored), or by bm25.
     /// ``SearchIndexPurge``'s step, in a write transaction of its own.
     public func purgeDeletedSearchTerms() async throws -> Bool {
         try await write { try SearchIndexPurge.step($0) }
     }
 
+    /// Rules (docs/protocol.md "Search"): only what `user` can read (a member's conversations,
+    /// inside their spans in a group; never an entry, a deleted message, one they hid, or one edited
+    /// after they left the group: its new text is not theirs to see); words (from three characters, prefixes too) and
+    /// phrases through the word index, CJK of three or more characters through the trigram index,
+    /// shorter CJK through the grams index; newest first by rowid (the order messages were stored), or by bm25.
     public func search(_ query: SearchQuery, as user: UserID, limit: Int, offset: Int) async throws -> [SearchHit] {
         guard !query.terms.isEmpty || query.hasFile else { return [] }
         return try await pool.read { db in
