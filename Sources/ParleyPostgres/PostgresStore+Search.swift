@@ -66,7 +66,7 @@ extension PostgresStore: MessageSearchStore {
                   \(statement.conditions.map { "AND " + $0 }.joined(separator: "\n  "))
                 """
             let source = "messages m WHERE m.conversation_id = ANY(\(mine)) AND \(visible)"
-            let rank = query.order == .relevance && !words.isEmpty ? "ts_rank(\(PostgresSearchWords.vector), \(tsquery)) DESC, " : ""
+            let rank = query.order == .relevance && !words.isEmpty ? "ts_rank(\(PostgresSearchWords.vector), \(tsquery), 1) DESC, " : ""
             let sql = """
                 SELECT m.conversation_id, m.seq, m.sender_id, m.created_at, m.text FROM \(source)
                 ORDER BY \(rank)m.created_at DESC, m.seq DESC, m.conversation_id DESC LIMIT \(max(1, limit)) OFFSET \(max(0, offset))

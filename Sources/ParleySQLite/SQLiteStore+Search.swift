@@ -142,7 +142,7 @@ struct SearchPlan {
         let match = table.map { "\($0) MATCH ? AND " } ?? ""
         // On the index's own rowid, which it can seek (an integer, never user text).
         let below = rowidBelow.map { [table != nil ? "s.rowid < \($0)" : "m.rowid < \($0)"] } ?? []
-        let ordering = table != nil && order == .relevance ? "s.rank" : table != nil ? "s.rowid DESC" : "m.rowid DESC"
+        let ordering = table != nil && order == .relevance ? "s.rank, s.rowid DESC" : table != nil ? "s.rowid DESC" : "m.rowid DESC"
         return """
             SELECT m.conversation_id, m.seq, m.sender_id, m.created_at, m.text FROM \(source)
             WHERE \(match)\(([visible] + conditions + below).joined(separator: " AND ")) ORDER BY \(ordering)

@@ -50,6 +50,10 @@ import Testing
             #expect(rest.status == .noContent && rest.headers[TestAPI.uploadOffset] == String(png.count))
             let upload = try await api.request(.get, location, token: ada.token).decode(API.Upload.self)
             #expect(upload.complete && upload.kind == .image && upload.mimeType == "image/png" && upload.width == 300 && upload.height == 200)
+            // A complete upload takes nothing more, and says so, not "continue from there".
+            let again = try await api.patchUpload(ada, location, offset: png.count, [1])
+            #expect(again.status == .conflict && again.headers[TestAPI.uploadOffset] == String(png.count))
+            #expect(try again.decode(ErrorBody.self).error.message.contains("complete"))
         }
     }
 

@@ -108,6 +108,28 @@ import Testing
         #expect(try await Self.search(world.store, "kiwi", as: world.grace).count == 3)
     }
 
+    /// Best match first, the same on every backend: a message that is mostly the word before a long
+    /// one that mentions it once, and equal matches newest first.
+    @Test(arguments: StoreBackend.all)
+    func bestMatchFirstWeighsLengthAndPutsTiesNewestFirst(backend: StoreBackend) async throws {
+        let world = try await ActionWorld(backend)
+        let chat = ConversationID.direct(world.ada.id, world.grace.id)
+        let base = Timestamp.now().milliseconds
+        let texts = [
+            "lime 0", "kumquat", "lime 1", "a long note that says many things about the market and kumquat once among them all", "lime 2",
+        ]
+        for (index, text) in texts.enumerated() {
+            _ = try await world.store.send(text, from: world.ada.id, to: .conversation(chat), at: Timestamp(milliseconds: base + Int64(index) * 1000))
+        }
+        func best(_ q: String) async throws -> [String] {
+            var query = try SearchQuery.parse(q)
+            query.order = .relevance
+            return try await world.store.search(query, as: world.grace.id, limit: 5, offset: 0).map(\.text)
+        }
+        #expect(try await best("kumquat").first == "kumquat")
+        #expect(try await best("lime") == ["lime 2", "lime 1", "lime 0"])
+    }
+
     @Test(arguments: StoreBackend.all)
     func filtersOrderPagesAndHostileInput(backend: StoreBackend) async throws {
         let world = try await ActionWorld(backend)

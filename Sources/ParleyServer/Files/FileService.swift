@@ -80,7 +80,7 @@ final class FileService: Sendable {
         _ upload: StoredUpload, at offset: Int64, checksum: ChunkChecksum?, body: Body, now: Timestamp,
         recording: (@Sendable () async throws -> Void)? = nil, cut: ParleyError = FileService.cut
     ) async throws -> (upload: StoredUpload, offset: Int64) where Body.Element == ByteBuffer {
-        guard upload.reading == nil else { throw Self.mismatch(upload.length) }
+        guard upload.reading == nil else { throw Self.mismatch(upload.length, complete: true) }
         guard busy.withLock({ $0.insert(upload.id).inserted }) else { throw Self.busyError }
         defer { _ = busy.withLock { $0.remove(upload.id) } }
         let before = digests.take(upload.id, at: offset)
@@ -189,8 +189,10 @@ final class FileService: Sendable {
         try? await blobs.deleteStaged(id.rawValue)
     }
 
-    static func mismatch(_ stored: Int64) -> ParleyError {
-        var error = ParleyError(.offsetMismatch, "The upload has \(stored) bytes: continue from there.")
+    /// `409 offset_mismatch` with where the upload stands; a `complete` one has nothing left to send.
+    static func mismatch(_ stored: Int64, complete: Bool = false) -> ParleyError {
+        let message = complete ? "The upload is complete (\(stored) bytes): nothing more to send." : "The upload has \(stored) bytes: continue from there."
+        var error = ParleyError(.offsetMismatch, message)
         error.headers[TusHeaders.uploadOffset] = String(stored)
         return error
     }
