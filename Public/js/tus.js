@@ -54,10 +54,14 @@ export async function maxSize() {
   }
 }
 
-/** Creates an upload: `{url, id, offset}` (url is a path on this origin). */
-export async function create(token, { size, name, type, digest }) {
+/**
+ * Creates an upload: `{url, id, offset}` (url is a path on this origin). `original`: the file goes as
+ * it was (sent as a file), so the server keeps a photo's metadata; otherwise it takes it out.
+ */
+export async function create(token, { size, name, type, digest, original = false }) {
   const metadata = [`filename ${metadataValue(name)}`, `filetype ${metadataValue(type || "application/octet-stream")}`];
   if (digest) metadata.push(`sha256 ${digest}`);
+  if (original) metadata.push("original");
   const response = await call(token, "POST", "/v1/uploads", { "Upload-Length": String(size), "Upload-Metadata": metadata.join(",") });
   const location = response.headers.get("Location");
   const body = await response.json().catch(() => null);

@@ -91,7 +91,7 @@ export class Uploads {
       this.arriving.add(key);
       const encode = !asFile && info.kind === "image" && info.reencode;
       records.push({ key, userId: this.store.me, clientId, conversationId, caption: text, name: safeFileName(file.name), size: file.size,
-                     type: file.type, blob: file, encode });
+                     type: file.type, blob: file, encode, original: Boolean(asFile) });
       attachments.push({ key, name: safeFileName(file.name), size: file.size, mimeType: file.type, kind: info.kind, width: info.width, height: info.height,
                          durationMs: info.durationMs, thumbnail: info.thumbnail, placeholder: info.placeholder });
     }
@@ -216,7 +216,8 @@ export class Uploads {
     while (!signal.aborted) {
       try {
         if (!record.url) {
-          const created = await create(this.token, { size: record.size, name: record.name, type: record.type, digest: record.digest });
+          const created = await create(this.token, { size: record.size, name: record.name, type: record.type, digest: record.digest,
+                                                     original: record.original });
           record.url = created.url;
           attachment.uploadId = created.id;
           offset = created.offset;

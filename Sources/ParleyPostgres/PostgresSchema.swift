@@ -331,6 +331,8 @@ enum PostgresSchema {
         ("v21-commit-order-marks", PostgresCommitOrderMarks.statements),
         // A word glued to CJK is a word of its own (``PostgresSearchWords``).
         ("v22-search-word-boundaries", PostgresSearchWords.statements),
+        // An upload sent as it was (tus metadata `original`) keeps a photo's metadata (``ImageMetadataScrub``).
+        ("v23-uploads-keep-metadata", ["ALTER TABLE uploads ADD COLUMN keeps_metadata BOOLEAN NOT NULL DEFAULT false"]),
     ]
 
     static func migrate(_ client: PostgresClient, logger: Logger) async throws {

@@ -4,8 +4,10 @@ import PostgresNIO
 
 extension PostgresStore: UploadStore {
     static let uploadColumns =
-        "id, owner_id, name, length, sha256, created_at, expires_at, blob, mime_type, kind, width, height, conversation_id, seq, photo_of"
-    typealias UploadRow = (String, String, String, Int64, String?, Int64, Int64, String?, String?, String?, Int32?, Int32?, String?, Int64?, String?)
+        "id, owner_id, name, length, sha256, created_at, expires_at, blob, mime_type, kind, width, height, conversation_id, seq, photo_of, keeps_metadata"
+    typealias UploadRow = (
+        String, String, String, Int64, String?, Int64, Int64, String?, String?, String?, Int32?, Int32?, String?, Int64?, String?, Bool
+    )
 
     public func createUpload(_ upload: NewUpload, quota: Int64, now: Timestamp) async throws {
         try await transaction { db in
@@ -17,9 +19,9 @@ extension PostgresStore: UploadStore {
             guard used + upload.length <= quota else { throw StoreError.quotaExceeded(limit: quota) }
             try await db.query(
                 """
-                INSERT INTO uploads (id, owner_id, name, length, sha256, created_at, expires_at)
+                INSERT INTO uploads (id, owner_id, name, length, sha256, created_at, expires_at, keeps_metadata)
                 VALUES (\(upload.id.rawValue), \(upload.owner.rawValue), \(upload.name), \(upload.length), \(upload.sha256), \(now.milliseconds),
-                    \(upload.expiresAt.milliseconds))
+                    \(upload.expiresAt.milliseconds), \(upload.keepsMetadata))
                 """, logger: self.logger)
         }
     }
@@ -163,6 +165,6 @@ extension StoredUpload {
         self.init(
             id: UploadID(rawValue: row.0), owner: UserID(rawValue: row.1), name: row.2, length: row.3, sha256: row.4,
             createdAt: Timestamp(milliseconds: row.5), expiresAt: Timestamp(milliseconds: row.6), reading: reading,
-            conversationId: row.12.map(ConversationID.init(rawValue:)), seq: row.13, photoOf: row.14.map(UserID.init(rawValue:)))
+            conversationId: row.12.map(ConversationID.init(rawValue:)), seq: row.13, photoOf: row.14.map(UserID.init(rawValue:)), keepsMetadata: row.15)
     }
 }

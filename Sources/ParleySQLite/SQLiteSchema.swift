@@ -415,6 +415,10 @@ enum SQLiteSchema {
                     INSERT INTO search_index_purges VALUES (1, 1, 0);
                     """)
         }
+        migrator.registerMigration("v20-uploads-keep-metadata") { db in
+            // An upload sent as it was (tus metadata `original`) keeps a photo's metadata (ImageMetadataScrub).
+            try db.execute(sql: "ALTER TABLE uploads ADD COLUMN keeps_metadata INTEGER NOT NULL DEFAULT 0")
+        }
         return migrator
     }
 

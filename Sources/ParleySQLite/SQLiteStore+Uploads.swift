@@ -4,7 +4,7 @@ import ParleyStore
 
 extension SQLiteStore: UploadStore {
     static let uploadColumns =
-        "id, owner_id, name, length, sha256, created_at, expires_at, blob, mime_type, kind, width, height, conversation_id, seq, photo_of"
+        "id, owner_id, name, length, sha256, created_at, expires_at, blob, mime_type, kind, width, height, conversation_id, seq, photo_of, keeps_metadata"
 
     public func createUpload(_ upload: NewUpload, quota: Int64, now: Timestamp) async throws {
         try await write { db in
@@ -12,9 +12,10 @@ extension SQLiteStore: UploadStore {
             let used = try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(length), 0) FROM uploads WHERE owner_id = ?", arguments: [upload.owner.rawValue]) ?? 0
             guard used + upload.length <= quota else { throw StoreError.quotaExceeded(limit: quota) }
             try db.execute(
-                sql: "INSERT INTO uploads (id, owner_id, name, length, sha256, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                sql: "INSERT INTO uploads (id, owner_id, name, length, sha256, created_at, expires_at, keeps_metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 arguments: [
                     upload.id.rawValue, upload.owner.rawValue, upload.name, upload.length, upload.sha256, now.milliseconds, upload.expiresAt.milliseconds,
+                    upload.keepsMetadata,
                 ])
         }
     }
@@ -138,6 +139,6 @@ extension StoredUpload {
             id: UploadID(rawValue: row[0]), owner: UserID(rawValue: row[1]), name: row[2], length: row[3], sha256: row[4],
             createdAt: Timestamp(milliseconds: row[5]), expiresAt: Timestamp(milliseconds: row[6]), reading: reading,
             conversationId: (row[12] as String?).map(ConversationID.init(rawValue:)), seq: row[13],
-            photoOf: (row[14] as String?).map(UserID.init(rawValue:)))
+            photoOf: (row[14] as String?).map(UserID.init(rawValue:)), keepsMetadata: row[15] ?? false)
     }
 }

@@ -53,14 +53,17 @@ public struct NewUpload: Sendable, Equatable {
     /// The promised sha256 (lowercase hex), checked when the last byte arrives.
     public var sha256: String?
     public var expiresAt: Timestamp
+    /// Sent as it was (tus metadata `original`): a photo keeps its metadata.
+    public var keepsMetadata: Bool
 
-    public init(id: UploadID, owner: UserID, name: String, length: Int64, sha256: String?, expiresAt: Timestamp) {
+    public init(id: UploadID, owner: UserID, name: String, length: Int64, sha256: String?, expiresAt: Timestamp, keepsMetadata: Bool = false) {
         self.id = id
         self.owner = owner
         self.name = name
         self.length = length
         self.sha256 = sha256
         self.expiresAt = expiresAt
+        self.keepsMetadata = keepsMetadata
     }
 }
 
@@ -98,11 +101,14 @@ public struct StoredUpload: Sendable, Equatable, Hashable {
     public var seq: Int64?
     /// The user whose profile photo it is.
     public var photoOf: UserID?
+    /// Sent as it was: a photo keeps its metadata (``NewUpload/keepsMetadata``).
+    public var keepsMetadata: Bool
 
     public init(
         id: UploadID, owner: UserID, name: String, length: Int64, sha256: String?, createdAt: Timestamp, expiresAt: Timestamp,
-        reading: UploadReading? = nil, conversationId: ConversationID? = nil, seq: Int64? = nil, photoOf: UserID? = nil
+        reading: UploadReading? = nil, conversationId: ConversationID? = nil, seq: Int64? = nil, photoOf: UserID? = nil, keepsMetadata: Bool = false
     ) {
+        self.keepsMetadata = keepsMetadata
         self.id = id
         self.owner = owner
         self.name = name

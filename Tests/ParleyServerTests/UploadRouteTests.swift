@@ -322,6 +322,48 @@ import Testing
         }
     }
 
+    /// FileService rule 8: whoever downloads a photo, as an attachment or as a profile photo with no
+    /// token, gets it without the place it was taken, whatever client sent it.
+    @Test func aPhotosPlaceReachesNoOneThroughAMessageOrAProfile() async throws {
+        try await TestServer.run { api in
+            let ada = try await api.register("ada"), grace = try await api.register("grace")
+            let png = TestFiles.png(width: 64, height: 48)
+            let text = Array("tEXtLocation\0GPS 48.8584N 2.2945E".utf8)
+            let photo = Array(png.dropLast(12)) + TestFiles.be32(text.count - 4) + text + TestFiles.be32(Int(TestFiles.crc32(text))) + png.suffix(12)
+            let upload = try await api.upload(photo, by: ada, name: "eiffel.png")  // promising the sent bytes' sha256
+            #expect(upload.kind == .image && upload.width == 64 && upload.height == 48)
+            let chat = ConversationID.direct(ada.id, grace.id)
+            _ = try await api.send("hi", from: ada, to: grace)
+            #expect(try await api.send("", attaching: [upload.id], from: ada, in: chat).status == .created)
+            let link = try #require(
+                try await api.request(.post, "/v1/files/links", token: grace.token, encoding: API.FileLinksRequest(ids: [upload.id]))
+                    .decode(API.FileLinks.self).links.first)
+            let received = Array(try await api.request(.get, link.url).body.readableBytesView)
+            // An upload is a message's or a profile's: the same photo again for her profile.
+            let again = try await api.upload(photo, by: ada, name: "me.png")
+            let set = try await api.request(.put, "/v1/me/photo", token: ada.token, encoding: API.PhotoRequest(uploadId: again.id))
+            let profile = Array(try await api.request(.get, try #require(try set.decode(User.self).photo)).body.readableBytesView)
+            for bytes in [received, profile] {
+                #expect(bytes.count == photo.count && Array(bytes.prefix(png.count - 12)) == Array(png.dropLast(12)), "the same image")
+                #expect(String(decoding: bytes, as: UTF8.self).contains("48.8584") == false, "not where it was taken")
+            }
+            // Sent as a file, as it was (`original`): every byte stays.
+            let metadata = TestAPI.metadata(name: "eiffel.png", sha256: TestAPI.sha256(photo)) + ",original"
+            let original = try await api.request(
+                .post, "/v1/uploads", token: ada.token, body: ByteBuffer(bytes: photo),
+                headers: [
+                    TestAPI.tusResumable: "1.0.0", TestAPI.uploadLength: String(photo.count), TestAPI.uploadMetadata: metadata,
+                    .contentType: "application/offset+octet-stream",
+                ]
+            ).decode(API.Upload.self)
+            #expect(try await api.send("", attaching: [original.id], from: ada, in: chat).status == .created)
+            let asFile = try #require(
+                try await api.request(.post, "/v1/files/links", token: grace.token, encoding: API.FileLinksRequest(ids: [original.id]))
+                    .decode(API.FileLinks.self).links.first)
+            #expect(Array(try await api.request(.get, asFile.url).body.readableBytesView) == photo)
+        }
+    }
+
     @Test func aSendRefusesAttachmentsThatAreNotCompleteUploadsOfTheSender() async throws {
         try await TestServer.run { api in
             let ada = try await api.register("ada"), grace = try await api.register("grace")

@@ -26,6 +26,22 @@ import Testing
         return try await world.store.send(NewMessage(sender: sender.id, clientId: clientId, target: target, text: "", attachments: requests), now: .now())
     }
 
+    /// An upload sent as it was says so until it is complete, on every backend (FileService rule 8).
+    @Test(arguments: StoreBackend.all)
+    func anUploadSentAsItWasKeepsSayingSo(backend: StoreBackend) async throws {
+        let world = try await GroupWorld(backend)
+        let plain = try await Self.upload(world, owner: world.ada)
+        let original = UploadID.random()
+        try await world.store.createUpload(
+            NewUpload(
+                id: original, owner: world.ada.id, name: "raw.jpg", length: 10, sha256: nil, expiresAt: Timestamp.now().adding(seconds: 60), keepsMetadata: true
+            ),
+            quota: Self.quota, now: .now())
+        try await Self.complete(world, original, owner: world.ada)
+        #expect(try await world.store.upload(plain, owner: world.ada.id)?.keepsMetadata == false)
+        #expect(try await world.store.upload(original, owner: world.ada.id)?.keepsMetadata == true)
+    }
+
     /// MessageActionPlan rule 3: an edit may remove a photo's caption; a message without files keeps some text.
     @Test(arguments: StoreBackend.all)
     func anEditMayRemoveACaptionButNotAMessagesOnlyText(backend: StoreBackend) async throws {

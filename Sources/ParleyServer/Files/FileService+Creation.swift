@@ -22,7 +22,7 @@ extension FileService {
         }
         return StoredUpload(
             id: .random(), owner: owner, name: Attachments.cleanName(metadata.filename ?? ""), length: length, sha256: metadata.sha256,
-            createdAt: now, expiresAt: now.adding(seconds: configuration.uploadLifetimeSeconds))
+            createdAt: now, expiresAt: now.adding(seconds: configuration.uploadLifetimeSeconds), keepsMetadata: metadata.original)
     }
 
     /// Rule 7's look before the bytes: whether the owner's quota has room for `upload`, counting
@@ -48,7 +48,9 @@ extension FileService {
 
     /// Records a planned upload, within its owner's quota.
     func record(_ upload: StoredUpload, now: Timestamp) async throws {
-        let new = NewUpload(id: upload.id, owner: upload.owner, name: upload.name, length: upload.length, sha256: upload.sha256, expiresAt: upload.expiresAt)
+        let new = NewUpload(
+            id: upload.id, owner: upload.owner, name: upload.name, length: upload.length, sha256: upload.sha256, expiresAt: upload.expiresAt,
+            keepsMetadata: upload.keepsMetadata)
         try await store.createUpload(new, quota: configuration.quotaBytes, now: now)
     }
 

@@ -29,6 +29,9 @@ import Synchronization
 ///    before (``reserve(_:)``, counting the owner's creations arriving on this node) and decided
 ///    then: a server that stops while they arrive keeps no upload its client never learned of,
 ///    only a staging the collector removes.
+/// 8. A JPEG, PNG or WebP is stored without its metadata (place, camera, captions; the orientation
+///    stays), whatever client sent it (``ImageMetadataScrub``), unless it was created as sent as it
+///    was (tus metadata `original`, a photo sent as a file). The promise of rule 4 is the sent bytes'.
 final class FileService: Sendable {
     let store: any ParleyStore
     let blobs: any BlobStore
@@ -175,7 +178,13 @@ final class FileService: Sendable {
             try? await blobs.deleteStaged(upload.id.rawValue)
             throw ParleyError(.checksumMismatch, "The file's SHA-256 is not the one promised in 'Upload-Metadata'; the upload was removed.")
         }
-        let reading = try await FileReading.read(blob, from: blobs)
+        var reading = try await FileReading.read(blob, from: blobs)
+        // A photo's place, camera and captions go before anyone can download it (the original blob goes with the collector).
+        if !upload.keepsMetadata, ImageMetadataScrub.types.contains(reading.mimeType),
+            let scrubbed = try await ImageMetadataScrub.scrub(blob, in: blobs, staging: upload.id.rawValue + "-m")
+        {
+            reading.blob = scrubbed.key.sha256
+        }
         let completed = try await store.completeUpload(upload.id, owner: upload.owner, reading, now: now)
         // Only now that the upload is recorded complete (rule 6; the collector removes a staging left by a crash here).
         try? await blobs.deleteStaged(upload.id.rawValue)

@@ -20,12 +20,14 @@ enum TusHeaders {
     static let uploadExpires = HTTPField.Name("Upload-Expires")!
     static let uploadDeferLength = HTTPField.Name("Upload-Defer-Length")!
 
-    /// What `Upload-Metadata` says: the file name, the client's type (a hint only) and the promised sha256.
+    /// What `Upload-Metadata` says: the file name, the client's type (a hint only), the promised
+    /// sha256, and whether the file goes as it was (`original`: a photo keeps its metadata).
     struct Metadata: Equatable {
         var filename: String?
         var filetype: String?
         /// Lowercase hex of the 32 promised bytes.
         var sha256: String?
+        var original = false
     }
 
     /// Refuses a request without `Tus-Resumable` (400: it is malformed) or with another version than
@@ -67,6 +69,8 @@ enum TusHeaders {
                 metadata.filename = name
             case "filetype", "type":
                 metadata.filetype = String(data: value, encoding: .utf8)
+            case "original":
+                metadata.original = true
             case "sha256":
                 guard value.count == 32 else { throw ParleyError(.invalidUpload, "'sha256' must be the 32 bytes of the file's SHA-256, in base64.") }
                 metadata.sha256 = LowercaseHex.string(Array(value))
