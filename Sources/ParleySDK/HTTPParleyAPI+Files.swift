@@ -4,10 +4,12 @@ import ParleyCore
 
 /// Photos and files (docs/protocol.md "Files"): tus uploads, signed links, downloads by range.
 extension HTTPParleyAPI {
-    /// Creates an upload of `length` bytes; `sha256` (hex) is the promise the server checks at the end.
-    public func createUpload(length: Int64, name: String, sha256: String?, token: String) async throws -> API.Upload {
+    /// Creates an upload of `length` bytes; `sha256` (hex) is the promise the server checks at the
+    /// end; `original` sends the file as it was (a photo keeps its metadata).
+    public func createUpload(length: Int64, name: String, sha256: String?, original: Bool = false, token: String) async throws -> API.Upload {
         var metadata = ["filename \(Data(name.utf8).base64EncodedString())"]
         if let sha256, let digest = Data(hex: sha256) { metadata.append("sha256 \(digest.base64EncodedString())") }
+        if original { metadata.append("original") }
         let data = try await tus(
             "POST", "/v1/uploads", token: token, headers: ["Upload-Length": String(length), "Upload-Metadata": metadata.joined(separator: ",")])
         return try JSONDecoder().decode(API.Upload.self, from: data)

@@ -117,12 +117,16 @@ public struct PendingAttachment: Codable, Hashable, Sendable {
     public var width: Int?
     public var height: Int?
     public var durationMs: Int64?
+    /// Sent as it was: a photo keeps its metadata (where it was taken, the camera), which the server
+    /// otherwise takes out. nil, as outboxes written before it say, is no.
+    public var original: Bool?
 
     /// Creates a value (not uploaded yet).
     public init(
         path: String, name: String, size: Int64, sha256: String? = nil, thumbnail: String? = nil, placeholder: String? = nil, width: Int? = nil,
-        height: Int? = nil, durationMs: Int64? = nil
+        height: Int? = nil, durationMs: Int64? = nil, original: Bool = false
     ) {
+        self.original = original ? true : nil
         self.path = path
         self.name = name
         self.size = size

@@ -65,8 +65,9 @@ public protocol ParleyAPI: Sendable {
     func unregisterAPNsToken(_ deviceToken: String, token: String) async throws
 
     // Files (docs/protocol.md "Files").
-    /// `POST /v1/uploads` (tus creation): an upload of `length` bytes, `sha256` (hex) promised.
-    func createUpload(length: Int64, name: String, sha256: String?, token: String) async throws -> API.Upload
+    /// `POST /v1/uploads` (tus creation): an upload of `length` bytes, `sha256` (hex) promised;
+    /// `original`: sent as it was, so a photo keeps its metadata (the server otherwise takes it out).
+    func createUpload(length: Int64, name: String, sha256: String?, original: Bool, token: String) async throws -> API.Upload
     /// `GET /v1/uploads/{id}`: where the upload stands.
     func upload(_ id: UploadID, token: String) async throws -> API.Upload
     /// `PATCH /v1/uploads/{id}` (tus): `bytes` at `offset`, checksummed.
@@ -81,7 +82,9 @@ public protocol ParleyAPI: Sendable {
 
 extension ParleyAPI {
     /// An API without files (test stand-ins) refuses them.
-    public func createUpload(length: Int64, name: String, sha256: String?, token: String) async throws -> API.Upload { throw Self.noFiles }
+    public func createUpload(length: Int64, name: String, sha256: String?, original: Bool, token: String) async throws -> API.Upload {
+        throw Self.noFiles
+    }
     public func upload(_ id: UploadID, token: String) async throws -> API.Upload { throw Self.noFiles }
     public func appendUpload(_ id: UploadID, offset: Int64, bytes: Data, token: String) async throws { throw Self.noFiles }
     public func deleteUpload(_ id: UploadID, token: String) async throws { throw Self.noFiles }

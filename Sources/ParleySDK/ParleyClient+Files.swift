@@ -23,11 +23,13 @@ extension ParleyClient {
     }
 
     /// Writes a message carrying the files at `paths` (at most 10; `caption` may be empty). The
-    /// files are read when uploaded and must stay where they are until the message is sent.
+    /// files are read when uploaded and must stay where they are until the message is sent. The
+    /// server takes a photo's metadata out (where it was taken, the camera) unless `original`: sent
+    /// as it was, every byte kept.
     /// - Throws: the validation failure (no such file, too many, a caption too long).
     @discardableResult
     public func sendFiles(
-        _ paths: [String], caption: String = "", in conversation: ConversationID, to recipient: UserID? = nil
+        _ paths: [String], caption: String = "", in conversation: ConversationID, to recipient: UserID? = nil, original: Bool = false
     ) throws(Validation.Failure) -> ClientMessageID {
         guard (1...Attachments.maxPerMessage).contains(paths.count) else {
             throw Validation.Failure(.invalidAttachment, "A message carries 1 to \(Attachments.maxPerMessage) files.")
@@ -43,7 +45,7 @@ extension ParleyClient {
                     .invalidAttachment, exists ? "Cannot send \(path): a folder, a device or a pipe is not a file." : "Cannot read \(path).")
             }
             let name = Attachments.cleanName(URL(fileURLWithPath: path).lastPathComponent)
-            attachments.append(PendingAttachment(path: path, name: name, size: size))
+            attachments.append(PendingAttachment(path: path, name: name, size: size, original: original))
         }
         let entry = outbox.enqueue(
             text: text, conversation: conversation, recipient: conversations[conversation] == nil ? recipient : nil, attachments: attachments,
@@ -129,7 +131,8 @@ extension ParleyClient {
                 outbox.updateAttachment(clientId, at: index) { $0.sha256 = hex }
                 saveOutbox()
             }
-            let created = try await api.createUpload(length: file.size, name: file.name, sha256: digest, token: session.token)
+            let created = try await api.createUpload(
+                length: file.size, name: file.name, sha256: digest, original: file.original == true, token: session.token)
             id = created.id
             outbox.updateAttachment(clientId, at: index) { $0.uploadId = created.id }
             saveOutbox()

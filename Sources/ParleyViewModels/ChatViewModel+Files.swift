@@ -22,10 +22,10 @@ extension ChatViewModel {
     }
 
     /// Sends the files at `paths` with the composer's text as their caption, and clears the composer.
-    public func sendFiles(_ paths: [String]) {
+    public func sendFiles(_ paths: [String], original: Bool = false) {
         let caption = messageText
         do {
-            try client.sendFiles(paths, caption: caption, in: conversation, to: other?.id)
+            try client.sendFiles(paths, caption: caption, in: conversation, to: other?.id, original: original)
             messageText = ""
             errorMessage = nil
         } catch {

@@ -5,20 +5,23 @@ import ParleyViewModels
 
 /// Files in the interactive client (docs/protocol.md "Files"): `/send-file PATH [CAPTION]` uploads
 /// with a progress line and sends once every byte is up (a client killed meanwhile goes on where
-/// the server stopped); a message's files print as `[photo 1.2 MB beach.jpg]`; `/save N [DIR]`
-/// saves the files of message N.
+/// the server stopped), a photo without its metadata; `/send-original` sends it as it was; a
+/// message's files print as `[photo 1.2 MB beach.jpg]`; `/save N [DIR]` saves the files of message N.
 extension TerminalChat {
-    static let fileCommands: Set<String> = ["/send-file", "/save"]
-    static let fileHelp = "Files: /send-file PATH [CAPTION] · /save N [DIR] (the files of message N, into DIR or the current directory)"
+    static let fileCommands: Set<String> = ["/send-file", "/send-original", "/save"]
+    static let fileHelp =
+        "Files: /send-file PATH [CAPTION] · /save N [DIR] (the files of message N, into DIR or the current directory)"
+        + " · /send-original PATH [CAPTION] (a photo as it was, with where it was taken and the camera)"
 
     func handleFileCommand(_ command: String, _ arguments: String) async {
         guard let chat else { return say("Open a chat first.") }
         switch command {
-        case "/send-file":
+        case "/send-file", "/send-original":
             let (path, caption) = Self.pathAndRest(arguments)
-            guard !path.isEmpty else { return say("Usage: /send-file PATH [CAPTION]") }
+            guard !path.isEmpty else { return say("Usage: \(command) PATH [CAPTION]") }
             do {
-                let id = try client.sendFiles([(path as NSString).expandingTildeInPath], caption: caption, in: chat.conversation)
+                let id = try client.sendFiles(
+                    [(path as NSString).expandingTildeInPath], caption: caption, in: chat.conversation, original: command == "/send-original")
                 printStatusChanges()
                 await followUpload(id)
                 printStatusChanges()

@@ -47,10 +47,13 @@ final class FakeAPI: ParleyAPI, @unchecked Sendable {
     var uploadsCreated: [UploadID] = []
     var uploadsDeleted: [UploadID] = []
     var onAppend: (@Sendable () -> Void)?
-    func createUpload(length: Int64, name: String, sha256: String?, token: String) async throws -> API.Upload {
+    /// Whether each created upload was sent as it was, in order.
+    var uploadsOriginal: [Bool] = []
+    func createUpload(length: Int64, name: String, sha256: String?, original: Bool, token: String) async throws -> API.Upload {
         guard takesFiles else { throw ParleyClientError(status: 404, code: .notFound, message: "This server does not take files.") }
         let id = UploadID.random()
         uploadsCreated.append(id)
+        uploadsOriginal.append(original)
         return API.Upload(id: id, name: name, size: length, offset: 0, complete: length == 0, expiresAt: Timestamp(milliseconds: 0))
     }
     func appendUpload(_ id: UploadID, offset: Int64, bytes: Data, token: String) async throws { onAppend?() }

@@ -33,6 +33,47 @@ import Testing
         return false
     }
 
+    /// A JPEG whose EXIF says where it was taken (no orientation), then a 30 × 40 baseline image.
+    static func photoWithItsPlace() -> Data {
+        func segment(_ marker: UInt8, _ data: [UInt8]) -> [UInt8] { [0xFF, marker, UInt8((data.count + 2) >> 8), UInt8((data.count + 2) & 0xFF)] + data }
+        let exif = Array("Exif\0\0MM".utf8) + [0, 0x2A, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0] + Array("GPS 48.8584N 2.2945E".utf8)
+        return Data(
+            [0xFF, 0xD8] + segment(0xE1, exif) + segment(0xDB, [0] + [UInt8](repeating: 1, count: 64))
+                + segment(0xC0, [8, 0, 30, 0, 40, 3, 1, 0x22, 0, 2, 0x11, 0, 3, 0x11, 0]) + segment(0xDA, [3, 1, 0, 2, 0, 3, 0, 0, 0x3F, 0])
+                + [0, 0, 0xFF, 0xD9])
+    }
+
+    /// The server takes a photo's place out, whichever client sent it, unless it was sent as it
+    /// was (`original`).
+    @Test func aPhotoArrivesWithoutItsPlaceUnlessSentAsItWas() async throws {
+        let (server, aliceSession, bobSession) = try await ServerHarness.withAliceAndBob()
+        let direct = ConversationID.direct(aliceSession.user.id, bobSession.user.id)
+        let alice = try server.client(aliceSession, directory: temporaryDirectory())
+        let bob = try server.client(bobSession, directory: temporaryDirectory())
+        for client in [alice, bob] { client.start() }
+        _ = try await eventually("online") { alice.connectionState == .online && bob.connectionState == .online ? true : nil }
+        let directory = temporaryDirectory()
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("eiffel.jpg").path
+        let photo = Self.photoWithItsPlace()
+        try photo.write(to: URL(fileURLWithPath: path))
+        try alice.sendFiles([path], in: direct, to: bobSession.user.id)
+        _ = try await eventually("the photo") { bob.timeline(direct).first?.attachments.first }
+        try alice.sendFiles([path], caption: "as it was", in: direct, original: true)
+        _ = try await eventually("the original") { bob.timeline(direct).count == 2 ? bob.timeline(direct).last?.attachments.first : nil }
+        var saved: [Data] = []
+        for item in bob.timeline(direct) {
+            let attachment = try #require(item.attachments.first)
+            #expect(attachment.kind == .image && attachment.width == 40 && attachment.height == 30)
+            saved.append(try #require(FileManager.default.contents(atPath: try await bob.save(attachment, into: temporaryDirectory().path))))
+        }
+        #expect(saved.count == 2 && saved[0].count == photo.count && saved[0] != photo)
+        #expect(String(decoding: saved[0], as: UTF8.self).contains("48.8584") == false, "not where it was taken")
+        #expect(saved[1] == photo, "sent as it was: every byte")
+        for client in [alice, bob] { client.stop() }
+        await server.stop()
+    }
+
     /// A file message cancelled while it uploads stops uploading and gives its upload up: nothing
     /// of it holds the sender's quota.
     @Test func aFileMessageCancelledMidUploadLeavesNoUploadBehind() async throws {

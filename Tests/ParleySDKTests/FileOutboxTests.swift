@@ -10,7 +10,7 @@ import Testing
     @Test func aMessageWithFilesWaitsForItsUploadsAndHoldsBackItsConversation() throws {
         let conversation = ConversationID.direct(.random(), .random())
         var outbox = MessageOutbox()
-        let file = PendingAttachment(path: "/tmp/a.jpg", name: "a.jpg", size: 10, sha256: String(repeating: "0", count: 64))
+        let file = PendingAttachment(path: "/tmp/a.jpg", name: "a.jpg", size: 10, sha256: String(repeating: "0", count: 64), original: true)
         let photo = outbox.enqueue(text: "", conversation: conversation, recipient: nil, attachments: [file], now: .now())
         let after = outbox.enqueue(text: "after the photo", conversation: conversation, recipient: nil, now: .now())
         #expect(outbox.takeSendable(now: .now()).isEmpty, "the photo is not up yet, and the text after it waits (order)")
@@ -23,6 +23,7 @@ import Testing
         try LocalStore(path: path).save(outbox: outbox.entries)
         var restored = MessageOutbox(entries: try LocalStore(path: path).outbox())
         #expect(restored.nextUpload()?.attachment.uploadId == id)
+        #expect(restored.nextUpload()?.attachment.original == true, "sent as it was, after a restart too")
         restored.updateAttachment(photo.clientId, at: 0) { $0.uploaded = true }
         #expect(restored.nextUpload() == nil)
         #expect(restored.takeSendable(now: .now()).map(\.clientId) == [photo.clientId])
@@ -51,6 +52,15 @@ import Testing
         #expect(failed.contains("does not take files"))
         chat.sendFiles(["/no/such/file"])
         #expect(chat.errorMessage?.contains("Cannot read") == true)
+        // A photo goes without its metadata unless sent as it was: what the upload's creation says.
+        for original in [false, true] {
+            let fixture = Fixture()
+            fixture.api.takesFiles = true
+            let sender = try fixture.makeClient()
+            _ = try sender.sendFiles([file], in: fixture.conversation, original: original)
+            #expect(try await eventually("created") { fixture.api.uploadsOriginal.first } == original)
+            sender.stop()
+        }
     }
 
     /// What a server names a file cannot put it outside the folder, and a file served short is not

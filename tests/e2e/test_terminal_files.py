@@ -116,3 +116,39 @@ def test_a_file_the_server_refuses_fails_and_the_terminal_takes_the_next_line(mo
             terminal.expect(pexpect.EOF)
         finally:
             server.stop()
+
+
+def test_send_file_takes_a_photos_place_out_and_send_original_keeps_every_byte(server):
+    """/send-file: the server blanks a photo's metadata (here a PNG text chunk saying where it was
+    taken), same size, same pixels; /send-original sends it as it was (tus metadata `original`)."""
+    import struct
+    import time
+    import zlib
+    with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as folder:
+        bob = server.register("bob", "Bob Builder")
+        alice_id = _register_alice(server, home, bob, "Alice Liddell")
+        conversation = server.send(bob, "a photo?", recipient=alice_id)["conversationId"]
+        plain = png(40, 30)
+        text = b"tEXtLocation\x00GPS 48.8584N 2.2945E"
+        photo = plain[:-12] + struct.pack(">I", len(text) - 4) + text + struct.pack(">I", zlib.crc32(text)) + plain[-12:]
+        path = os.path.join(folder, "eiffel.png")
+        with open(path, "wb") as file:
+            file.write(photo)
+        terminal = _terminal(home)
+        terminal.sendline("/open 1")
+        terminal.expect("Bob Builder: a photo?")
+        terminal.sendline(f"/send-file {path} stripped")
+        terminal.expect(re.escape('✓ "stripped"'), timeout=30)
+        terminal.sendline(f"/send-original {path} as it was")
+        terminal.expect(re.escape('✓ "as it was"'), timeout=30)
+        deadline = time.monotonic() + 30
+        while len(files := [m for m in server.history(bob, conversation) if m.get("attachments")]) < 2:
+            assert time.monotonic() < deadline, "Alice's photos never arrived"
+            time.sleep(0.1)
+        served = {m["text"]: requests.get(f"{server.url}/v1/files/{m['attachments'][0]['id']}/content", timeout=30,
+                                          headers={"Authorization": "Bearer " + bob["token"]}).content for m in files}
+        assert len(served["stripped"]) == len(photo) and b"48.8584" not in served["stripped"]
+        assert served["stripped"][:len(plain) - 12] == plain[:-12], "the same image"
+        assert served["as it was"] == photo
+        terminal.sendline("/quit")
+        terminal.expect(pexpect.EOF)

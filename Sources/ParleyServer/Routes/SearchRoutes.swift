@@ -23,10 +23,6 @@ struct SearchRoutes {
             var offset = 0
             if let cursor = reader.string("cursor") {
                 if let position = SearchPosition(cursor: cursor) {
-                    // A position pages newest first only; best match first would start again from the top.
-                    guard query.order == .newest || query.terms.isEmpty else {
-                        throw ParleyError(.invalidQuery, "'cursor' is from a newest-first page; best match first pages with its own.")
-                    }
                     query.olderThan = position
                 } else if (1...5).contains(cursor.utf8.count), cursor.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let skip = Int(cursor) {
                     offset = skip
