@@ -40,7 +40,7 @@ public enum ImageMetadataScrub {
     public static func applying(_ patches: [MetadataPatch], to bytes: [UInt8]) -> [UInt8] {
         var out = bytes
         for patch in patches {
-            for (index, byte) in patch.bytes.enumerated() where Int(patch.offset) + index < out.count { out[Int(patch.offset) + index] = byte }
+            for index in 0..<patch.length where Int(patch.offset) + index < out.count { out[Int(patch.offset) + index] = patch.byte(at: index) }
         }
         return out
     }
@@ -62,9 +62,20 @@ struct PatchedChunks: AsyncSequence {
         mutating func next() async throws -> ByteBuffer? {
             guard var chunk = try await base.next() else { return nil }
             let start = position, end = position + Int64(chunk.readableBytes)
-            for patch in patches where patch.offset < end && patch.offset + Int64(patch.bytes.count) > start {
-                let from = Swift.max(start, patch.offset), to = Swift.min(end, patch.offset + Int64(patch.bytes.count))
-                chunk.setBytes(patch.bytes[Int(from - patch.offset)..<Int(to - patch.offset)], at: chunk.readerIndex + Int(from - start))
+            for patch in patches where patch.offset < end && patch.offset + Int64(patch.length) > start {
+                let from = Swift.max(start, patch.offset), to = Swift.min(end, patch.offset + Int64(patch.length))
+                // Head, zeros and tail, each written as a span (the zeros of a large block never exist as an array).
+                let spans = [(0, patch.head.count), (patch.head.count, patch.head.count + patch.zeros), (patch.head.count + patch.zeros, patch.length)]
+                for (index, (lower, upper)) in spans.enumerated() {
+                    let first = Swift.max(lower, Int(from - patch.offset)), last = Swift.min(upper, Int(to - patch.offset))
+                    guard first < last else { continue }
+                    let at = chunk.readerIndex + Int(patch.offset - start) + first
+                    switch index {
+                    case 0: chunk.setBytes(patch.head[first..<last], at: at)
+                    case 1: chunk.setRepeatingByte(0, count: last - first, at: at)
+                    default: chunk.setBytes(patch.tail[(first - lower)..<(last - lower)], at: at)
+                    }
+                }
             }
             position = end
             return chunk

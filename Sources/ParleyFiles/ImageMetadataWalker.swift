@@ -1,7 +1,17 @@
-/// Bytes that replace a part of a file, at an offset: metadata blanked in place.
+/// Bytes that replace a part of a file, at an offset: metadata blanked in place. The zeros in the
+/// middle are counted, not kept, so a file of large blocks costs no memory to scrub.
 public struct MetadataPatch: Equatable, Sendable {
     public var offset: Int64
-    public var bytes: [UInt8]
+    public var head: [UInt8]
+    public var zeros: Int
+    public var tail: [UInt8] = []
+
+    public var length: Int { head.count + zeros + tail.count }
+
+    /// The patch's byte at `index` (0 ..< ``length``).
+    public func byte(at index: Int) -> UInt8 {
+        index < head.count ? head[index] : index < head.count + zeros ? 0 : tail[index - head.count - zeros]
+    }
 }
 
 /// Finds where a photo carries who took it, where and with what (EXIF, XMP, IPTC, comments, PNG
@@ -86,7 +96,7 @@ struct ImageMetadataWalker {
         case .jpegExif:
             let orientation = bytes.matches(Array("Exif\0\0".utf8)) ? EXIF.orientation(bytes, tiff: 6..<bytes.count) ?? 1 : 1
             if (2...8).contains(orientation), bytes.count >= Self.minimalExif(orientation).count {
-                patches.append(MetadataPatch(offset: readAt, bytes: Self.minimalExif(orientation) + zeros(bytes.count - Self.minimalExif(orientation).count)))
+                patches.append(MetadataPatch(offset: readAt, head: Self.minimalExif(orientation), zeros: bytes.count - Self.minimalExif(orientation).count))
             } else {
                 patches.append(Self.comment(at: readAt - 4, length: bytes.count))
             }
@@ -94,7 +104,7 @@ struct ImageMetadataWalker {
         case .pngChunk: pngChunk(bytes)
         case .webpChunk: webpChunk(bytes)
         case .webpFlags:
-            if bytes[0] & 0x0C != 0 { patches.append(MetadataPatch(offset: readAt, bytes: [bytes[0] & ~0x0C])) }
+            if bytes[0] & 0x0C != 0 { patches.append(MetadataPatch(offset: readAt, head: [bytes[0] & ~0x0C], zeros: 0)) }
             read(8, at: skipAfterFlags, .webpChunk)
         }
     }
@@ -121,8 +131,8 @@ struct ImageMetadataWalker {
         let type = String(decoding: bytes[4..<8], as: UTF8.self)
         if type == "IEND" { return done = true }
         if ["tEXt", "zTXt", "iTXt", "eXIf", "tIME"].contains(type), length <= Self.largestPart {
-            let blank = Array("scRb".utf8) + zeros(Int(length))
-            patches.append(MetadataPatch(offset: readAt + 4, bytes: blank + CRC32.bigEndian(blank)))
+            let type = Array("scRb".utf8)
+            patches.append(MetadataPatch(offset: readAt + 4, head: type, zeros: Int(length), tail: CRC32.bigEndian(type, zeros: Int(length))))
         }
         read(8, at: readAt + 12 + length, .pngChunk)
     }
@@ -137,16 +147,14 @@ struct ImageMetadataWalker {
             return
         }
         if fourcc == "EXIF" || fourcc == "XMP ", size <= Self.largestPart {
-            patches.append(MetadataPatch(offset: readAt, bytes: Array("PADD".utf8) + bytes[4..<8] + zeros(Int(size))))
+            patches.append(MetadataPatch(offset: readAt, head: Array("PADD".utf8) + bytes[4..<8], zeros: Int(size)))
         }
         read(8, at: next, .webpChunk)
     }
 
-    private func zeros(_ count: Int) -> [UInt8] { [UInt8](repeating: 0, count: max(0, count)) }
-
     /// A segment turned into a comment of zeros: its marker, its length, then nothing.
     private static func comment(at offset: Int64, length: Int) -> MetadataPatch {
-        MetadataPatch(offset: offset, bytes: [0xFF, 0xFE, UInt8((length + 2) >> 8), UInt8((length + 2) & 0xFF)] + [UInt8](repeating: 0, count: length))
+        MetadataPatch(offset: offset, head: [0xFF, 0xFE, UInt8((length + 2) >> 8), UInt8((length + 2) & 0xFF)], zeros: length)
     }
 
     /// "Exif\0\0", a big-endian TIFF header, IFD0 with Orientation alone, and no next IFD.
@@ -161,8 +169,12 @@ enum CRC32 {
         (0..<8).reduce(UInt32(index)) { crc, _ in crc & 1 == 1 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
     }
 
-    static func bigEndian(_ bytes: [UInt8]) -> [UInt8] {
-        let crc = ~bytes.reduce(UInt32.max) { crc, byte in table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+    /// The CRC of `bytes` followed by `zeros` zero bytes, big-endian.
+    static func bigEndian(_ bytes: [UInt8], zeros: Int = 0) -> [UInt8] {
+        func step(_ crc: UInt32, _ byte: UInt8) -> UInt32 { table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+        var crc = bytes.reduce(UInt32.max, step)
+        for _ in 0..<max(0, zeros) { crc = step(crc, 0) }
+        crc = ~crc
         return [UInt8(crc >> 24), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc & 0xFF)]
     }
 }

@@ -92,6 +92,24 @@ import Testing
         #expect(ImageMetadataScrub.patches(of: S.png(width: 3, height: 3)).isEmpty, "nothing to take, nothing taken")
     }
 
+    /// The patched stream writes what ``ImageMetadataScrub/applying(_:to:)`` writes, whatever the
+    /// chunks (a patch's head, zeros and tail each cut anywhere).
+    @Test func patchesApplyTheSameAcrossAnyChunks() async throws {
+        let photo = Self.phonePhoto(orientation: 6) + S.pngChunk("tEXt", Array("after".utf8))
+        let patches = ImageMetadataScrub.patches(of: photo) + [MetadataPatch(offset: 3, head: [9, 9], zeros: 30, tail: [7, 7, 7])]
+        for size in [1, 3, 7, 64, 4096] {
+            var patched: [UInt8] = []
+            let chunks = AsyncThrowingStream<ByteBuffer, any Error> { continuation in
+                for start in stride(from: 0, to: photo.count, by: size) { continuation.yield(ByteBuffer(bytes: photo[start..<min(start + size, photo.count)])) }
+                continuation.finish()
+            }
+            for try await chunk in PatchedChunks(base: chunks, patches: patches) {
+                patched += chunk.readableBytesView
+            }
+            #expect(patched == ImageMetadataScrub.applying(patches, to: photo), "chunks of \(size)")
+        }
+    }
+
     @Test(arguments: BlobStoreBackend.all)
     func aStoredPhotoIsStoredAgainWithoutItsMetadata(backend: BlobStoreBackend) async throws {
         let store = try await backend.make()
