@@ -1,4 +1,6 @@
+import Crypto
 import NIOCore
+import ParleyCore
 
 /// A photo's metadata taken out before anyone else can download it (docs/security.md "Files"): a
 /// phone's photo says where it was taken, and a profile photo is served without a token.
@@ -23,8 +25,12 @@ public enum ImageMetadataScrub {
         guard !walker.patches.isEmpty else { return nil }
         try await blobs.deleteStaged(staging)
         let source = try await blobs.read(blob.key, range: nil)
-        _ = try await blobs.appendStaged(staging, at: 0, limit: blob.size, body: PatchedChunks(base: source.chunks, patches: walker.patches))
-        let scrubbed = try await blobs.commitStaged(staging, hashed: nil)
+        // Hashed as it is written, so the commit need not read it back.
+        let digest = PatchedChunks.Digest()
+        let staged = try await blobs.appendStaged(
+            staging, at: 0, limit: blob.size, body: PatchedChunks(base: source.chunks, patches: walker.patches, digest: digest))
+        let hashed = BlobKey(sha256: LowercaseHex.string(Array(digest.hash.finalize()))).map { StoredBlob(key: $0, size: staged) }
+        let scrubbed = try await blobs.commitStaged(staging, hashed: hashed)
         try? await blobs.deleteStaged(staging)
         return scrubbed
     }
@@ -46,17 +52,24 @@ public enum ImageMetadataScrub {
     }
 }
 
-/// A blob's chunks with patches written over them as they pass.
+/// A blob's chunks with patches written over them as they pass (and hashed, when given a digest).
 struct PatchedChunks: AsyncSequence {
     typealias Element = ByteBuffer
     let base: AsyncThrowingStream<ByteBuffer, any Error>
     let patches: [MetadataPatch]
+    var digest: Digest? = nil
 
-    func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator(), patches: patches) }
+    /// The SHA-256 of what passed, read once the sequence has ended.
+    final class Digest: @unchecked Sendable {
+        var hash = SHA256()
+    }
+
+    func makeAsyncIterator() -> Iterator { Iterator(base: base.makeAsyncIterator(), patches: patches, digest: digest) }
 
     struct Iterator: AsyncIteratorProtocol {
         var base: AsyncThrowingStream<ByteBuffer, any Error>.AsyncIterator
         let patches: [MetadataPatch]
+        let digest: Digest?
         var position: Int64 = 0
 
         mutating func next() async throws -> ByteBuffer? {
@@ -78,6 +91,7 @@ struct PatchedChunks: AsyncSequence {
                 }
             }
             position = end
+            chunk.withUnsafeReadableBytes { digest?.hash.update(bufferPointer: $0) }
             return chunk
         }
     }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import NIOCore
 import Testing
@@ -123,6 +124,7 @@ import Testing
         var read: [UInt8] = []
         for try await chunk in try await store.read(clean.key, range: nil).chunks { read += chunk.readableBytesView }
         #expect(read == Self.scrubbed(photo) && clean.size == original.size && clean.key != original.key)
+        #expect(clean.key.sha256 == SHA256.hash(data: read).map { String(format: "%02x", $0) }.joined(), "the key is the bytes' hash")
         #expect(try await store.stagedSize("u1-m") == 0, "its staging is gone")
         // Rule 3: again, the same blob; and a photo without metadata is left as it is.
         #expect(try await ImageMetadataScrub.scrub(original, in: store, staging: "u1-m") == clean)
