@@ -36,7 +36,8 @@ struct ImageMetadataWalker {
     /// Nothing more to find (the first scan, the end chunk, or a structure it cannot follow).
     private(set) var done = false
 
-    private enum Step { case start, jpegMarker, jpegExif, pngChunk, webpChunk, webpFlags }
+    /// What the next read is; `webpFlags` carries where its chunk ends.
+    private enum Step { case start, jpegMarker, jpegExif, pngChunk, webpChunk, webpFlags(next: Int64) }
     private var step = Step.start
     /// The offset of the next byte fed, of the current read's first byte, and where a skip ends.
     private var position: Int64 = 0, readAt: Int64 = 0, skipTo: Int64 = 0
@@ -103,13 +104,11 @@ struct ImageMetadataWalker {
             read(4, at: position, .jpegMarker)
         case .pngChunk: pngChunk(bytes)
         case .webpChunk: webpChunk(bytes)
-        case .webpFlags:
+        case .webpFlags(let next):
             if bytes[0] & 0x0C != 0 { patches.append(MetadataPatch(offset: readAt, head: [bytes[0] & ~0x0C], zeros: 0)) }
-            read(8, at: skipAfterFlags, .webpChunk)
+            read(8, at: next, .webpChunk)
         }
     }
-
-    private var skipAfterFlags: Int64 = 0
 
     private mutating func jpegSegment(_ bytes: [UInt8]) {
         // A marker after fill bytes, a stand-alone one, the scan, or a bad length: stop (rule 4).
@@ -142,8 +141,7 @@ struct ImageMetadataWalker {
         let fourcc = String(decoding: bytes[0..<4], as: UTF8.self)
         let next = readAt + 8 + size + size % 2
         if fourcc == "VP8X", size >= 10 {
-            skipAfterFlags = next
-            read(1, at: readAt + 8, .webpFlags)
+            read(1, at: readAt + 8, .webpFlags(next: next))
             return
         }
         if fourcc == "EXIF" || fourcc == "XMP ", size <= Self.largestPart {

@@ -84,11 +84,18 @@ import Testing
             for byte in photo { walker.feed([byte]) }
             #expect(walker.patches == whole)
         }
-        // Not an image, cut short, or lying about lengths: no patch past what was read, no crash.
+        // Cut anywhere: no patch starts past what was read (a part cut short is still blanked as far
+        // as it goes), and the cuts that reach a metadata segment's header do find it.
         let photo = Self.phonePhoto(orientation: 6)
-        for bytes in [[UInt8](repeating: 0xAB, count: 100), Array(photo.prefix(40)), [0xFF, 0xD8, 0xFF, 0xE1, 0x00, 0x01] + [UInt8](repeating: 0, count: 20)] {
-            for patch in ImageMetadataScrub.patches(of: bytes) { #expect(patch.offset < Int64(bytes.count)) }
+        var cutsWithPatches = 0
+        for count in 0...photo.count {
+            let patches = ImageMetadataScrub.patches(of: Array(photo.prefix(count)))
+            for patch in patches { #expect(patch.offset < Int64(count), "cut at \(count)") }
+            if !patches.isEmpty { cutsWithPatches += 1 }
         }
+        #expect(cutsWithPatches > photo.count / 2)
+        // Lying about a length stops the walk.
+        #expect(ImageMetadataScrub.patches(of: [0xFF, 0xD8, 0xFF, 0xE1, 0x00, 0x01] + [UInt8](repeating: 0, count: 20)).isEmpty)
         #expect(ImageMetadataScrub.patches(of: [UInt8](repeating: 0xAB, count: 100)).isEmpty)
         #expect(ImageMetadataScrub.patches(of: S.png(width: 3, height: 3)).isEmpty, "nothing to take, nothing taken")
     }
