@@ -1,7 +1,7 @@
 // Keeps the app shell available offline, so the client opens (with its outbox) while the server is
 // unreachable. Network first: a reachable server always serves the current files; the API is never cached.
 // Also shows push notifications (docs: the push payload), one per conversation (tag = its id).
-const CACHE = "parley-shell-v14";
+const CACHE = "parley-shell-v15";
 const SESSION_CACHE = "parley-session";  // the signed-in token, left here by js/push.js (for pushsubscriptionchange)
 const SHELL = ["/", "/app.css", "/favicon.svg", "/js/app.js", "/js/api.js", "/js/background-alerts.js", "/js/chat-header.js", "/js/chat-view.js", "/js/composer-mode.js", "/js/dialog.js",
   "/js/dom.js", "/js/emoji-picker.js", "/js/entries.js", "/js/format.js", "/js/group-panel.js", "/js/group-state.js", "/js/list-view.js",
@@ -45,6 +45,10 @@ self.addEventListener("fetch", (event) => {
 // withdraw → the notification showing that message closes;
 // read     → the conversation's notification closes when what it shows has been read elsewhere.
 // A push that cannot be read still shows something (every push must, userVisibleOnly).
+// Pushes may cross on the way (a push service promises no order, and Firefox decrypts a burst of them
+// concurrently): an update, withdraw or read that comes before its message is kept (`ahead`), and the
+// message then shows with its edited text, or not at all. An update never shows a notification itself:
+// a notification the user dismissed does not come back because its message was edited.
 
 const KINDS = new Set(["message", "update", "withdraw", "read"]);
 
@@ -80,6 +84,31 @@ async function listed(conversationId) {
   }
 }
 
+// What pushes said about messages whose own push has not come yet, by conversation, for a few minutes.
+const ahead = new Map();
+const AHEAD_MS = 5 * 60 * 1000;
+
+function aheadOf(conversationId) {
+  const entry = ahead.get(conversationId);
+  return entry && Date.now() - entry.at < AHEAD_MS ? entry : undefined;
+}
+
+function keepAhead(conversationId, change) {
+  const entry = aheadOf(conversationId) ?? { updates: new Map(), withdrawn: new Set(), readUpTo: 0 };
+  change(entry);
+  entry.at = Date.now();
+  ahead.set(conversationId, entry);
+}
+
+// The message's push as the pushes ahead of it leave it: null when it was withdrawn or read already.
+function asLeftByPushesAhead(payload) {
+  const early = payload.seq > 0 ? aheadOf(payload.conversationId) : undefined;  // seq 0: an invitation
+  if (!early) return payload;
+  if (payload.seq <= early.readUpTo || early.withdrawn.has(payload.seq)) return null;
+  const edit = early.updates.get(payload.seq);
+  return edit ? { ...payload, title: text(edit.title, payload.title), body: text(edit.body, payload.body) } : payload;
+}
+
 async function show(payload, alert) {
   await self.registration.showNotification(text(payload.title, "Parley"), {
     body: text(payload.body, "New message"),
@@ -108,20 +137,26 @@ async function onPush(data) {
   const current = shown.find((notification) => Number.isInteger(notification.data?.seq))?.data ?? recentlyShown(payload.conversationId);
   const showing = current?.seq;
   switch (payload.kind) {
-    case "message":
+    case "message": {
       if (showing >= payload.seq) return;  // shown already (or a newer one is)
-      await show(payload, true);
+      const left = asLeftByPushesAhead(payload);
+      if (left) await show(left, true);
       break;
+    }
     case "update":
       if (showing === payload.seq) {
         await show({ ...current, title: text(payload.title, current.title), body: text(payload.body, current.body) }, false);
+      } else if (!(showing > payload.seq)) {
+        keepAhead(payload.conversationId, (early) => early.updates.set(payload.seq, payload));
       }
       break;
     case "withdraw":
       if (showing === payload.seq) close(payload.conversationId, shown);
+      else if (!(showing > payload.seq)) keepAhead(payload.conversationId, (early) => early.withdrawn.add(payload.seq));
       break;
     case "read":
       if (showing <= payload.seq) close(payload.conversationId, shown);
+      keepAhead(payload.conversationId, (early) => { early.readUpTo = Math.max(early.readUpTo, payload.seq); });
       break;
   }
 }

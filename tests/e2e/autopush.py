@@ -2,7 +2,7 @@
 protocol, which Firefox speaks when `dom.push.serverURL` names the stand-in's `ws_url` (hello,
 register, unregister, ack/nack, ping, and `notification` frames carrying the encrypted body). A push
 to a browser's channel is kept until the browser acks it, sent at once when the browser is connected
-and again when it says hello, the newest of a `Topic` replacing an older one not yet delivered, as
+and again when it says hello (oldest first, or newest first when a test asks), the newest of a `Topic` replacing an older one not yet delivered, as
 autopush does. `AutopushSide` is mixed into `PushService`, whose lock (`changed`) and lists it uses."""
 import asyncio
 import base64
@@ -100,6 +100,8 @@ class AutopushSide:
                         self.uaids.add(uaid)
                         self.connections[uaid] = ws
                         pending = [n for n in self.notifications if n.uaid == uaid and n.ack_code is None]
+                        if self.kept_pushes_newest_first:
+                            pending.reverse()
                         for notification in pending:
                             notification.sent = True
                         self.changed.notify_all()

@@ -247,6 +247,7 @@ class PushService(AutopushSide):
         self.acks = []  # (channelID, version, code) from browsers
         self.connections = {}  # uaid -> websocket
         self.uaids = set()
+        self.kept_pushes_newest_first = False  # on a browser's hello (a push service promises no order)
         self.forced = {}  # endpoint id -> status
         self.forced_next = []  # statuses for the next requests, in order
         self.retry_after = None

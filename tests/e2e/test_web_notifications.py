@@ -499,38 +499,56 @@ def notifications(driver):
     return sorted(shown, key=lambda n: n["tag"])
 
 
-def test_the_service_worker_shows_one_notification_per_conversation_and_tidies_it_up(server, browsers):
+class PushHarness:
+    """Pushes delivered to the page's service worker through DevTools, each waited for until the worker is done
+    with it (the worker's own record: each push completed, each notification displayed or closed)."""
+
+    def __init__(self, driver, server):
+        self.driver = driver
+        self.devtools = DevTools(driver)
+        self.origin = server.url
+        devtools = self.devtools
+        devtools.call("ServiceWorker.enable")
+        scope = server.url + "/"
+        self.registration = devtools.wait(lambda: next((r for e in devtools.events if e.get("method") == "ServiceWorker.workerRegistrationUpdated"
+                                                        for r in e["params"]["registrations"] if r["scopeURL"] == scope and not r["isDeleted"]), None),
+                                          what="the service worker's registration")
+        for service in ("pushMessaging", "notifications"):
+            devtools.call("BackgroundService.setRecording", shouldRecord=True, service=service)
+            devtools.call("BackgroundService.startObserving", service=service)
+
+    def push(self, payload):
+        """Delivers a push and waits until the worker is done with it; then what shows (read once: Chrome may
+        drop a notification that is being shown while they are listed)."""
+        completed = len(self.devtools.background("Push event completed"))
+        data = payload if isinstance(payload, str) else json.dumps(payload)
+        self.devtools.call("ServiceWorker.deliverPushMessage", origin=self.origin, registrationId=self.registration["registrationId"], data=data)
+        self.devtools.wait(lambda: len(self.devtools.background("Push event completed")) > completed, what="the push to complete")
+        assert [e["eventMetadata"] for e in self.devtools.background("Push event completed")][-1] == [{"key": "Status", "value": "Success"}]
+        return notifications(self.driver)
+
+    def displayed(self):
+        return len(self.devtools.background("Notification displayed"))
+
+    def close(self):
+        self.devtools.close()
+
+
+def signed_in_with_a_service_worker(server, browsers):
     alice = server.register("alice", "Alice")
     a = browsers()
     set_notification_permission(a, server, "granted")
     sign_in(a, server, alice)
     wait(a, lambda d: by_id(d, "list-empty").is_displayed())
     assert a.execute_async_script("const done = arguments[0]; navigator.serviceWorker.ready.then((r) => done(!!r.active))")
-    devtools = DevTools(a)
+    return a
+
+
+def test_the_service_worker_shows_one_notification_per_conversation_and_tidies_it_up(server, browsers):
+    a = signed_in_with_a_service_worker(server, browsers)
+    harness = PushHarness(a, server)
+    push, displayed = harness.push, harness.displayed
     try:
-        devtools.call("ServiceWorker.enable")
-        scope = server.url + "/"
-        registration = devtools.wait(lambda: next((r for e in devtools.events if e.get("method") == "ServiceWorker.workerRegistrationUpdated"
-                                                   for r in e["params"]["registrations"] if r["scopeURL"] == scope and not r["isDeleted"]), None),
-                                     what="the service worker's registration")
-        # The worker's own record of what it did: each push completed, each notification displayed or closed.
-        for service in ("pushMessaging", "notifications"):
-            devtools.call("BackgroundService.setRecording", shouldRecord=True, service=service)
-            devtools.call("BackgroundService.startObserving", service=service)
-
-        def push(payload):
-            """Delivers a push and waits until the worker is done with it; then what shows (read once: Chrome may
-            drop a notification that is being shown while they are listed)."""
-            completed = len(devtools.background("Push event completed"))
-            data = payload if isinstance(payload, str) else json.dumps(payload)
-            devtools.call("ServiceWorker.deliverPushMessage", origin=server.url, registrationId=registration["registrationId"], data=data)
-            devtools.wait(lambda: len(devtools.background("Push event completed")) > completed, what="the push to complete")
-            assert [e["eventMetadata"] for e in devtools.background("Push event completed")][-1] == [{"key": "Status", "value": "Success"}]
-            return notifications(a)
-
-        def displayed():
-            return len(devtools.background("Notification displayed"))
-
         conversation = "dm_a_b"
         base = {"v": 1, "conversationId": conversation, "title": "Ada Lovelace", "url": f"/#/c/{conversation}", "badge": 1}
         assert push({**base, "kind": "message", "seq": 5, "body": "hello", "count": 1}) == [
@@ -582,4 +600,50 @@ def test_the_service_worker_shows_one_notification_per_conversation_and_tidies_i
                          f"{server.url}/#/c/dm_a_b")
         wait(a, lambda d: d.execute_script("return location.hash") == "#/c/dm_a_b")
     finally:
-        devtools.close()
+        harness.close()
+
+
+def test_pushes_that_cross_on_the_way_end_as_the_newest_of_them_says(server, browsers):
+    """A push service promises no order (RFC 8030; Firefox decrypts a burst of pushes concurrently): an edit,
+    a delete or a read may reach the worker before the message it is about. What shows in the end is what
+    the pushes in their sent order would show, and an edit never brings back a notification by itself."""
+    a = signed_in_with_a_service_worker(server, browsers)
+    harness = PushHarness(a, server)
+    push, displayed = harness.push, harness.displayed
+    try:
+        conversation = "dm_a_b"
+        base = {"v": 1, "conversationId": conversation, "title": "Ada Lovelace", "url": f"/#/c/{conversation}", "badge": 1}
+
+        # The edit first: nothing to update yet, and nothing shows; its message then shows with the edited text.
+        assert push({**base, "kind": "update", "seq": 9, "body": "Lunch at one?"}) == []
+        assert [(n["seq"], n["body"]) for n in push({**base, "kind": "message", "seq": 9, "body": "Lunch at noon?", "count": 1})] == [
+            (9, "Lunch at one?")]
+
+        # The same while an older message shows: its edit waits for it, the older one stays until it comes.
+        assert [(n["seq"], n["body"]) for n in push({**base, "kind": "update", "seq": 10, "body": "Dinner at eight?"})] == [
+            (9, "Lunch at one?")]
+        assert [(n["seq"], n["body"]) for n in push({**base, "kind": "message", "seq": 10, "body": "Dinner at seven?", "count": 2})] == [
+            (10, "Dinner at eight?")]
+
+        # Deleted for everyone before its message came: the message never shows, the one shown stays.
+        before = displayed()
+        assert [(n["seq"], n["body"]) for n in push({**base, "kind": "withdraw", "seq": 11})] == [(10, "Dinner at eight?")]
+        assert [(n["seq"], n["body"]) for n in push({**base, "kind": "message", "seq": 11, "body": "oops", "count": 3})] == [
+            (10, "Dinner at eight?")]
+        assert displayed() == before
+
+        # Read elsewhere up to 13 before 12 and 13 came: the notification closes, and they never show.
+        assert push({**base, "kind": "read", "seq": 13}) == []
+        assert push({**base, "kind": "message", "seq": 12, "body": "twelve", "count": 1}) == []
+        assert push({**base, "kind": "message", "seq": 13, "body": "thirteen", "count": 2}) == []
+        assert displayed() == before
+        # A message after what was read still alerts.
+        assert [(n["seq"], n["body"]) for n in push({**base, "kind": "message", "seq": 14, "body": "fourteen", "count": 1})] == [
+            (14, "fourteen")]
+
+        # An edit of a message that is not shown, and whose push never comes (its notification was dismissed long
+        # ago), shows nothing: a dismissed notification does not come back because its message was edited.
+        assert push({**base, "conversationId": "grp_y", "url": "/#/c/grp_y", "kind": "update", "seq": 3, "body": "edited"}) == [
+            {"title": "Ada Lovelace", "body": "fourteen", "tag": conversation, "seq": 14, "url": f"/#/c/{conversation}"}]
+    finally:
+        harness.close()
