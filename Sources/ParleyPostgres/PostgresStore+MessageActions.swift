@@ -93,7 +93,7 @@ extension PostgresStore: MessageActionStore {
             guard try await inSpans(action.seq, of: action.actor, in: action.conversation, db) else {
                 throw try await isMember(action.actor, of: action.conversation, db) ? StoreError.messageNotFound : StoreError.conversationNotFound
             }
-            if member == nil, action.change != .hide { throw StoreError.forbidden("You are no longer a member of this group.") }
+            if member == nil, action.change != .hide { throw StoreError.noLongerMember }
         } else if member == nil {
             throw StoreError.conversationNotFound
         }
@@ -130,7 +130,7 @@ extension PostgresStore: MessageActionStore {
         case .delete:
             try await db.query(
                 """
-                UPDATE messages SET text = '', mentions = NULL, attachments = NULL, deleted_at = \(now.milliseconds), reaction_count = 0
+                UPDATE messages SET text = '', mentions = NULL, attachments = NULL, edited_at = NULL, deleted_at = \(now.milliseconds), reaction_count = 0
                 WHERE conversation_id = \(id) AND seq = \(seq)
                 """, logger: logger)
             // Its files go too: their blobs become candidates for the collector (``UploadStore``).

@@ -75,7 +75,7 @@ extension SQLiteStore: MessageActionStore {
                         arguments: [conversation.rawValue, action.actor.rawValue]) == true
                 throw known ? StoreError.messageNotFound : StoreError.conversationNotFound
             }
-            if member == nil, action.change != .hide { throw StoreError.forbidden("You are no longer a member of this group.") }
+            if member == nil, action.change != .hide { throw StoreError.noLongerMember }
         } else if member == nil {
             throw StoreError.conversationNotFound
         }
@@ -143,10 +143,10 @@ extension SQLiteStore: MessageActionStore {
             try db.cachedStatement(sql: "UPDATE messages SET text = ?, edited_at = ? WHERE conversation_id = ? AND seq = ?")
                 .execute(arguments: [new, now.milliseconds] + key)
         case .delete:
-            // Gone, not hidden: the text, its versions, reactions and mentions (secure_delete zeroes the bytes).
+            // Gone, not hidden: the text, when it was edited, its versions, reactions and mentions (secure_delete zeroes the bytes).
             try db.cachedStatement(
                 sql:
-                    "UPDATE messages SET text = '', mentions = NULL, attachments = NULL, deleted_at = ?, reaction_count = 0 WHERE conversation_id = ? AND seq = ?"
+                    "UPDATE messages SET text = '', mentions = NULL, attachments = NULL, edited_at = NULL, deleted_at = ?, reaction_count = 0 WHERE conversation_id = ? AND seq = ?"
             ).execute(arguments: [now.milliseconds] + key)
             // Its files go too: their blobs become candidates for the collector (``UploadStore``).
             try db.cachedStatement(

@@ -75,7 +75,7 @@ struct Messenger: Sendable {
         guard case .failure(StoreError.conversationNotFound) = result, let group = request.conversationId, group.isGroup,
             (try? await store.conversation(group, as: sender))?.leftSeq != nil
         else { return result }
-        return .failure(ParleyError(.conversationNotFound, "You are no longer a member of this group."))
+        return .failure(ParleyError(StoreError.noLongerMember))
     }
 
     /// Rate limit and validation: the message to store, or why not.

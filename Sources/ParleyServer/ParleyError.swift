@@ -76,6 +76,7 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
         case .usernameTaken: self.init(.usernameTaken, "That username is taken.")
         case .userNotFound: self.init(.userNotFound, "No such user.")
         case .conversationNotFound: self.init(.conversationNotFound, "No such conversation.")
+        case .noLongerMember: self.init(.conversationNotFound, "You are no longer a member of this group.")
         case .invalidRecipient: self.init(.invalidRecipient, "You cannot message yourself.")
         case .clientIdConflict: self.init(.clientIdConflict, "This clientId was already used for something else: another message, action or conversation.")
         case .cursorBeyondEnd: self.init(.cursorBeyondEnd, "The cursor is beyond the conversation's last message.")

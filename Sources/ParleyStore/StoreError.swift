@@ -11,6 +11,9 @@ public enum StoreError: Error, Equatable, Sendable {
     case invalidRecipient
     /// The client id was already used by this sender for a message in another conversation.
     case clientIdConflict
+    /// The caller left or was removed from the group: told as ``conversationNotFound`` is (a 404),
+    /// with why, since they saw that entry and learn nothing new (only `hide` is left to them).
+    case noLongerMember
     /// A receipt cursor beyond the conversation's last message.
     case cursorBeyondEnd
     /// A group action the caller's role does not allow (the reason is safe to show).

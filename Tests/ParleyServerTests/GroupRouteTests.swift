@@ -56,6 +56,13 @@ import Testing
                 .post, "/v1/messages", token: alan.token, encoding: SendRequest(clientId: .random(), conversationId: chat.id, text: "let me in"))
             #expect(send.status == .notFound && send.errorCode == .conversationNotFound)
             #expect((try? send.decode(ErrorBody.self))?.error.message == "You are no longer a member of this group.", "he saw his removal")
+            for (kind, emoji, text) in [(MessageActionKind.react, "👍", nil), (.edit, nil, "edited after"), (.delete, nil, nil)] as [(MessageActionKind, String?, String?)] {
+                let acted = try await api.action(
+                    .post, "/v1/conversations/\(chat.id)/messages/\(hello.seq)/actions", by: alan,
+                    API.MessageActionBody(clientId: .random(), kind: kind, emoji: emoji, text: text))
+                #expect(acted.status == .notFound && acted.errorCode == .conversationNotFound, "\(kind): as a send is")
+                #expect((try? acted.decode(ErrorBody.self))?.error.message == "You are no longer a member of this group.")
+            }
             let eve = try await api.register("eve")
             let stranger = try await api.request(
                 .post, "/v1/messages", token: eve.token, encoding: SendRequest(clientId: .random(), conversationId: chat.id, text: "hello?"))

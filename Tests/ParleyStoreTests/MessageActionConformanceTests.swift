@@ -165,7 +165,7 @@ import Testing
         let adas = try await world.store.send("see you at 5", from: world.ada.id, to: .conversation(group)).message
         _ = try await world.store.changeGroup(
             MembershipChange(actor: world.ada.id, clientId: .random(), conversation: group, action: .remove(world.grace.id), maxMembers: 256), now: .now())
-        await #expect(throws: StoreError.forbidden("You are no longer a member of this group.")) {
+        await #expect(throws: StoreError.noLongerMember) {
             _ = try await world.act(world.grace, early.seq, .react("😢"), in: group)
         }
         #expect(try await world.act(world.grace, early.seq, .hide, in: group).deliveries.count == 1)
@@ -174,6 +174,12 @@ import Testing
         #expect(gracesCopy?.text == "see you at 5" && gracesCopy?.editedAt == nil, "the text when she left")
         let alansCopy = try await world.store.messages(in: group, as: world.alan.id, query: HistoryQuery(limit: 50)).messages.first { $0.seq == adas.seq }
         #expect(alansCopy?.text == "see you at 6" && alansCopy?.editedAt != nil)
+        // Deleted after: her tombstone does not tell her it was edited after she left (nobody's does).
+        _ = try await world.act(world.ada, adas.seq, .delete, in: group)
+        for reader in [world.grace, world.alan] {
+            let tombstone = try await world.store.messages(in: group, as: reader.id, query: HistoryQuery(limit: 50)).messages.first { $0.seq == adas.seq }
+            #expect(tombstone?.isDeleted == true && tombstone?.editedAt == nil && tombstone?.text == "")
+        }
         await #expect(throws: StoreError.conversationNotFound) { _ = try await world.act(world.eve, early.seq, .hide, in: group) }
     }
 
