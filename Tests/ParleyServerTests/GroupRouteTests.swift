@@ -56,7 +56,9 @@ import Testing
                 .post, "/v1/messages", token: alan.token, encoding: SendRequest(clientId: .random(), conversationId: chat.id, text: "let me in"))
             #expect(send.status == .notFound && send.errorCode == .conversationNotFound)
             #expect((try? send.decode(ErrorBody.self))?.error.message == "You are no longer a member of this group.", "he saw his removal")
-            for (kind, emoji, text) in [(MessageActionKind.react, "👍", nil), (.edit, nil, "edited after"), (.delete, nil, nil)] as [(MessageActionKind, String?, String?)] {
+            for (kind, emoji, text) in [(MessageActionKind.react, "👍", nil), (.edit, nil, "edited after"), (.delete, nil, nil)]
+                as [(MessageActionKind, String?, String?)]
+            {
                 let acted = try await api.action(
                     .post, "/v1/conversations/\(chat.id)/messages/\(hello.seq)/actions", by: alan,
                     API.MessageActionBody(clientId: .random(), kind: kind, emoji: emoji, text: text))
