@@ -195,9 +195,7 @@ extension ParleyClient {
         var descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         var copy = 1
         while descriptor < 0, errno == EEXIST, copy <= 10_000 {
-            let name = cleaned as NSString
-            path = (directory as NSString).appendingPathComponent(
-                "\(name.deletingPathExtension) (\(copy))" + (name.pathExtension.isEmpty ? "" : ".\(name.pathExtension)"))
+            path = (directory as NSString).appendingPathComponent(Self.numbered(cleaned, copy))
             copy += 1
             descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         }
@@ -221,6 +219,16 @@ extension ParleyClient {
             throw error
         }
         return path
+    }
+
+    /// `name (copy).ext`, its stem cut (by whole characters) so it stays within the 255 bytes a
+    /// file name may have, as `name` does.
+    nonisolated static func numbered(_ name: String, _ copy: Int) -> String {
+        let name = name as NSString
+        let suffix = " (\(copy))" + (name.pathExtension.isEmpty ? "" : ".\(name.pathExtension)")
+        var stem = name.deletingPathExtension
+        while !stem.isEmpty, stem.utf8.count + suffix.utf8.count > 255 { stem.removeLast() }
+        return stem + suffix
     }
 
     /// The size of the regular file at `path` (symbolic links followed) that this process may read,

@@ -84,13 +84,28 @@ struct EditedLine {
         return head + shown(start..<cursor) + "\u{1B}7" + shown(cursor..<end) + tail + "\u{1B}8"
     }
 
-    /// Columns a terminal gives a character, erring wide: East Asian wide and emoji 2, others 1.
+    /// Columns a terminal gives a character, erring wide: East Asian wide and emoji 2, combining
+    /// marks 0, others 1. A cluster counts as the most of one wide character and the sum of its
+    /// scalars, since a terminal may draw each scalar on its own (a run of Hangul jamo, a family
+    /// emoji it does not join, repeated skin tones): a row is then broken early, never late.
     static func width(of character: Character) -> Int {
-        guard let first = character.unicodeScalars.first else { return 0 }
-        if first.properties.isEmojiPresentation || character.unicodeScalars.count > 1 && first.properties.isEmoji { return 2 }
-        switch first.value {
+        let scalars = character.unicodeScalars
+        guard let first = scalars.first else { return 0 }
+        let asOne = first.properties.isEmojiPresentation || scalars.count > 1 && first.properties.isEmoji ? 2 : width(of: first)
+        guard scalars.count > 1 else { return asOne }
+        return max(asOne, scalars.reduce(0) { $0 + width(of: $1) })
+    }
+
+    /// Columns a terminal gives one scalar drawn on its own, erring wide.
+    static func width(of scalar: Unicode.Scalar) -> Int {
+        switch scalar.properties.generalCategory {
+        case .nonspacingMark, .enclosingMark: return 0
+        default: break
+        }
+        if scalar.properties.isEmojiPresentation { return 2 }
+        switch scalar.value {
         case 0x1100...0x115F, 0x2E80...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60, 0xFFE0...0xFFE6,
-            0x1F300...0x1FAFF, 0x20000...0x3FFFD:
+            0x16FE0...0x18CFF, 0x1AFF0...0x1B2FF, 0x1F000...0x1FAFF, 0x20000...0x3FFFD:
             return 2
         default: return 1
         }

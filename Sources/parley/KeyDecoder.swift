@@ -1,6 +1,6 @@
 /// Bytes from a raw terminal as keys: whole UTF-8 characters, and escape sequences swallowed whole
 /// (`ESC [ … final`, `ESC O x`, `ESC x`), so an arrow key or a pasted colour code never puts
-/// `[D` or `[31m` into a message.
+/// `[D` or `[31m` into a message; C1 controls and direction overrides are dropped.
 struct KeyDecoder {
     enum Key: Equatable {
         case text(String), submit, erase, interrupt, endOfInput, nothing
@@ -54,7 +54,13 @@ struct KeyDecoder {
             needed -= 1
             guard needed == 0 else { return .nothing }
             defer { pending = [] }
-            return .text(String(decoding: pending, as: UTF8.self))
+            let text = String(decoding: pending, as: UTF8.self)
+            // C1 controls (a terminal acts on them, and no message may hold one) and direction
+            // overrides (they would turn the input line around) are dropped, as in others' text.
+            guard let scalar = text.unicodeScalars.first, !TerminalText.isControl(scalar), !TerminalText.isDirectionControl(scalar) else {
+                return .nothing
+            }
+            return .text(text)
         }
         if isPasting, byte < 0x20, byte != 0x1B {  // a pasted line break (CR LF once) or tab; no control key
             switch byte {

@@ -98,7 +98,9 @@ final class LineEditor: Sendable {
     /// Prints a line above the input being typed (or plainly, without a terminal).
     func printAbove(_ line: String) {
         guard isRaw else {
-            write(line + "\n")
+            // `tail` on a terminal wraps as the interactive client does (rule 4 of TerminalText);
+            // into a pipe or a file a line stays whole.
+            write((isatty(STDOUT_FILENO) == 1 ? TerminalText.wrapped(line, columns: Self.terminalColumns) : line) + "\n")
             return
         }
         let columns = Self.inputColumns

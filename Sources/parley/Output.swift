@@ -47,7 +47,11 @@ enum TerminalText {
         guard columns >= 12 else { return shown }
         let continuation = Array("  ┆ ")
         var done = "", row: [Character] = [], width = 0
-        for character in shown {
+        // A character wider than a row by itself (a run of jamo is one) is broken between its scalars.
+        let pieces = shown.flatMap { character in
+            EditedLine.width(of: character) > columns - continuation.count ? character.unicodeScalars.map(Character.init) : [character]
+        }
+        for character in pieces {
             if character == "\n" {
                 done += String(row) + "\n"
                 (row, width) = ([], 0)

@@ -37,6 +37,13 @@ final class TerminalChat {
     /// The invitations as `/invites` last numbered them (`/accept N`, `/decline N`).
     var shownInvitations: [ConversationListViewModel.InvitationRow] = []
 
+    /// How long the start waits to be caught up before it prints the list as last synced.
+    static let startWait = Duration.seconds(3)
+    /// False until the first list is printed: the list's changes while syncing print nothing.
+    var listing = false
+    /// The lines the last list printed.
+    var listed: [String] = []
+
     /// Where the local copy is (what quitting says of messages not sent yet depends on it).
     let storage: ClientStorage
 
@@ -53,7 +60,16 @@ final class TerminalChat {
         _ = try? await client.loadNotificationSettings()  // for the [muted] marks; /mute works without it
         let events = client.events()
         client.start()
-        if !list.rows.isEmpty { showList() }  // the cache, at once
+        // The list once caught up, so what changed while this client was closed (an edit, a delete
+        // for everyone) is never printed as it was; the cache only when the server is not there.
+        // What happened meanwhile (`[online]` too) is printed after it, from `events`.
+        if await caughtUp(within: Self.startWait) {
+            showList()
+        } else if !list.rows.isEmpty {
+            say("[not connected yet — the list as last synced]")
+            showList()
+        }
+        listing = true
         let printing = Task { for await event in events { await self.show(event) } }
         // Typing is announced while typing, from each edit of the input line.
         let input = LineEditor.shared.start { text in Task { @MainActor in self.typed(text) } }
@@ -182,16 +198,35 @@ final class TerminalChat {
         printStatusChanges()
     }
 
-    func showList() {
-        rows = list.rows
+    /// Prints the conversation list (numbered for `/open N`); `onlyIfChanged`: not when it would
+    /// print what the last list printed.
+    func showList(onlyIfChanged: Bool = false) {
+        var lines: [String] = []
         switch list.state {
-        case .loading: say("Loading conversations…")
-        case .empty: say(ConversationListViewModel.emptyText + " — start one with /new USERNAME")
-        case .error(let message): say("Could not load conversations: \(message)")
+        case .loading: lines.append("Loading conversations…")
+        case .empty: lines.append(ConversationListViewModel.emptyText + " — start one with /new USERNAME")
+        case .error(let message): lines.append("Could not load conversations: \(message)")
         case .loaded:
-            say("Conversations:")
-            for (index, row) in rows.enumerated() { say("  " + printer.line(for: row, number: index + 1)) }
+            lines.append("Conversations:")
+            for (index, row) in list.rows.enumerated() { lines.append("  " + printer.line(for: row, number: index + 1)) }
         }
-        if !list.invitations.isEmpty { say("Invitations: \(list.invitations.count) — /invites") }
+        if !list.invitations.isEmpty { lines.append("Invitations: \(list.invitations.count) — /invites") }
+        if onlyIfChanged, lines == listed, rows == list.rows { return }
+        rows = list.rows
+        listed = lines
+        lines.forEach(say)
+    }
+
+    /// Whether the client is online and has caught up within `limit` (else the wait ends: offline,
+    /// or signed out, which the event printer says).
+    private func caughtUp(within limit: Duration) async -> Bool {
+        let client = self.client
+        let connecting = Task { @MainActor in (try? await client.connect()) != nil }
+        let timer = Task {
+            try? await Task.sleep(for: limit)
+            connecting.cancel()
+        }
+        defer { timer.cancel() }
+        return await connecting.value
     }
 }

@@ -57,6 +57,20 @@ import Testing
         }
     }
 
+    /// "You" is every client's name for the user's own messages: no name may pass for it.
+    @Test(arguments: [
+        "You", "YOU", "ｙｏｕ", "Y o u", "Yo\u{200B}u", "Yοu", "Yоu", "Yoᴜ", "ʏᴏᴜ", "Yöu", "Y0u", "Үоu", "уоu", "Ꭹօս", "Yὸu",
+    ])
+    func namesThatReadYouAreKeptBack(_ name: String) {
+        #expect(Validation.isReservedName(name), "\(name.unicodeScalars.map { String($0.value, radix: 16) })")
+        #expect((try? Validation.displayName(name).get()) == nil)
+    }
+
+    @Test(arguments: ["Yours", "Yo", "Youssef", "Yogi", "Lou", "ὸ", "Yu"])
+    func namesThatOnlyStartOrLookLikeItAreFine(_ name: String) {
+        #expect(!Validation.isReservedName(name))
+    }
+
     @Test func displayNamesAreTrimmedAndBounded() throws {
         #expect(try Validation.displayName("  Zoë Ångström ").get() == "Zoë Ångström")
         #expect((try? Validation.displayName("   ").get()) == nil)

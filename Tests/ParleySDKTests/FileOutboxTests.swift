@@ -88,5 +88,11 @@ import Testing
         #expect(try await client.save(notes, into: folder) == (folder as NSString).appendingPathComponent("notes (2).txt"))
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == outside, "the link is as it was")
         #expect(!FileManager.default.fileExists(atPath: outside), "nothing written where it points")
+        // A name as long as a name may be is saved again under a shorter stem, whole characters kept.
+        let long = Attachment(id: .random(), name: String(repeating: "é", count: 125) + ".txt", mimeType: "text/plain", kind: .file, size: 5)
+        fixture.api.files[long.id] = Data("longs".utf8)
+        let first = try await client.save(long, into: folder), second = try await client.save(long, into: folder)
+        #expect(first != second && (second as NSString).lastPathComponent.hasSuffix("é (1).txt"))
+        #expect((second as NSString).lastPathComponent.utf8.count <= 255 && FileManager.default.contents(atPath: second) == Data("longs".utf8))
     }
 }

@@ -1,0 +1,111 @@
+"""`parley chat` as a third hostile tester used it: a delete and an edit made while the client was
+closed, `chat tail` on a terminal with text padded to its edge, characters a terminal draws wider
+than one cluster (a run of Hangul jamo), and a paste holding C1 controls and a direction override."""
+import io
+import tempfile
+import unicodedata
+import uuid
+
+import pexpect
+
+from conftest import BINARY
+from test_terminal_hostile_round2 import _register, _rows, _user_id
+
+
+def _width(row):
+    """Columns an xterm-like terminal gives a row, one code point at a time (wide 2, marks 0)."""
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in row)
+
+
+def _act(server, session, message, body):
+    path = f"/v1/conversations/{message['conversationId']}/messages/{message['seq']}/actions"
+    assert server.rest(session, "POST", path, {"clientId": str(uuid.uuid4()), **body}).status_code == 200
+
+
+def _chat(home, columns=120):
+    terminal = pexpect.spawn(BINARY, ["chat", "--home", home], encoding="utf-8", timeout=20, dimensions=(40, columns))
+    terminal.logfile_read = seen = io.StringIO()
+    return terminal, seen
+
+
+def test_a_delete_and_an_edit_made_while_the_client_was_closed_never_print_as_they_were(server):
+    bob = server.register("bob", "Bob Builder")
+    with tempfile.TemporaryDirectory() as home:
+        _register(home, server.url)
+        alice = _user_id(server, bob, "alice")
+        time_at = server.send(bob, "see you at 5", recipient=alice)
+        secret = server.send(bob, "wrong chat: my password is hunter2", recipient=alice)
+        terminal, _ = _chat(home)  # the client's copy holds both, as they were
+        terminal.expect("hunter2")  # the list's preview
+        terminal.expect(r"\[online\]")
+        terminal.sendline("/quit")
+        terminal.expect(pexpect.EOF)
+
+        _act(server, bob, time_at, {"kind": "edit", "text": "see you at 6"})
+        _act(server, bob, secret, {"kind": "delete"})
+
+        terminal, seen = _chat(home)
+        terminal.expect("Conversations:")
+        terminal.expect(r"\[online\]")
+        terminal.sendline("/open 1")
+        terminal.expect(r"see you at 6 \(edited\)")
+        terminal.expect("This message was deleted")
+        terminal.sendline("/quit")
+        terminal.expect(pexpect.EOF)
+        output = seen.getvalue()
+        assert "hunter2" not in output and "see you at 5" not in output, output
+
+
+def test_tail_on_a_terminal_wraps_text_padded_to_its_edge(server):
+    bob = server.register("bob", "Bob Builder")
+    with tempfile.TemporaryDirectory() as home:
+        _register(home, server.url)
+        server.send(bob, "ok" + " " * 150 + "12:19 PM Carol: pay Mallory", recipient=_user_id(server, bob, "alice"))
+        tail = pexpect.spawn(BINARY, ["chat", "tail", "--home", home, "--with", "bob", "--count", "5", "--exit-after", "0"],
+                             encoding="utf-8", timeout=20, dimensions=(24, 40))
+        tail.expect(pexpect.EOF)
+        rows = [row for row in _rows(tail.before) if row]
+        start = next(i for i, row in enumerate(rows) if "Bob Builder: ok" in row)
+        message = rows[start:]
+        assert len(message) > 3 and all(_width(row) <= 40 for row in message), message
+        assert "Mallory" in message[-1] and all(row.startswith("  ┆ ") for row in message[1:]), message
+
+
+def test_a_run_of_hangul_jamo_is_wrapped_where_a_terminal_would_wrap_it(server):
+    """28 leading consonants are one character to Swift and 56 columns to a terminal."""
+    bob = server.register("bob", "Bob Builder")
+    with tempfile.TemporaryDirectory() as home:
+        _register(home, server.url)
+        server.send(bob, "ok " + "\u1100" * 28 + " 12:19 PM You: pay Mallory", recipient=_user_id(server, bob, "alice"))
+        terminal, seen = _chat(home, columns=40)
+        terminal.expect(r"\[online\]")
+        terminal.sendline("/open 1")
+        terminal.expect("Mallory")
+        terminal.sendline("/quit")
+        terminal.expect(pexpect.EOF)
+        rows = _rows(seen.getvalue())
+        start = max(i for i, row in enumerate(rows) if "Bob Builder: ok" in row)
+        message = rows[start:start + 1] + [row for row in rows[start + 1:] if row.startswith("  ┆ ")]
+        assert all(_width(row) <= 40 for row in rows if row), [r for r in rows if _width(r) > 40]
+        assert not any(row.lstrip().startswith("12:19") for row in rows), rows
+        assert "Mallory" in message[-1], message
+
+
+def test_a_paste_with_c1_controls_and_a_direction_override_sends_the_rest_and_echoes_neither(server):
+    bob = server.register("bob", "Bob Builder")
+    with tempfile.TemporaryDirectory() as home:
+        _register(home, server.url)
+        alice = _user_id(server, bob, "alice")
+        first = server.send(bob, "hi", recipient=alice)
+        terminal, seen = _chat(home)
+        terminal.expect(r"\[online\]")
+        terminal.sendline("/open 1")
+        terminal.expect("Bob Builder: hi")
+        terminal.send("\x1b[200~hello \u009b31m red \u202eRLO\x1b[201~\r")
+        terminal.expect("hello 31m red RLO")
+        terminal.sendline("/quit")
+        terminal.expect(pexpect.EOF)
+        texts = [m["text"] for m in server.history(bob, first["conversationId"])]
+        assert texts[-1] == "hello 31m red RLO", texts
+        output = seen.getvalue()
+        assert "\u009b" not in output and "\u202e" not in output, repr(output)
