@@ -180,13 +180,16 @@ extension Validation {
     }
 
     /// Refuses what renders like another emoji and would show as a second chip of it: a joiner at
-    /// the end or doubled, a selector repeated, a lone regional indicator (flags are pairs).
+    /// the end or doubled, a selector repeated, a skin tone not right after an emoji that takes one
+    /// (`👍🏻🏻` is one cluster, drawn as a thumb and a swatch), a lone regional indicator (flags are
+    /// pairs).
     private static func isWellFormedSequence(_ scalars: [Unicode.Scalar]) -> Bool {
         let isIndicator = { (scalar: Unicode.Scalar) in (0x1F1E6...0x1F1FF).contains(scalar.value) }
         if scalars.contains(where: isIndicator) { return scalars.count == 2 && scalars.allSatisfy(isIndicator) }
         guard scalars.last?.value != 0x200D else { return false }
         return !zip(scalars, scalars.dropFirst()).contains { pair in
             (pair.0.value == 0x200D || pair.0.value == 0xFE0F) && pair.0.value == pair.1.value
+                || pair.1.properties.isEmojiModifier && !pair.0.properties.isEmojiModifierBase
         }
     }
 }

@@ -64,10 +64,10 @@ final class TerminalChat {
         // for everyone) is never printed as it was; the cache only when the server is not there.
         // What happened meanwhile (`[online]` too) is printed after it, from `events`.
         if await caughtUp(within: Self.startWait) {
-            showList()
+            await showList()
         } else if !list.rows.isEmpty {
             say("[not connected yet — the list as last synced]")
-            showList()
+            await showList()
         }
         listing = true
         let printing = Task { for await event in events { await self.show(event) } }
@@ -111,7 +111,7 @@ final class TerminalChat {
             say(Self.notificationHelp)
         case "/list":
             searchHits = []
-            showList()
+            await showList()
         case "/open" where !searchHits.isEmpty:
             await openSearchResult(parts.dropFirst().first.flatMap(Int.init))
         case "/open":
@@ -198,9 +198,11 @@ final class TerminalChat {
         printStatusChanges()
     }
 
-    /// Prints the conversation list (numbered for `/open N`); `onlyIfChanged`: not when it would
+    /// Prints the conversation list (numbered for `/open N`), the people its group previews name
+    /// looked up first ("Ada removed Carol", not "Someone"); `onlyIfChanged`: not when it would
     /// print what the last list printed.
-    func showList(onlyIfChanged: Bool = false) {
+    func showList(onlyIfChanged: Bool = false) async {
+        await client.resolveNames(in: list.rows.compactMap { client.conversations[$0.id]?.lastMessage })
         var lines: [String] = []
         switch list.state {
         case .loading: lines.append("Loading conversations…")

@@ -11,6 +11,7 @@ import Testing
     @Test(arguments: [
         "", "a", "1", "#", "🏻", "👍👍", "👍 ", " 👍", "ok", "\u{200D}", "\u{FE0F}", "a\u{301}", "\u{1F44D}\u{0301}",
         "👍\u{200D}", "👍\u{FE0F}\u{FE0F}\u{FE0F}\u{FE0F}", "🇯", "🇯🇵🇯", "👨\u{200D}\u{200D}👩",
+        "👍🏻🏻", "👍🏻🏻🏻🏻🏻🏻🏻🏻🏻🏻", "😂🏻", "👍\u{FE0F}🏻",
     ])
     func anythingElseIsRefused(text: String) {
         #expect(throws: Validation.Failure(.invalidEmoji, "A reaction is a single emoji.")) { try Validation.reactionEmoji(text).get() }

@@ -109,3 +109,24 @@ def test_a_paste_with_c1_controls_and_a_direction_override_sends_the_rest_and_ec
         assert texts[-1] == "hello 31m red RLO", texts
         output = seen.getvalue()
         assert "\u009b" not in output and "\u202e" not in output, repr(output)
+
+
+def test_the_list_names_someone_removed_before_this_client_knew_them(server):
+    """The list's preview of a removal names the person removed ("Bob Builder removed Carol Chen"),
+    whom this client never had in a member list."""
+    from test_terminal_groups import _alice_and_crew, _befriend
+    with tempfile.TemporaryDirectory() as home:
+        alice, bob, crew = _alice_and_crew(server, home)
+        carol = server.register("carol", "Carol Chen")
+        _befriend(server, bob, carol)
+        path = f"/v1/conversations/{crew}/members"
+        assert server.rest(bob, "POST", path, {"clientId": str(uuid.uuid4()), "userIds": [carol["user"]["id"]]}).status_code in (200, 201)
+        remove = f"{path}/{carol['user']['id']}/remove"
+        assert server.rest(bob, "POST", remove, {"clientId": str(uuid.uuid4())}).status_code in (200, 201)
+        terminal, seen = _chat(home)
+        terminal.expect(r"\[online\]")
+        terminal.sendline("/list")
+        terminal.expect("Bob Builder removed Carol Chen")
+        terminal.sendline("/quit")
+        terminal.expect(pexpect.EOF)
+        assert "removed Someone" not in seen.getvalue(), seen.getvalue()
