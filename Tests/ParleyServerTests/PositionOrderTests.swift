@@ -35,10 +35,20 @@ import Testing
         #expect(Self.describe(Outbound.inPositionOrder(items)) == ["e1,e2", "a3", "f", "e4"])
     }
 
-    /// The other member's events were queued before the sender's acks that precede them in the stream.
-    @Test func acksMoveAheadOfLaterEventsAndOtherFramesKeepTheirSlots() {
+    /// The other member's events were queued before the sender's acks that precede them in the stream:
+    /// the events move behind them; the answers (the pong, the acks) stay in the order queued.
+    @Test func laterEventsMoveBehindAcksAndAnswersKeepTheirOrder() {
         let items = [Self.events(6, 8), .frame(.pong(ref: nil)), Self.ack(5), Self.ack(7), Self.ack(nil)]
-        #expect(Self.describe(Outbound.inPositionOrder(items)) == ["a5", "e6", "f", "a7", "e8", "a-"])
+        #expect(Self.describe(Outbound.inPositionOrder(items)) == ["f", "a5", "e6", "a7", "a-", "e8"])
+    }
+
+    /// Two sends refused (the database was restarting) and a third stored: its ack, at a position
+    /// before an event queued ahead of it, still comes after the first two's errors (a cluster node
+    /// once answered the third first).
+    @Test func anAckNeverOvertakesTheAnswersToFramesBeforeIt() {
+        let refused = ClientConnection.Outbound.frame(.error(ref: "1", clientId: nil, code: .storageUnavailable, message: "x"))
+        let items = [Self.events(10), refused, refused, Self.ack(9)]
+        #expect(Self.describe(Outbound.inPositionOrder(items)) == ["f", "f", "a9", "e10"])
     }
 
     /// Repeats (a replayed event queued live as well) keep their order; the writer skips the second.
