@@ -86,7 +86,7 @@ async function listed(conversationId) {
 
 // What pushes said about messages whose own push has not come yet, by conversation, for a few minutes.
 const ahead = new Map();
-const AHEAD_MS = 5 * 60 * 1000;
+const AHEAD_MS = 5 * 60 * 1000, AHEAD_MAX = 50;
 
 function aheadOf(conversationId) {
   const entry = ahead.get(conversationId);
@@ -97,6 +97,9 @@ function keepAhead(conversationId, change) {
   const entry = aheadOf(conversationId) ?? { updates: new Map(), withdrawn: new Set(), readUpTo: 0 };
   change(entry);
   entry.at = Date.now();
+  for (const kept of [entry.updates, entry.withdrawn]) {
+    while (kept.size > AHEAD_MAX) kept.delete(kept.keys().next().value);  // the oldest first
+  }
   ahead.set(conversationId, entry);
 }
 
@@ -132,15 +135,18 @@ async function onPush(data) {
     await self.registration.showNotification("Parley", { body: "New message", tag: "parley", icon: "/favicon.svg", data: { url: "/" } });
     return;
   }
-  await setBadge(payload.badge);
   const shown = await listed(payload.conversationId);
   const current = shown.find((notification) => Number.isInteger(notification.data?.seq))?.data ?? recentlyShown(payload.conversationId);
   const showing = current?.seq;
+  if (payload.kind !== "message") await setBadge(payload.badge);
   switch (payload.kind) {
     case "message": {
-      if (showing >= payload.seq) return;  // shown already (or a newer one is)
-      const left = asLeftByPushesAhead(payload);
-      if (left) await show(left, true);
+      // Shown already (or a newer one is), or read or withdrawn by pushes ahead of it: a late push
+      // changes nothing, the badge neither (it counts what was unread when it was sent).
+      const left = showing >= payload.seq ? null : asLeftByPushesAhead(payload);
+      if (!left) return;
+      await setBadge(payload.badge);
+      await show(left, true);
       break;
     }
     case "update":
@@ -179,9 +185,18 @@ self.addEventListener("push", (event) => {
 // A click opens the conversation: in a Parley window already open (focused, then told where to go),
 // or in a new one.
 self.addEventListener("notificationclick", (event) => {
+  forget(event.notification);
   event.notification.close();
   event.waitUntil(openChat(event.notification.data?.url));
 });
+
+// Dismissed (or clicked): what `recent` holds must not stand in for it, so an update of its message
+// does not bring it back.
+self.addEventListener("notificationclose", (event) => forget(event.notification));
+
+function forget(notification) {
+  if (recent.get(notification.tag)?.data?.seq === notification.data?.seq) recent.delete(notification.tag);
+}
 
 async function openChat(raw) {
   let url = new URL("/", self.location.origin);

@@ -85,14 +85,14 @@ public enum Validation {
         return letters.joined() == "you"
     }
 
-    /// Letters drawn like y, o or u in common fonts (from Unicode's confusables: Greek, Cyrillic,
-    /// Armenian, Cherokee, small capitals, the digit zero), as the Latin letter.
+    /// Letters drawn like y, o or u in common fonts, as the Latin letter: some of Unicode's
+    /// confusables (Greek, Cyrillic, Armenian, Cherokee, small capitals, the digit zero, …).
     static let lookalikes: [Unicode.Scalar: Unicode.Scalar] = {
         var table: [Unicode.Scalar: Unicode.Scalar] = [:]
         let groups: [(Unicode.Scalar, [UInt32])] = [
             ("y", [0x03A5, 0x03D2, 0x03B3, 0x04AE, 0x04AF, 0x0423, 0x0443, 0x028F, 0x0263, 0x13A9, 0x10E7, 0x1EFF]),
             ("o", [0x0030, 0x039F, 0x03BF, 0x03C3, 0x041E, 0x043E, 0x0555, 0x0585, 0x05E1, 0x1D0F, 0x1D11, 0x2C9E, 0x2C9F, 0x0D20, 0x0B20, 0x101D]),
-            ("u", [0x03C5, 0x054D, 0x057D, 0x1D1C, 0x028B, 0xA79F, 0x144C, 0x118D8]),
+            ("u", [0x03C5, 0x054D, 0x057D, 0x1D1C, 0x028A, 0x028B, 0xA79F, 0xAB4E, 0x1959, 0x144C, 0x118D8]),
         ]
         for (latin, codes) in groups {
             for code in codes { if let scalar = Unicode.Scalar(code) { table[scalar] = latin } }

@@ -333,6 +333,8 @@ enum PostgresSchema {
         ("v22-search-word-boundaries", PostgresSearchWords.statements),
         // An upload sent as it was (tus metadata `original`) keeps a photo's metadata (``ImageMetadataScrub``).
         ("v23-uploads-keep-metadata", ["ALTER TABLE uploads ADD COLUMN keeps_metadata BOOLEAN NOT NULL DEFAULT false"]),
+        // A message deleted for everyone says nothing of its edits (a former member learnt of one made after they left).
+        ("v24-tombstones-not-edited", ["UPDATE messages SET edited_at = NULL WHERE deleted_at IS NOT NULL AND edited_at IS NOT NULL"]),
     ]
 
     static func migrate(_ client: PostgresClient, logger: Logger) async throws {

@@ -419,6 +419,10 @@ enum SQLiteSchema {
             // An upload sent as it was (tus metadata `original`) keeps a photo's metadata (ImageMetadataScrub).
             try db.execute(sql: "ALTER TABLE uploads ADD COLUMN keeps_metadata INTEGER NOT NULL DEFAULT 0")
         }
+        migrator.registerMigration("v21-tombstones-not-edited") { db in
+            // A message deleted for everyone says nothing of its edits (a former member learnt of one made after they left).
+            try db.execute(sql: "UPDATE messages SET edited_at = NULL WHERE deleted_at IS NOT NULL AND edited_at IS NOT NULL")
+        }
         return migrator
     }
 

@@ -92,10 +92,14 @@ struct Chat: AsyncParsableCommand {
     struct Interactive: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "open", abstract: "The interactive client (the default).")
         @OptionGroup var home: Home
+        @Option(help: "How long the start waits to catch up with the server before it lists the chats as last synced (default: 5s).")
+        var catchUpWait = "5s"
 
         func run() async throws {
+            let wait = try DurationSetting.parse("--catch-up-wait", catchUpWait)
+            guard wait <= .seconds(600) else { throw ValidationError("--catch-up-wait '\(catchUpWait)' must be at most 10m.") }
             let session = try home.session()
-            try await TerminalChat(session: session, storage: home.storage).run()
+            try await TerminalChat(session: session, storage: home.storage, catchUpWait: wait).run()
         }
     }
 

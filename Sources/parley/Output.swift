@@ -11,8 +11,9 @@ func say(_ line: String) {
 /// (its checks are not this client's: a hostile server or a tampered connection can send anything).
 enum TerminalText {
     /// Rules, each tested:
-    /// 1. A line break in someone's text starts its next line with `  ┆ `, so no text can print a
-    ///    line that looks like another message or a group's notice at the start of a row.
+    /// 1. A line break (or a line or paragraph separator, U+2028, U+2029) in someone's text starts
+    ///    its next line with `  ┆ `, so no text can print a line that looks like another message
+    ///    or a group's notice at the start of a row.
     /// 2. Control characters are dropped (C0 but the line break, DEL, C1: escape sequences, bells,
     ///    carriage returns), and a tab becomes a space: nothing can move the cursor, clear the
     ///    screen, set the title or write to the clipboard (OSC 52). Bold on and off (`ESC[1m`,
@@ -28,7 +29,7 @@ enum TerminalText {
                 shown.append(scalar)
                 shown.append(contentsOf: bold.unicodeScalars)
                 scalars = scalars.dropFirst(bold.unicodeScalars.count)
-            } else if scalar == "\n" {
+            } else if scalar == "\n" || scalar == "\u{2028}" || scalar == "\u{2029}" {  // line and paragraph separators break too
                 shown.append(contentsOf: "\n  ┆ ".unicodeScalars)
             } else if scalar == "\t" {
                 shown.append(" ")
@@ -80,7 +81,9 @@ enum TerminalText {
     /// What follows ESC in bold on and bold off.
     static let boldSwitches = ["[1m", "[22m"]
 
-    static func needsCare(_ scalar: Unicode.Scalar) -> Bool { isControl(scalar) || isDirectionControl(scalar) || scalar == "\n" || scalar == "\t" }
+    static func needsCare(_ scalar: Unicode.Scalar) -> Bool {
+        isControl(scalar) || isDirectionControl(scalar) || scalar == "\n" || scalar == "\t" || scalar == "\u{2028}" || scalar == "\u{2029}"
+    }
 
     static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value < 0x20 && scalar != "\n" || (0x7F...0x9F).contains(scalar.value)

@@ -19,7 +19,7 @@ extension TerminalChat {
         case .connection(.unauthorized):
             say("[signed out: the session was ended elsewhere or expired — sign in again with `parley chat login`]")
             shownOnline = false
-        case .conversationsChanged: if listing, chat == nil, searchHits.isEmpty { await showList(onlyIfChanged: true) }  // not under search results
+        case .conversationsChanged: if chat == nil, searchHits.isEmpty { await showList(onlyIfChanged: true) }  // not under search results
         case .message(let message):
             typingShown[message.conversationId.rawValue + "/" + message.senderId.rawValue] = nil  // typing again is news
             if message.conversationId.isGroup { await client.resolveNames(in: [message]) }  // "Grace joined", not "Someone joined"

@@ -38,17 +38,19 @@ final class TerminalChat {
     var shownInvitations: [ConversationListViewModel.InvitationRow] = []
 
     /// How long the start waits to be caught up before it prints the list as last synced.
-    static let startWait = Duration.seconds(3)
-    /// False until the first list is printed: the list's changes while syncing print nothing.
-    var listing = false
+    let catchUpWait: Duration
+    /// How long a list waits for the names its previews need (a server slow to answer is not
+    /// waited for as long as a lookup may take).
+    static let namesWait = Duration.seconds(2)
     /// The lines the last list printed.
     var listed: [String] = []
 
     /// Where the local copy is (what quitting says of messages not sent yet depends on it).
     let storage: ClientStorage
 
-    init(session: Session, storage: ClientStorage) throws {
+    init(session: Session, storage: ClientStorage, catchUpWait: Duration = .seconds(5)) throws {
         self.storage = storage
+        self.catchUpWait = catchUpWait
         client = try AccountClient.open(session, storage)
         list = ConversationListViewModel(client: client)
         search = SearchViewModel(client: client)
@@ -63,13 +65,12 @@ final class TerminalChat {
         // The list once caught up, so what changed while this client was closed (an edit, a delete
         // for everyone) is never printed as it was; the cache only when the server is not there.
         // What happened meanwhile (`[online]` too) is printed after it, from `events`.
-        if await caughtUp(within: Self.startWait) {
+        if await caughtUp(within: catchUpWait) {
             await showList()
         } else if !list.rows.isEmpty {
-            say("[not connected yet — the list as last synced]")
+            if client.connectionState != .unauthorized { say("[not connected yet — the list as last synced]") }
             await showList()
         }
-        listing = true
         let printing = Task { for await event in events { await self.show(event) } }
         // Typing is announced while typing, from each edit of the input line.
         let input = LineEditor.shared.start { text in Task { @MainActor in self.typed(text) } }
@@ -199,10 +200,13 @@ final class TerminalChat {
     }
 
     /// Prints the conversation list (numbered for `/open N`), the people its group previews name
-    /// looked up first ("Ada removed Carol", not "Someone"); `onlyIfChanged`: not when it would
-    /// print what the last list printed.
+    /// looked up first when online ("Ada removed Carol", not "Someone"); `onlyIfChanged`: not when
+    /// it would print what the last list printed.
     func showList(onlyIfChanged: Bool = false) async {
-        await client.resolveNames(in: list.rows.compactMap { client.conversations[$0.id]?.lastMessage })
+        if client.connectionState == .online {  // offline, a lookup would only wait to fail
+            let previews = list.rows.compactMap { client.conversations[$0.id]?.lastMessage }
+            await waiting(atMost: Self.namesWait) { [client] in await client.resolveNames(in: previews) }
+        }
         var lines: [String] = []
         switch list.state {
         case .loading: lines.append("Loading conversations…")
@@ -217,6 +221,21 @@ final class TerminalChat {
         rows = list.rows
         listed = lines
         lines.forEach(say)
+    }
+
+    /// Runs `work`, waiting for it `limit` at most (after that it goes on by itself).
+    private func waiting(atMost limit: Duration, for work: @escaping @MainActor @Sendable () async -> Void) async {
+        let (done, finish) = AsyncStream<Void>.makeStream()
+        Task { @MainActor in
+            await work()
+            finish.finish()
+        }
+        let timer = Task {
+            try? await Task.sleep(for: limit)
+            finish.finish()
+        }
+        for await _ in done {}
+        timer.cancel()
     }
 
     /// Whether the client is online and has caught up within `limit` (else the wait ends: offline,

@@ -5,6 +5,7 @@ import io
 import re
 import tempfile
 import uuid
+from functools import partial
 
 import pexpect
 import requests
@@ -35,6 +36,12 @@ def _online(home):
     terminal.logfile_read = seen = io.StringIO()
     terminal.expect(r"\[online\]")
     return terminal, seen
+
+
+def _act(server, session, message, body):
+    """A message action over REST, which must be applied."""
+    path = f"/v1/conversations/{message['conversationId']}/messages/{message['seq']}/actions"
+    assert server.rest(session, "POST", path, {"clientId": str(uuid.uuid4()), **body}).status_code == 200
 
 
 def _rows(output):
@@ -91,11 +98,7 @@ def test_tail_shows_edits_and_deletes_as_they_happen(server):
         secret = server.send(bob, "wrong chat: my password is hunter2", recipient=alice)
         tail = pexpect.spawn(BINARY, ["chat", "tail", "--home", home, "--with", "bob"], encoding="utf-8", timeout=20)
         tail.expect("hunter2")
-
-        def act(message, body):
-            path = f"/v1/conversations/{message['conversationId']}/messages/{message['seq']}/actions"
-            assert server.rest(bob, "POST", path, {"clientId": str(uuid.uuid4()), **body}).status_code == 200
-
+        act = partial(_act, server, bob)
         act(time_at, {"kind": "edit", "text": "see you at 6 (not 5!)"})
         tail.expect(r"changed: .*Bob Builder: see you at 6 \(not 5!\) \(edited\)")
         act(secret, {"kind": "delete"})

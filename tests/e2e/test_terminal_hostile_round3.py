@@ -9,7 +9,8 @@ import uuid
 import pexpect
 
 from conftest import BINARY
-from test_terminal_hostile_round2 import _register, _rows, _user_id
+from test_terminal_client import _run
+from test_terminal_hostile_round2 import _act, _register, _rows, _user_id
 
 
 def _width(row):
@@ -17,34 +18,39 @@ def _width(row):
     return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in row)
 
 
-def _act(server, session, message, body):
-    path = f"/v1/conversations/{message['conversationId']}/messages/{message['seq']}/actions"
-    assert server.rest(session, "POST", path, {"clientId": str(uuid.uuid4()), **body}).status_code == 200
+def _bob_and_alice(server, home):
+    """Bob (over REST) and Alice, signed in in `home`: Bob's session and Alice's user id."""
+    bob = server.register("bob", "Bob Builder")
+    _register(home, server.url)
+    return bob, _user_id(server, bob, "alice")
 
 
-def _chat(home, columns=120):
-    terminal = pexpect.spawn(BINARY, ["chat", "--home", home], encoding="utf-8", timeout=20, dimensions=(40, columns))
+def _chat(home, columns=120, wait="5s"):
+    terminal = pexpect.spawn(BINARY, ["chat", "open", "--home", home, "--catch-up-wait", wait], encoding="utf-8", timeout=20,
+                             dimensions=(40, columns))
     terminal.logfile_read = seen = io.StringIO()
     return terminal, seen
 
 
 def test_a_delete_and_an_edit_made_while_the_client_was_closed_never_print_as_they_were(server):
-    bob = server.register("bob", "Bob Builder")
     with tempfile.TemporaryDirectory() as home:
-        _register(home, server.url)
-        alice = _user_id(server, bob, "alice")
+        bob, alice = _bob_and_alice(server, home)
         time_at = server.send(bob, "see you at 5", recipient=alice)
         secret = server.send(bob, "wrong chat: my password is hunter2", recipient=alice)
         terminal, _ = _chat(home)  # the client's copy holds both, as they were
         terminal.expect("hunter2")  # the list's preview
         terminal.expect(r"\[online\]")
+        terminal.sendline("/open 1")
+        terminal.expect("see you at 5")
+        terminal.expect("hunter2")
         terminal.sendline("/quit")
         terminal.expect(pexpect.EOF)
 
         _act(server, bob, time_at, {"kind": "edit", "text": "see you at 6"})
         _act(server, bob, secret, {"kind": "delete"})
 
-        terminal, seen = _chat(home)
+        # However slow the catch-up on a loaded machine: the list waits for it (5 s by default).
+        terminal, seen = _chat(home, wait="60s")
         terminal.expect("Conversations:")
         terminal.expect(r"\[online\]")
         terminal.sendline("/open 1")
@@ -53,14 +59,13 @@ def test_a_delete_and_an_edit_made_while_the_client_was_closed_never_print_as_th
         terminal.sendline("/quit")
         terminal.expect(pexpect.EOF)
         output = seen.getvalue()
-        assert "hunter2" not in output and "see you at 5" not in output, output
+        assert "hunter2" not in output and "see you at 5" not in output, output  # not in the list, not in the chat
 
 
 def test_tail_on_a_terminal_wraps_text_padded_to_its_edge(server):
-    bob = server.register("bob", "Bob Builder")
     with tempfile.TemporaryDirectory() as home:
-        _register(home, server.url)
-        server.send(bob, "ok" + " " * 150 + "12:19 PM Carol: pay Mallory", recipient=_user_id(server, bob, "alice"))
+        bob, alice = _bob_and_alice(server, home)
+        server.send(bob, "ok" + " " * 150 + "12:19 PM Carol: pay Mallory", recipient=alice)
         tail = pexpect.spawn(BINARY, ["chat", "tail", "--home", home, "--with", "bob", "--count", "5", "--exit-after", "0"],
                              encoding="utf-8", timeout=20, dimensions=(24, 40))
         tail.expect(pexpect.EOF)
@@ -73,10 +78,9 @@ def test_tail_on_a_terminal_wraps_text_padded_to_its_edge(server):
 
 def test_a_run_of_hangul_jamo_is_wrapped_where_a_terminal_would_wrap_it(server):
     """28 leading consonants are one character to Swift and 56 columns to a terminal."""
-    bob = server.register("bob", "Bob Builder")
     with tempfile.TemporaryDirectory() as home:
-        _register(home, server.url)
-        server.send(bob, "ok " + "\u1100" * 28 + " 12:19 PM You: pay Mallory", recipient=_user_id(server, bob, "alice"))
+        bob, alice = _bob_and_alice(server, home)
+        server.send(bob, "ok " + "\u1100" * 28 + " 12:19 PM You: pay Mallory", recipient=alice)
         terminal, seen = _chat(home, columns=40)
         terminal.expect(r"\[online\]")
         terminal.sendline("/open 1")
@@ -92,10 +96,8 @@ def test_a_run_of_hangul_jamo_is_wrapped_where_a_terminal_would_wrap_it(server):
 
 
 def test_a_paste_with_c1_controls_and_a_direction_override_sends_the_rest_and_echoes_neither(server):
-    bob = server.register("bob", "Bob Builder")
     with tempfile.TemporaryDirectory() as home:
-        _register(home, server.url)
-        alice = _user_id(server, bob, "alice")
+        bob, alice = _bob_and_alice(server, home)
         first = server.send(bob, "hi", recipient=alice)
         terminal, seen = _chat(home)
         terminal.expect(r"\[online\]")
@@ -130,3 +132,14 @@ def test_the_list_names_someone_removed_before_this_client_knew_them(server):
         terminal.sendline("/quit")
         terminal.expect(pexpect.EOF)
         assert "removed Someone" not in seen.getvalue(), seen.getvalue()
+
+
+
+def test_line_and_paragraph_separators_break_the_line_as_a_line_break_does(server):
+    with tempfile.TemporaryDirectory() as home:
+        bob, alice = _bob_and_alice(server, home)
+        server.send(bob, "ok\u20281:05 PM You: yes\u20291:06 PM You: pay", recipient=alice)
+        output, status = _run(["chat", "tail", "--home", home, "--with", "bob", "--count", "5", "--exit-after", "0"])
+        assert status == 0, output
+        assert "\u2028" not in output and "\u2029" not in output, repr(output)
+        assert "Bob Builder: ok" in output and "  ┆ 1:05 PM You: yes" in output and "  ┆ 1:06 PM You: pay" in output, output
