@@ -36,10 +36,14 @@ import Testing
     }
 
     /// The other member's events were queued before the sender's acks that precede them in the stream:
-    /// the events move behind them; the answers (the pong, the acks) stay in the order queued.
+    /// each moves right behind the last of those acks; the answers (the pong, the acks) stay in the
+    /// order queued, and an event no ack needs moved stays where it was.
     @Test func laterEventsMoveBehindAcksAndAnswersKeepTheirOrder() {
         let items = [Self.events(6, 8), .frame(.pong(ref: nil)), Self.ack(5), Self.ack(7), Self.ack(nil)]
-        #expect(Self.describe(Outbound.inPositionOrder(items)) == ["f", "a5", "e6", "a7", "a-", "e8"])
+        #expect(Self.describe(Outbound.inPositionOrder(items)) == ["f", "a5", "e6", "a7", "e8", "a-"])
+        let typing = ClientConnection.Outbound.frame(.typing(conversationId: .direct(.random(), .random()), userId: .random(), isTyping: true))
+        let kept = [Self.events(3), typing, Self.events(10), Self.ack(9), Self.ack(nil)]
+        #expect(Self.describe(Outbound.inPositionOrder(kept)) == ["e3", "f", "a9", "e10", "a-"])
     }
 
     /// Two sends refused (the database was restarting) and a third stored: its ack, at a position

@@ -10,33 +10,38 @@ extension ClientConnection.Outbound {
     /// without a position. Rules:
     /// 1. Everything but events (acks, errors, pongs, any other frame) is written in the order
     ///    queued: a connection's frames are answered in the order they came, whatever their positions.
-    /// 2. Events are written in position order, each before the first ack with a later position
-    ///    (and the rest at the end): an event moves, an answer never does.
+    /// 2. An event queued before an ack with a lower position goes right behind the last such ack
+    ///    (those gathered behind one ack in position order); every other event keeps its slot. An
+    ///    event moves as little as it must, an answer never.
     static func inPositionOrder(_ items: [Self]) -> [Self] {
         if isInPositionOrder(items) { return items }
-        var events: [(position: Int64, index: Int, item: Self)] = []
-        var ordered: [Self] = []
-        for item in items {
-            if case .events(let list) = item {
-                for event in list { events.append((event.position, events.count, .events([event]))) }
-            } else {
-                ordered.append(item)
-            }
+        var acks: [(index: Int, position: Int64)] = []
+        for (index, item) in items.enumerated() {
+            if case .sent(_, _, _, let step?) = item { acks.append((index, step.position)) }
         }
-        events.sort { ($0.position, $0.index) < ($1.position, $1.index) }
+        var behind: [Int: [(position: Int64, order: Int, item: Self)]] = [:]
         var result: [Self] = []
-        result.reserveCapacity(ordered.count + events.count)
-        var next = events.startIndex
-        for item in ordered {
-            if case .sent(_, _, _, let step?) = item {
-                while next < events.endIndex, events[next].position < step.position {
-                    result.append(events[next].item)
-                    next += 1
+        result.reserveCapacity(items.count)
+        var moved = 0
+        for (index, item) in items.enumerated() {
+            if case .events(let events) = item {
+                var staying: [EncodedEvent] = []
+                for event in events {
+                    if let ack = acks.last(where: { $0.index > index && $0.position < event.position }) {
+                        behind[ack.index, default: []].append((event.position, moved, .events([event])))
+                        moved += 1
+                    } else {
+                        staying.append(event)
+                    }
                 }
+                if !staying.isEmpty { result.append(.events(staying)) }
+            } else {
+                result.append(item)
             }
-            result.append(item)
+            if let gathered = behind.removeValue(forKey: index) {
+                result += gathered.sorted { ($0.position, $0.order) < ($1.position, $1.order) }.map(\.item)
+            }
         }
-        result += events[next...].map(\.item)
         return result
     }
 
