@@ -145,6 +145,10 @@ final class TerminalChat {
             } else {
                 say("Sending again: \(failed.count) message\(failed.count == 1 ? "" : "s").")
                 failed.forEach(chat.retry)
+                // Each says how it goes again, a failure as soon as the same one: a file gone since
+                // fails at once, with the reason it had before.
+                for item in failed { printedStatus[item.id] = nil }
+                printStatusChanges()
             }
         case nil:
             break

@@ -110,6 +110,9 @@ def test_a_file_the_server_refuses_fails_and_the_terminal_takes_the_next_line(mo
             assert "A file may have at most" not in terminal.before, terminal.before
             terminal.sendline("/open 1")  # the chat again: the failed file says it was not sent, not "uploading"
             terminal.expect(re.escape("too big [file 2.0 MB two.bin, not sent] ! failed"))
+            terminal.sendline("/retry")  # fails again the same way, and says so (it once said nothing more)
+            terminal.expect(re.escape("Sending again: 1 message."))
+            terminal.expect(re.escape("! failed: A file may have at most"))
             texts = [m.get("text") for m in server.history(bob, conversation)]
             assert texts[-1] == "typed after the failure" and "too big" not in texts, texts
             terminal.sendline("/quit")
