@@ -65,6 +65,9 @@ $("auth-form").addEventListener("submit", async (event) => {
     localStorage.setItem(SESSION_KEY, JSON.stringify(session));
     $("auth-password").value = "";
     start();
+    // The form is gone: focus goes to the app's heading (not the page), the next Tab to "New chat",
+    // unless opening a chat from the address put it in that chat already.
+    if (document.activeElement === document.body || $("auth-view").contains(document.activeElement)) $("app-heading").focus();
   } catch (error) {
     $("auth-error").textContent = error.message;
     $("auth-error").hidden = false;
@@ -147,8 +150,10 @@ function start() {
   store.onUpdated = (message) => {
     alerts.updated(message);
     search.updated(message);
-    // Deleted for everyone: its words leave the screen reader's region too (it keeps the last five).
-    if (message.deletedAt) for (const line of $("announcer").querySelectorAll("p")) if (line.dataset.message === messageKey(message)) line.remove();
+    // Deleted for everyone or edited: the words it had leave the screen reader's region too (it keeps the last five).
+    if (message.deletedAt || message.editedAt) {
+      for (const line of $("announcer").querySelectorAll("p")) if (line.dataset.message === messageKey(message)) line.remove();
+    }
   };
   store.onHidden = (hidden) => search.updated(hidden, true);
   store.onRead = (id, seq) => alerts.read(id, seq);

@@ -195,6 +195,9 @@ def browsers():
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         driver = webdriver.Chrome(options=options, service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")))
         driver.implicitly_wait(0)
+        if width < 500:  # headless Chromium's windows are at least 500 px wide: a phone's width is emulated
+            driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                   {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
         # Headless windows are never "focused"; emulate focus as a person looking at the tab would give.
         driver.execute_cdp_cmd("Emulation.setFocusEmulationEnabled", {"enabled": True})
         if dark:

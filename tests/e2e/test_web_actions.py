@@ -391,6 +391,11 @@ def test_a_chat_not_opened_yet_counts_no_deleted_or_hidden_message_as_unread(ser
     wait(b, lambda d: badge(d) == "1")
     assert unread() == 1
     assert "note 4" not in announced(b), "a message deleted for everyone leaves the screen reader's region too"
+    # And one edited: the words it no longer says leave it.
+    typo = send(server, alice, "meet at the libary", conversation=conversation)
+    wait(b, lambda d: "libary" in announced(d))
+    act(server, alice, conversation, typo["seq"], "edit", text="meet at the library")
+    wait(b, lambda d: "libary" not in announced(d))
 
 
 def test_delete_for_me_hides_it_on_all_my_devices_and_nobody_elses(server, browsers):

@@ -69,9 +69,12 @@ def test_register_login_logout_and_the_session_survives_a_reload(server, browser
     wait(driver, lambda d: by_id(d, "auth-error").is_displayed())
     assert "Wrong username or password" in by_id(driver, "auth-error").text
     by_id(driver, "auth-password").clear()
-    by_id(driver, "auth-password").send_keys("wonderland")
-    by_id(driver, "auth-submit").click()
+    by_id(driver, "auth-password").send_keys("wonderland", Keys.ENTER)  # signed in from the keyboard
     wait(driver, lambda d: by_id(d, "app-view").is_displayed())
+    # Focus lands on the app's heading, not the page, and the next Tab is the first control.
+    wait(driver, lambda d: d.switch_to.active_element.get_attribute("id") == "app-heading")
+    driver.switch_to.active_element.send_keys(Keys.TAB)
+    assert driver.switch_to.active_element.get_attribute("id") == "new-chat"
 
 
 def test_chat_by_search_live_delivery_list_update_read_receipts_and_typing(server, browsers):

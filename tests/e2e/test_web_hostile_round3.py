@@ -15,7 +15,7 @@ from selenium.webdriver.common.keys import Keys
 
 from test_web_actions import act, choose, open_chat, open_menu, rows, send
 from test_web_client import by_id, wait
-from test_web_groups import befriend, create_group, crew, people, row
+from test_web_groups import befriend, create_group, crew, open_panel, people, row
 from test_web_search import STATE
 
 LONG = ("Can you pick up the kids from school today at 3pm? I have a meeting that runs late "
@@ -167,3 +167,25 @@ def test_a_second_account_signed_in_on_the_same_page_sends_as_itself_only(server
     by_id(a, "new-group").click()
     wait(a, lambda d: by_id(d, "new-group-dialog").get_attribute("open") is not None)
     assert len(a.find_elements(By.CSS_SELECTOR, "dialog[open]")) == 1
+
+
+def test_one_character_wider_than_a_phone_is_clipped_not_scrolled(server, browsers):
+    """A letter under hundreds of combining marks is one character: no wrapping can break it. In a
+    message, in the group's name (the chat's entries, its panel) it is cut at the edge, and nothing
+    scrolls sideways."""
+    ada, grace = people(server, "ada", "grace")
+    befriend(server, ada, grace)
+    group = create_group(server, ada, "a" + "\u0e49" * 99, [grace])
+    send(server, grace, "a" + "\u0e49" * 200, conversation=group)
+    a = open_chat(browsers, server, ada, group, width=390, height=800)
+    assert a.execute_script("return window.innerWidth") == 390
+    wait(a, lambda d: len(rows(d)) >= 1)
+    assert a.execute_script("const m = document.getElementById('messages'); return m.scrollWidth <= m.clientWidth"), \
+        "the message area must not scroll sideways"
+    assert outside(a) == [], outside(a)
+    open_panel(a)
+    assert a.execute_script("const d = document.getElementById('group-dialog'); return d.scrollWidth <= d.clientWidth"), \
+        "the group's panel must not scroll sideways"
+    close = a.find_element(By.ID, "group-dialog-close").rect
+    title = a.find_element(By.ID, "group-dialog-title").rect
+    assert title["x"] + title["width"] <= close["x"] + 1, "the name stops before the close button"
