@@ -46,6 +46,13 @@ import Testing
         #expect(Self.describe(Outbound.inPositionOrder(kept)) == ["e3", "f", "a9", "e10", "a-"])
     }
 
+    /// The sender's ack was queued before the other member's events committed ahead of it: those go
+    /// before the ack (written after it, each would be fetched from the store first).
+    @Test func earlierEventsQueuedAfterAnAckGoBeforeIt() {
+        let items = [Self.ack(7), .frame(.pong(ref: nil)), Self.events(5, 6), Self.events(8)]
+        #expect(Self.describe(Outbound.inPositionOrder(items)) == ["e5", "e6", "a7", "f", "e8"])
+    }
+
     /// Two sends refused (the database was restarting) and a third stored: its ack, at a position
     /// before an event queued ahead of it, still comes after the first two's errors (a cluster node
     /// once answered the third first).

@@ -10,37 +10,50 @@ extension ClientConnection.Outbound {
     /// without a position. Rules:
     /// 1. Everything but events (acks, errors, pongs, any other frame) is written in the order
     ///    queued: a connection's frames are answered in the order they came, whatever their positions.
-    /// 2. An event queued before an ack with a lower position goes right behind the last such ack
-    ///    (those gathered behind one ack in position order); every other event keeps its slot. An
-    ///    event moves as little as it must, an answer never.
+    /// 2. An event goes between the last ack at or below its position and the first ack above it, so
+    ///    events and acks are written in position order (acks queued in order, as a connection's are).
+    /// 3. Within that span an event stays as close to its slot as it can: in it when its slot is
+    ///    inside, else right after that last ack or right before that first ack (those gathered at
+    ///    one place in position order). A typing frame queued after a message stays after it unless
+    ///    an ack must come between them.
     static func inPositionOrder(_ items: [Self]) -> [Self] {
         if isInPositionOrder(items) { return items }
         var acks: [(index: Int, position: Int64)] = []
         for (index, item) in items.enumerated() {
             if case .sent(_, _, _, let step?) = item { acks.append((index, step.position)) }
         }
-        var behind: [Int: [(position: Int64, order: Int, item: Self)]] = [:]
-        var result: [Self] = []
-        result.reserveCapacity(items.count)
-        var moved = 0
+        // Where each event goes (rules 2 and 3): before or after an ack's slot, or its own.
+        var before: [Int: [(position: Int64, order: Int, event: EncodedEvent)]] = [:]
+        var after = before, staying = before
+        var order = 0
         for (index, item) in items.enumerated() {
-            if case .events(let events) = item {
-                var staying: [EncodedEvent] = []
-                for event in events {
-                    if let ack = acks.last(where: { $0.index > index && $0.position < event.position }) {
-                        behind[ack.index, default: []].append((event.position, moved, .events([event])))
-                        moved += 1
-                    } else {
-                        staying.append(event)
-                    }
+            guard case .events(let events) = item else { continue }
+            for event in events {
+                let last = acks.last { $0.position <= event.position }, first = acks.first { $0.position > event.position }
+                let placed = (event.position, order, event)
+                order += 1
+                if let last, last.index > index {
+                    after[last.index, default: []].append(placed)
+                } else if let first, first.index < index {
+                    before[first.index, default: []].append(placed)
+                } else {
+                    staying[index, default: []].append(placed)
                 }
-                if !staying.isEmpty { result.append(.events(staying)) }
+            }
+        }
+        func sorted(_ events: [(position: Int64, order: Int, event: EncodedEvent)]?) -> [Self] {
+            (events ?? []).sorted { ($0.position, $0.order) < ($1.position, $1.order) }.map { .events([$0.event]) }
+        }
+        var result: [Self] = []
+        result.reserveCapacity(items.count + order)
+        for (index, item) in items.enumerated() {
+            result += sorted(before[index])
+            if case .events = item {
+                if let kept = staying[index] { result.append(.events(kept.map(\.event))) }
             } else {
                 result.append(item)
             }
-            if let gathered = behind.removeValue(forKey: index) {
-                result += gathered.sorted { ($0.position, $0.order) < ($1.position, $1.order) }.map(\.item)
-            }
+            result += sorted(after[index])
         }
         return result
     }
