@@ -34,6 +34,8 @@ public final class PostgresStore: ParleyStore, Sendable {
     /// Pages of the search indexes' pending lists merged (``PostgresSearchIndexUpkeep``).
     let searchIndexPagesMerged = Atomic<Int>(0)
     private let runner: Task<Void, Never>
+    /// Ends when the runner calls `client.run()`: a lease before that is logged as a mistake.
+    private let running: AsyncStream<Void>
     private let upkeep = Mutex<Task<Void, Never>?>(nil)
 
     /// Connects, checks the credentials and applies pending migrations (one node at a time).
@@ -54,6 +56,7 @@ public final class PostgresStore: ParleyStore, Sendable {
             throw DatabaseConnectionError(url: url, underlying: error)
         }
         let store = PostgresStore(configuration: url.clientConfiguration(poolSize: poolSize), logger: logger)
+        for await _ in store.running {}
         do {
             try await store.ping(timeout: .seconds(10))
             try await PostgresSchema.migrate(store.client, logger: logger)
@@ -73,7 +76,12 @@ public final class PostgresStore: ParleyStore, Sendable {
         let client = PostgresClient(configuration: configuration, backgroundLogger: background)
         self.client = client
         self.logger = logger
-        runner = Task { await client.run() }
+        let (running, started) = AsyncStream<Void>.makeStream()
+        self.running = running
+        runner = Task {
+            started.finish()  // run() marks itself running before its first suspension
+            await client.run()
+        }
     }
 
     /// Runs `body` in one transaction. A deadlock, serialization failure or a unique-key race

@@ -230,11 +230,7 @@ def test_signing_out_takes_this_accounts_subscription_off_the_server(server, bro
 
 
 def test_blocked_permission_and_a_browser_without_push_say_so_and_offer_no_button(server, browsers):
-    alice = server.register("alice", "Alice")
-    blocked = browsers()
-    set_notification_permission(blocked, server, "denied")
-    sign_in(blocked, server, alice)
-    wait(blocked, lambda d: by_id(d, "list-empty").is_displayed())
+    blocked, alice = signed_in_alice(server, browsers, "denied")
     open_settings(blocked)
     wait(blocked, lambda d: "blocked" in push_state(d))
     assert "site settings" in push_state(blocked)
@@ -530,27 +526,38 @@ class PushHarness:
     def displayed(self):
         return len(self.devtools.background("Notification displayed"))
 
-    def close(self):
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *failure):
         self.devtools.close()
 
 
-def signed_in_with_a_service_worker(server, browsers):
+# A direct conversation's pushes, as the server words them.
+DIRECT = "dm_a_b"
+DIRECT_PUSH = {"v": 1, "conversationId": DIRECT, "title": "Ada Lovelace", "url": f"/#/c/{DIRECT}", "badge": 1}
+
+
+def signed_in_alice(server, browsers, permission):
+    """Alice, new, signed in to a browser whose notification permission is `permission`: (driver, session)."""
     alice = server.register("alice", "Alice")
-    a = browsers()
-    set_notification_permission(a, server, "granted")
-    sign_in(a, server, alice)
-    wait(a, lambda d: by_id(d, "list-empty").is_displayed())
+    driver = browsers()
+    set_notification_permission(driver, server, permission)
+    sign_in(driver, server, alice)
+    wait(driver, lambda d: by_id(d, "list-empty").is_displayed())
+    return driver, alice
+
+
+def signed_in_with_a_service_worker(server, browsers):
+    a, _ = signed_in_alice(server, browsers, "granted")
     assert a.execute_async_script("const done = arguments[0]; navigator.serviceWorker.ready.then((r) => done(!!r.active))")
     return a
 
 
 def test_the_service_worker_shows_one_notification_per_conversation_and_tidies_it_up(server, browsers):
-    a = signed_in_with_a_service_worker(server, browsers)
-    harness = PushHarness(a, server)
-    push, displayed = harness.push, harness.displayed
-    try:
-        conversation = "dm_a_b"
-        base = {"v": 1, "conversationId": conversation, "title": "Ada Lovelace", "url": f"/#/c/{conversation}", "badge": 1}
+    with PushHarness(signed_in_with_a_service_worker(server, browsers), server) as harness:
+        push, displayed, a = harness.push, harness.displayed, harness.driver
+        conversation, base = DIRECT, dict(DIRECT_PUSH)
         assert push({**base, "kind": "message", "seq": 5, "body": "hello", "count": 1}) == [
             {"title": "Ada Lovelace", "body": "hello", "tag": conversation, "seq": 5, "url": f"/#/c/{conversation}"}]
 
@@ -599,20 +606,16 @@ def test_the_service_worker_shows_one_notification_per_conversation_and_tidies_i
             navigator.serviceWorker.dispatchEvent(new MessageEvent('message', {data: {type: 'open', url: 'https://elsewhere.invalid/#/c/evil'}}));""",
                          f"{server.url}/#/c/dm_a_b")
         wait(a, lambda d: d.execute_script("return location.hash") == "#/c/dm_a_b")
-    finally:
-        harness.close()
+
 
 
 def test_pushes_that_cross_on_the_way_end_as_the_newest_of_them_says(server, browsers):
     """A push service promises no order (RFC 8030; Firefox decrypts a burst of pushes concurrently): an edit,
     a delete or a read may reach the worker before the message it is about. What shows in the end is what
     the pushes in their sent order would show, and an edit never brings back a notification by itself."""
-    a = signed_in_with_a_service_worker(server, browsers)
-    harness = PushHarness(a, server)
-    push, displayed = harness.push, harness.displayed
-    try:
-        conversation = "dm_a_b"
-        base = {"v": 1, "conversationId": conversation, "title": "Ada Lovelace", "url": f"/#/c/{conversation}", "badge": 1}
+    with PushHarness(signed_in_with_a_service_worker(server, browsers), server) as harness:
+        push, displayed, a = harness.push, harness.displayed, harness.driver
+        conversation, base = DIRECT, dict(DIRECT_PUSH)
 
         # The edit first: nothing to update yet, and nothing shows; its message then shows with the edited text.
         assert push({**base, "kind": "update", "seq": 9, "body": "Lunch at one?"}) == []
@@ -645,5 +648,4 @@ def test_pushes_that_cross_on_the_way_end_as_the_newest_of_them_says(server, bro
         # ago), shows nothing: a dismissed notification does not come back because its message was edited.
         assert push({**base, "conversationId": "grp_y", "url": "/#/c/grp_y", "kind": "update", "seq": 3, "body": "edited"}) == [
             {"title": "Ada Lovelace", "body": "fourteen", "tag": conversation, "seq": 14, "url": f"/#/c/{conversation}"}]
-    finally:
-        harness.close()
+
