@@ -39,8 +39,8 @@ final class TerminalChat {
 
     /// How long the start waits to be caught up before it prints the list as last synced.
     let catchUpWait: Duration
-    /// How long a list waits for the names its previews need (a server slow to answer is not
-    /// waited for as long as a lookup may take).
+    /// How long the start waits for the notification settings, and a list for the names its
+    /// previews need (a server slow to answer is not waited for as long as a request may take).
     static let namesWait = Duration.seconds(2)
     /// The lines the last list printed.
     var listed: [String] = []
@@ -59,7 +59,9 @@ final class TerminalChat {
 
     func run() async throws {
         say("Signed in as \(client.me.displayName) (@\(client.me.username)). Type /help for commands.")
-        _ = try? await client.loadNotificationSettings()  // for the [muted] marks; /mute works without it
+        // For the [muted] marks (/mute works without them); not waited for long: a server that is
+        // not there holds a request until its 30-s timeout, and the start with it.
+        await waiting(atMost: Self.namesWait) { [client] in _ = try? await client.loadNotificationSettings() }
         let events = client.events()
         client.start()
         // The list once caught up, so what changed while this client was closed (an edit, a delete
@@ -227,10 +229,11 @@ final class TerminalChat {
         lines.forEach(say)
     }
 
-    /// Runs `work`, waiting for it `limit` at most (after that it goes on by itself).
+    /// Runs `work`, waiting for it `limit` at most, then cancels it (work it shares with others, a
+    /// name lookup, goes on).
     private func waiting(atMost limit: Duration, for work: @escaping @MainActor @Sendable () async -> Void) async {
         let (done, finish) = AsyncStream<Void>.makeStream()
-        Task { @MainActor in
+        let worker = Task { @MainActor in
             await work()
             finish.finish()
         }
@@ -240,18 +243,14 @@ final class TerminalChat {
         }
         for await _ in done {}
         timer.cancel()
+        worker.cancel()  // a request still waiting is given up (quitting would wait for it otherwise)
     }
 
     /// Whether the client is online and has caught up within `limit` (else the wait ends: offline,
     /// or signed out, which the event printer says).
     private func caughtUp(within limit: Duration) async -> Bool {
-        let client = self.client
-        let connecting = Task { @MainActor in (try? await client.connect()) != nil }
-        let timer = Task {
-            try? await Task.sleep(for: limit)
-            connecting.cancel()
-        }
-        defer { timer.cancel() }
-        return await connecting.value
+        // connect() waits for ever while offline: given up after `limit`, the list goes out as last synced.
+        await waiting(atMost: limit) { [client] in _ = try? await client.connect() }
+        return client.connectionState == .online
     }
 }

@@ -143,3 +143,21 @@ def test_line_and_paragraph_separators_break_the_line_as_a_line_break_does(serve
         assert status == 0, output
         assert "\u2028" not in output and "\u2029" not in output, repr(output)
         assert "Bob Builder: ok" in output and "  ┆ 1:05 PM You: yes" in output and "  ┆ 1:06 PM You: pay" in output, output
+
+
+def test_with_the_server_gone_the_list_comes_as_last_synced_after_the_wait(server):
+    with tempfile.TemporaryDirectory() as home:
+        bob, alice = _bob_and_alice(server, home)
+        server.send(bob, "see you later", recipient=alice)
+        terminal, _ = _chat(home)
+        terminal.expect("see you later")  # the list, cached
+        terminal.expect(r"\[online\]")
+        terminal.sendline("/quit")
+        terminal.expect(pexpect.EOF)
+        server.stop()
+        terminal, _ = _chat(home, wait="1s")
+        terminal.expect(r"\[not connected yet — the list as last synced\]")
+        terminal.expect(r"1\. Bob Builder .*— see you later")
+        terminal.expect(r"\[offline")
+        terminal.sendline("/quit")
+        terminal.expect(pexpect.EOF)
