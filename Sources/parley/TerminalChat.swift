@@ -206,13 +206,15 @@ final class TerminalChat {
     }
 
     /// Prints the conversation list (numbered for `/open N`), the people its group previews name
-    /// looked up first when online ("Ada removed Carol", not "Someone"); `onlyIfChanged`: not when
-    /// it would print what the last list printed.
+    /// looked up first when online ("Ada removed Carol", not "Someone"); `onlyIfChanged` (the stream's
+    /// changes): not when it would print what the last list printed, nor once a chat is open.
     func showList(onlyIfChanged: Bool = false) async {
         if client.connectionState == .online {  // offline, a lookup would only wait to fail
             let previews = list.rows.compactMap { client.conversations[$0.id]?.lastMessage }
             await waiting(atMost: Self.namesWait) { [client] in await client.resolveNames(in: previews) }
         }
+        // A list the stream asked for is not printed over a chat opened meanwhile (a new group's).
+        if onlyIfChanged, chat != nil || !searchHits.isEmpty { return }
         var lines: [String] = []
         switch list.state {
         case .loading: lines.append("Loading conversations…")
