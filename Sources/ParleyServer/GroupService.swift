@@ -28,8 +28,13 @@ struct GroupService: Sendable {
             throw action == .accept ? StoreError.invitationNotFound : StoreError.conversationNotFound
         }
         if case .add(let users, _) = action { try await limit(user, naming: users) }
-        let outcome = try await store.changeGroup(
-            MembershipChange(actor: user, clientId: clientId, conversation: id, action: action, maxMembers: maxMembers), now: .now())
+        let outcome: GroupOutcome
+        do {
+            outcome = try await store.changeGroup(
+                MembershipChange(actor: user, clientId: clientId, conversation: id, action: action, maxMembers: maxMembers), now: .now())
+        } catch {
+            throw await store.explainingDeparture(error, from: id, for: user)
+        }
         hub.publish(outcome.deliveries)
         for departed in outcome.departed { hub.stopTyping(user: departed, in: id) }
         return outcome

@@ -67,15 +67,12 @@ struct Messenger: Sendable {
         }
     }
 
-    /// A send to a group I left or was removed from is the same 404 as any group that is not mine,
-    /// but its message says why: I saw that entry, so it tells me nothing new.
+    /// A send to a group I left or was removed from says why (``ParleyStore/explainingDeparture(_:from:for:)``).
     private func explained(_ result: Result<SendOutcome, any Error>, of request: SendRequest, from sender: UserID) async -> Result<
         SendOutcome, any Error
     > {
-        guard case .failure(StoreError.conversationNotFound) = result, let group = request.conversationId, group.isGroup,
-            (try? await store.conversation(group, as: sender))?.leftSeq != nil
-        else { return result }
-        return .failure(ParleyError(StoreError.noLongerMember))
+        guard case .failure(let error) = result, let group = request.conversationId else { return result }
+        return .failure(await store.explainingDeparture(error, from: group, for: sender))
     }
 
     /// Rate limit and validation: the message to store, or why not.
@@ -150,7 +147,12 @@ struct Messenger: Sendable {
         }
         guard (deliveredSeq ?? 0) >= 0, (readSeq ?? 0) >= 0 else { throw ParleyError(.invalidCursor, "Cursors cannot be negative.") }
         guard let id = ConversationID(validating: conversation.rawValue) else { throw StoreError.conversationNotFound }
-        let outcome = try await store.updateReceipt(in: id, member: member, deliveredSeq: deliveredSeq, readSeq: readSeq, now: .now())
+        let outcome: ReceiptOutcome
+        do {
+            outcome = try await store.updateReceipt(in: id, member: member, deliveredSeq: deliveredSeq, readSeq: readSeq, now: .now())
+        } catch {
+            throw await store.explainingDeparture(error, from: id, for: member)
+        }
         hub.publish(outcome.deliveries)
         return outcome.receipt
     }

@@ -49,9 +49,16 @@ import Testing
             #expect(alanView.leftSeq == removal.seq && alanView.members.isEmpty)
             let history = try await api.request(.get, "/v1/conversations/\(chat.id)/messages", token: alan.token).decode(MessagePage.self)
             #expect(history.messages.map(\.seq) == Array(1...removal.seq))
-            // Acting on a chat one was removed from: the same 404 as no such chat.
+            // Acting on a chat one was removed from: the same 404 as no such chat, its message saying why.
             let rename = try await api.action(.post, "/v1/conversations/\(chat.id)/title", by: alan, API.RenameGroupRequest(clientId: .random(), title: "Mine"))
             #expect(rename.status == .notFound && rename.errorCode == .conversationNotFound)
+            let gone = "You are no longer a member of this group."
+            #expect((try? rename.decode(ErrorBody.self))?.error.message == gone)
+            let leaveAgain = try await api.action(.post, "/v1/conversations/\(chat.id)/leave", by: alan, API.GroupActionRequest(clientId: .random()))
+            #expect(leaveAgain.status == .notFound && (try? leaveAgain.decode(ErrorBody.self))?.error.message == gone, "leaving twice")
+            let receipt = try await api.request(.post, "/v1/conversations/\(chat.id)/receipts", token: alan.token, json: #"{"readSeq":1}"#)
+            #expect(receipt.status == .notFound && receipt.errorCode == .conversationNotFound)
+            #expect((try? receipt.decode(ErrorBody.self))?.error.message == gone)
             let send = try await api.request(
                 .post, "/v1/messages", token: alan.token, encoding: SendRequest(clientId: .random(), conversationId: chat.id, text: "let me in"))
             #expect(send.status == .notFound && send.errorCode == .conversationNotFound)
@@ -69,8 +76,11 @@ import Testing
             let stranger = try await api.request(
                 .post, "/v1/messages", token: eve.token, encoding: SendRequest(clientId: .random(), conversationId: chat.id, text: "hello?"))
             #expect(stranger.status == .notFound && (try? stranger.decode(ErrorBody.self))?.error.message == "No such conversation.")
+            let strangersReceipt = try await api.request(.post, "/v1/conversations/\(chat.id)/receipts", token: eve.token, json: #"{"readSeq":1}"#)
+            #expect((try? strangersReceipt.decode(ErrorBody.self))?.error.message == "No such conversation.", "a stranger learns nothing")
             l.send(.typing(conversationId: chat.id, isTyping: true))
-            #expect(try await l.firstError().code == .conversationNotFound)
+            let typing = try await l.firstError()
+            #expect(typing.code == .conversationNotFound && typing.message == gone)
         }
     }
 

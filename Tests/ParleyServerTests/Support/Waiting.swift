@@ -38,9 +38,9 @@ extension TestSocket {
         }
     }
 
-    func firstError() async throws -> (code: ErrorCode, ref: String?) {
+    func firstError() async throws -> (code: ErrorCode, ref: String?, message: String) {
         try await inbox.waitFor("error frame") { frames in
-            frames.lazy.compactMap { if case .error(let ref, _, let code, _) = $0 { (code, ref) } else { nil } }.first
+            frames.lazy.compactMap { if case .error(let ref, _, let code, let message) = $0 { (code, ref, message) } else { nil } }.first
         }
     }
 

@@ -47,14 +47,14 @@ struct FrameResponder: Sendable {
             // Typing beyond the budget is dropped quietly: it is ephemeral, and a client that sends
             // too much of it needs no answer.
             if isTyping, typingLimiter.acquire(user.rawValue) != nil { return }
+            // The id as the server writes it (as sends and receipts read it), or no such conversation.
+            guard let id = ConversationID(validating: conversation.rawValue) else { return reply(StoreError.conversationNotFound, ref: ref) }
             do {
-                // The id as the server writes it (as sends and receipts read it), or no such conversation.
-                guard let id = ConversationID(validating: conversation.rawValue) else { throw StoreError.conversationNotFound }
                 let members = try await store.memberIDs(of: id)
                 guard members.contains(user) else { throw StoreError.conversationNotFound }
                 hub.setTyping(isTyping, user: user, in: id, audience: members.filter { $0 != user })
             } catch {
-                reply(error, ref: ref)
+                reply(await store.explainingDeparture(error, from: id, for: user), ref: ref)
             }
         case .ping(let ref):
             connection.send(.pong(ref: ref))
