@@ -13,8 +13,8 @@ import { $, el, reconcile, toast } from "./dom.js";
 import { EmojiPicker } from "./emoji-picker.js";
 import { entryLines } from "./entries.js";
 import { FileLinks } from "./file-links.js";
-import { COUNTER_THRESHOLD, MAX_CHARACTERS, attachmentWords, canSend, characterCount, clockTime, dayKey, dayLabel, isEmojiOnly,
-  messagePreview, normalizedText, senderColour } from "./format.js";
+import { COUNTER_THRESHOLD, MAX_CHARACTERS, MAX_CODE_POINTS_PER_CHARACTER, attachmentWords, canSend, characterCount, clockTime, dayKey, dayLabel, isEmojiOnly,
+  messagePreview, normalizedText, overloadedCharacter, senderColour } from "./format.js";
 import { MentionPicker, appendWithMentions } from "./mentions.js";
 import { DELETED_TEXT, QUICK_REACTIONS, pendingMessage, quoteOf } from "./message-actions.js";
 import { MessageMenu, askDelete, copyText } from "./message-menu.js";
@@ -540,9 +540,12 @@ export class ChatView {
     this.mentions.update();
     const count = characterCount(normalizedText(input.value));
     const counter = $("composer-counter");
-    counter.hidden = count <= COUNTER_THRESHOLD;
-    counter.textContent = `${count.toLocaleString()} / ${MAX_CHARACTERS.toLocaleString()}`;
-    counter.classList.toggle("over", count > MAX_CHARACTERS);
+    const overloaded = overloadedCharacter(input.value);
+    counter.hidden = count <= COUNTER_THRESHOLD && !overloaded;
+    counter.textContent = overloaded
+      ? `A character carries more than ${MAX_CODE_POINTS_PER_CHARACTER} accents or marks: remove some to send.`
+      : `${count.toLocaleString()} / ${MAX_CHARACTERS.toLocaleString()}`;
+    counter.classList.toggle("over", count > MAX_CHARACTERS || overloaded);
     $("send").disabled = !this.canSubmit();
     if (!this.id) return;
     this.keepDraft();
@@ -579,7 +582,7 @@ export class ChatView {
   canSubmit() {
     const value = $("composer-input").value;
     if (canSend(value)) return true;
-    if (characterCount(normalizedText(value)) > MAX_CHARACTERS) return false;
+    if (characterCount(normalizedText(value)) > MAX_CHARACTERS || overloadedCharacter(value)) return false;
     if (this.mode?.editing) return (this.store.actions.resolve(this.mode.editing.ref)?.attachments?.length ?? 0) > 0;
     return this.tray.count > 0;
   }

@@ -25,10 +25,20 @@ export function normalizedText(raw) {
   return raw.replace(/\r\n?/g, "\n").trim();
 }
 
-/** Whether the composer may send `raw` (non-empty after trimming, at most 10,000 characters). */
+/** Whether the composer may send `raw` (non-empty after trimming, at most 10,000 characters, none overloaded). */
 export function canSend(raw) {
   const text = normalizedText(raw);
-  return text.length > 0 && characterCount(text) <= MAX_CHARACTERS;
+  return text.length > 0 && characterCount(text) <= MAX_CHARACTERS && !overloadedCharacter(text);
+}
+
+/** Most code points one character may carry, as the server counts (Validation.maxScalarsPerCharacter). */
+export const MAX_CODE_POINTS_PER_CHARACTER = 32;
+
+/** Whether a character of `text` carries more code points than the server takes (a pile of marks). */
+export function overloadedCharacter(text) {
+  if (!segmenter || [...text].length <= MAX_CODE_POINTS_PER_CHARACTER) return false;
+  for (const { segment } of segmenter.segment(text)) if ([...segment].length > MAX_CODE_POINTS_PER_CHARACTER) return true;
+  return false;
 }
 
 function startOfDay(date) {

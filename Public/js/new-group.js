@@ -3,7 +3,7 @@
 // two groups (the server answers the first).
 import { closeDialog, openDialog, restoreFocusOnClose } from "./dialog.js";
 import { $, errorText, toast } from "./dom.js";
-import { characterCount, joinNames } from "./format.js";
+import { MAX_CODE_POINTS_PER_CHARACTER, characterCount, joinNames, overloadedCharacter } from "./format.js";
 import { PeoplePicker } from "./people-picker.js";
 
 export const MAX_TITLE = 100;
@@ -14,6 +14,7 @@ export function checkTitle(raw) {
   if (!title) return { error: "Give the group a name." };
   if (characterCount(title) > MAX_TITLE) return { error: `The name can be at most ${MAX_TITLE} characters.` };
   if (/\p{Cc}/u.test(title)) return { error: "The name cannot contain control characters." };
+  if (overloadedCharacter(title)) return { error: `A character of the name carries more than ${MAX_CODE_POINTS_PER_CHARACTER} accents or marks.` };
   return { title };
 }
 

@@ -15,6 +15,9 @@ extension Validation {
                 Failure(.invalidTitle, "Title must be 1–\(maxTitleCharacters) characters, something visible, without control or direction-override characters.")
             )
         }
+        guard !holdsOverloadedCharacter(title) else {
+            return .failure(Failure(.invalidTitle, "Title has a character carrying more than \(maxScalarsPerCharacter) accents or marks."))
+        }
         return .success(title)
     }
 

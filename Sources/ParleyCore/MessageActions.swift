@@ -155,8 +155,8 @@ extension Validation {
 
     /// Checks a reaction: exactly one grapheme cluster that is an emoji (shown as one by default, or
     /// made one by U+FE0F or a keycap), nothing else. A lone emoji that is text by default (`❤`,
-    /// as some keyboards send it) gets its U+FE0F, so it is the same reaction as `❤️`; a lone skin
-    /// tone is not an emoji of its own.
+    /// as some keyboards send it) gets its U+FE0F, so it is the same reaction as `❤️`, and every
+    /// reaction takes one form (``canonicalEmoji(_:)``); a lone skin tone is not an emoji of its own.
     public static func reactionEmoji(_ raw: String) -> Result<String, Failure> {
         let refused = Failure(.invalidEmoji, "A reaction is a single emoji.")
         if raw.unicodeScalars.count == 1, let only = raw.unicodeScalars.first, only.value > 0x7F, only.properties.isEmoji,
@@ -168,7 +168,10 @@ extension Validation {
             return .failure(refused)
         }
         let scalars = raw.unicodeScalars
-        let selected = scalars.contains { $0.value == 0xFE0F || $0.value == 0x20E3 }
+        // Shown as an emoji by a selector, a keycap or a skin tone (`✌🏽`, `☝🏻`: text by default alone).
+        let selected =
+            scalars.contains { $0.value == 0xFE0F || $0.value == 0x20E3 }
+            || (first.properties.isEmojiModifierBase && scalars.dropFirst().first?.properties.isEmojiModifier == true)
         guard first.properties.isEmoji, first.properties.isEmojiPresentation || selected else { return .failure(refused) }
         // Every other scalar is part of an emoji sequence: emoji, joiner, selector, skin tone, tag or keycap.
         let joinable = scalars.dropFirst().allSatisfy { scalar in
@@ -176,7 +179,22 @@ extension Validation {
                 || scalar.value == 0x20E3 || (0xE0020...0xE007F).contains(scalar.value)
         }
         guard joinable, isWellFormedSequence(Array(scalars)) else { return .failure(refused) }
-        return .success(raw)
+        // A digit, `#` or `*` is an emoji only as a keycap (`1️` draws a plain digit).
+        if first.value <= 0x7F, ![[0x20E3], [0xFE0F, 0x20E3]].contains(scalars.dropFirst().map(\.value)) { return .failure(refused) }
+        return .success(canonicalEmoji(Array(scalars)))
+    }
+
+    /// One form per emoji, so one reaction is one chip whichever keyboard sent it: a selector after
+    /// an emoji that is shown as one by default goes (`👍️` is `👍`), and a keycap gets its selector
+    /// (`1⃣` is `1️⃣`), as Unicode's fully-qualified sequences have them.
+    private static func canonicalEmoji(_ scalars: [Unicode.Scalar]) -> String {
+        var canonical = String.UnicodeScalarView()
+        for (index, scalar) in scalars.enumerated() {
+            if scalar.value == 0xFE0F, index > 0, scalars[index - 1].properties.isEmojiPresentation { continue }
+            canonical.append(scalar)
+            if scalar.value <= 0x7F, index + 1 < scalars.count, scalars[index + 1].value == 0x20E3 { canonical.append("\u{FE0F}") }
+        }
+        return String(canonical)
     }
 
     /// Refuses what renders like another emoji and would show as a second chip of it: a joiner at

@@ -25,7 +25,8 @@ public enum Validation {
     ///
     /// Rules, in order: line endings `\r\n` and `\r` become `\n`; leading and trailing whitespace and
     /// newlines are trimmed; the result must be non-empty, at most ``maxMessageCharacters`` characters,
-    /// and free of control characters other than newline and tab (C0, DEL, C1).
+    /// free of control characters other than newline and tab (C0, DEL, C1), and without a character
+    /// of more than ``maxScalarsPerCharacter`` scalars.
     /// Swift strings are always valid Unicode, so invalid UTF-8 is refused where bytes become strings.
     /// - Returns: the text to store.
     public static func messageText(_ raw: String) -> Result<String, Failure> {
@@ -38,7 +39,23 @@ public enum Validation {
         if text.utf8.count > maxMessageCharacters, text.count > maxMessageCharacters {
             return .failure(Failure(.textTooLong, "Message text is longer than \(maxMessageCharacters) characters."))
         }
+        if holdsOverloadedCharacter(text) {
+            return .failure(Failure(.textInvalidCharacters, "Message text has a character carrying more than \(maxScalarsPerCharacter) accents or marks."))
+        }
         return .success(text)
+    }
+
+    /// The most Unicode scalars one character (grapheme cluster) may hold in a message, a name or a
+    /// title. Unicode's stream-safe text (UAX #15) puts at most 30 combining marks on a character and
+    /// the longest emoji sequences have 10 scalars; beyond that is a pile of marks, which made one
+    /// "character" of 200 KB that every quote of it repeated in every frame and page.
+    public static let maxScalarsPerCharacter = 32
+
+    /// Whether some character of `text` holds more than ``maxScalarsPerCharacter`` scalars.
+    public static func holdsOverloadedCharacter(_ text: String) -> Bool {
+        // Cheap for most texts: too few scalars, or ASCII (a character is one scalar, or "\r\n").
+        guard text.unicodeScalars.count > maxScalarsPerCharacter, text.utf8.contains(where: { $0 >= 0x80 }) else { return false }
+        return text.contains { $0.unicodeScalars.count > maxScalarsPerCharacter }
     }
 
     /// The first two steps of ``messageText(_:)``: line endings unified, then trimmed. Clients count
@@ -67,6 +84,9 @@ public enum Validation {
         guard (1...64).contains(name.count), !name.unicodeScalars.contains(where: isForbiddenInName), showsSomething(name) else {
             return .failure(
                 Failure(.invalidDisplayName, "Display name must be 1–64 characters, something visible, without control or direction-override characters."))
+        }
+        guard !holdsOverloadedCharacter(name) else {
+            return .failure(Failure(.invalidDisplayName, "Display name has a character carrying more than \(maxScalarsPerCharacter) accents or marks."))
         }
         guard !isReservedName(name) else {
             return .failure(Failure(.invalidDisplayName, "\"You\" is how Parley shows everyone their own messages: choose another display name."))

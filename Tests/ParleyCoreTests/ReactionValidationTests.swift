@@ -11,7 +11,7 @@ import Testing
     @Test(arguments: [
         "", "a", "1", "#", "🏻", "👍👍", "👍 ", " 👍", "ok", "\u{200D}", "\u{FE0F}", "a\u{301}", "\u{1F44D}\u{0301}",
         "👍\u{200D}", "👍\u{FE0F}\u{FE0F}\u{FE0F}\u{FE0F}", "🇯", "🇯🇵🇯", "👨\u{200D}\u{200D}👩",
-        "👍🏻🏻", "👍🏻🏻🏻🏻🏻🏻🏻🏻🏻🏻", "😂🏻", "👍\u{FE0F}🏻",
+        "👍🏻🏻", "👍🏻🏻🏻🏻🏻🏻🏻🏻🏻🏻", "😂🏻", "👍\u{FE0F}🏻", "1\u{FE0F}", "#\u{FE0F}", "1\u{20E3}\u{20E3}",
     ])
     func anythingElseIsRefused(text: String) {
         #expect(throws: Validation.Failure(.invalidEmoji, "A reaction is a single emoji.")) { try Validation.reactionEmoji(text).get() }
@@ -22,6 +22,15 @@ import Testing
         #expect((try? Validation.reactionEmoji("❤").get()) == "❤️")
         #expect((try? Validation.reactionEmoji("☺").get()) == "☺️")
         #expect((try? Validation.reactionEmoji("✔").get()) == "✔️")
+    }
+
+    /// The same emoji sent two ways is one reaction, so one chip: the fully-qualified form.
+    @Test(arguments: [
+        ("👍\u{FE0F}", "👍"), ("😂\u{FE0F}", "😂"), ("1\u{20E3}", "1️⃣"), ("#\u{20E3}", "#️⃣"), ("1️⃣", "1️⃣"),
+        ("🏳️‍🌈", "🏳️‍🌈"), ("❤️‍🔥", "❤️‍🔥"), ("👁️‍🗨️", "👁️‍🗨️"), ("🧑‍⚕️", "🧑‍⚕️"), ("☝🏻", "☝🏻"), ("✌🏽", "✌🏽"), ("🕵🏻‍♀️", "🕵🏻‍♀️"),
+    ])
+    func oneEmojiHasOneForm(sent: String, stored: String) {
+        #expect((try? Validation.reactionEmoji(sent).get()) == stored)
     }
 
     @Test func aReplyQuoteIsTheCurrentFirstLineCut() {

@@ -47,6 +47,24 @@ import Testing
             #expect(try Validation.messageText(text).get() == text)
         }
     }
+
+    /// One "character" of 100,001 scalars was one character of 200 KB, repeated by every quote of it.
+    @Test func aCharacterCarriesAtMost32Scalars() throws {
+        let marks = { (count: Int) in "a" + String(repeating: "\u{301}", count: count) }
+        // As much as real text and emoji need: the longest emoji sequences, stacked Thai and Vietnamese marks, jamo.
+        for text in ["🧑🏻‍❤️‍💋‍🧑🏼 kiss", "🏴󠁧󠁢󠁳󠁣󠁴󠁿", "ก\u{E34}\u{E49}", "e\u{302}\u{301}", "\u{1100}\u{1161}\u{11A8}", marks(31), "zalgo " + marks(20) + marks(20)] {
+            #expect(try Validation.messageText(text).get() == text)
+        }
+        let refused = Validation.Failure(.textInvalidCharacters, "Message text has a character carrying more than 32 accents or marks.")
+        for text in [marks(32), marks(100_000), "fine, then " + marks(40), String(repeating: "\u{1100}", count: 40)] {
+            #expect(throws: refused) { try Validation.messageText(text).get() }
+        }
+        #expect((try? Validation.displayName(marks(40)).get()) == nil, "a name is one line of a list")
+        #expect(throws: Validation.Failure(.invalidTitle, "Title has a character carrying more than 32 accents or marks.")) {
+            try Validation.groupTitle("Trip " + marks(100)).get()
+        }
+        #expect(try Validation.displayName("Zoë " + marks(31)).get() == "Zoë " + marks(31))
+    }
 }
 
 @Suite struct AccountValidationTests {

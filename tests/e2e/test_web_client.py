@@ -156,6 +156,14 @@ def test_the_composer_enforces_the_character_limit(server, browsers):
     assert bubbles(a) == [], "Enter does not send over the limit"
     set_text("a" * 9000)
     assert not by_id(a, "composer-counter").is_displayed(), "no counter up to 9,000"
+    # A letter under more marks than the server takes on one character (32 code points) says why it cannot go.
+    set_text("zalgo a" + "\u0301" * 32)
+    assert not send.is_enabled()
+    assert by_id(a, "composer-counter").text == "A character carries more than 32 accents or marks: remove some to send."
+    by_id(a, "composer-input").send_keys(Keys.ENTER)
+    assert bubbles(a) == [], "Enter does not send it"
+    set_text("zalgo a" + "\u0301" * 31)
+    assert send.is_enabled() and not by_id(a, "composer-counter").is_displayed()
 
 
 def open_chat_of_two(server, browsers, first_text):
