@@ -23,7 +23,7 @@ extension PostgresStore: GroupStore {
             let entry = try await writer.append(
                 GroupEntry(type: .created, userIds: joining, title: group.title), by: group.creator, group.clientId,
                 joined: [group.creator] + joining, shareHistory: false, departing: nil)
-            try await writer.invite(invited, by: group.creator, shareHistory: false)
+            try await writer.invite(invited, by: group.creator, shareHistory: group.shareHistory)
             try await self.record(by: group.creator, group.clientId, in: id, invited: invited, db)
             try await self.notify(writer.deliveries, db)
             return GroupOutcome(conversationId: id, entry: entry, invited: invited, duplicate: false, deliveries: writer.deliveries)

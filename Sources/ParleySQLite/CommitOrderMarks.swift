@@ -54,6 +54,24 @@ enum CommitOrderMarks {
         ) WITHOUT ROWID;
         """ + backfill
 
+    /// v22: `former_reactions` again with its key's columns first (v16 put `replaced_mark` last).
+    static let keysFirst = """
+        CREATE TABLE former_reactions_keyed (
+            conversation_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            user_id TEXT NOT NULL,
+            replaced_mark INTEGER NOT NULL,
+            emoji TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            mark INTEGER NOT NULL,
+            PRIMARY KEY (conversation_id, seq, user_id, replaced_mark)
+        ) WITHOUT ROWID;
+        INSERT INTO former_reactions_keyed (conversation_id, seq, user_id, replaced_mark, emoji, created_at, mark)
+            SELECT conversation_id, seq, user_id, replaced_mark, emoji, created_at, mark FROM former_reactions;
+        DROP TABLE former_reactions;
+        ALTER TABLE former_reactions_keyed RENAME TO former_reactions;
+        """
+
     /// Marks for what exists, from the times it had: a change made at or after a departure's time
     /// gets that departure's seq (the greatest such), so each former member keeps what the time cut
     /// showed them; everything else keeps 0.

@@ -423,6 +423,12 @@ enum SQLiteSchema {
             // A message deleted for everyone says nothing of its edits (a former member learnt of one made after they left).
             try db.execute(sql: "UPDATE messages SET edited_at = NULL WHERE deleted_at IS NOT NULL AND edited_at IS NOT NULL")
         }
+        migrator.registerMigration("v22-former-reactions-keys-first") { db in
+            // The key's columns first: SQLite 3.40's `PRAGMA integrity_check` reported every row of a
+            // WITHOUT ROWID table whose key has a column after others ("NULL value in
+            // former_reactions.emoji"), so a sound database read as damaged.
+            try db.execute(sql: CommitOrderMarks.keysFirst)
+        }
         return migrator
     }
 

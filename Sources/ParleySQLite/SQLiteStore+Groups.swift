@@ -24,7 +24,7 @@ extension SQLiteStore: GroupStore {
             let entry = try writer.append(
                 GroupEntry(type: .created, userIds: joining, title: group.title), by: group.creator, group.clientId,
                 joined: [group.creator] + joining, shareHistory: false, departing: nil)
-            try writer.invite(invited, by: group.creator, shareHistory: false)
+            try writer.invite(invited, by: group.creator, shareHistory: group.shareHistory)
             try Self.record(by: group.creator, group.clientId, in: id, invited: invited, db)
             return GroupOutcome(conversationId: id, entry: entry, invited: invited, duplicate: false, deliveries: writer.deliveries)
         }

@@ -16,7 +16,9 @@ struct GroupService: Sendable {
         let members = try userIDs(request.memberIds)
         try await limit(user, naming: members)
         let outcome = try await store.createGroup(
-            NewGroup(creator: user, clientId: clientId, title: title, memberIds: members, maxMembers: maxMembers), now: .now())
+            NewGroup(
+                creator: user, clientId: clientId, title: title, memberIds: members, maxMembers: maxMembers, shareHistory: request.shareHistory ?? false),
+            now: .now())
         hub.publish(outcome.deliveries)
         return (outcome, try await store.conversation(outcome.conversationId, as: user))
     }

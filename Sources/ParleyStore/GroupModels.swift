@@ -7,12 +7,16 @@ public struct NewGroup: Sendable {
     public var title: String
     public var memberIds: [UserID]
     public var maxMembers: Int
-    public init(creator: UserID, clientId: ClientMessageID, title: String, memberIds: [UserID], maxMembers: Int) {
+    /// Whether the people invited (not yet contacts) see the group's history from its start once
+    /// they accept, as with ``MembershipChange/Action/add(_:shareHistory:)``.
+    public var shareHistory: Bool
+    public init(creator: UserID, clientId: ClientMessageID, title: String, memberIds: [UserID], maxMembers: Int, shareHistory: Bool = false) {
         self.creator = creator
         self.clientId = clientId
         self.title = title
         self.memberIds = memberIds
         self.maxMembers = maxMembers
+        self.shareHistory = shareHistory
     }
 }
 

@@ -93,11 +93,18 @@ public struct SearchQuery: Sendable, Equatable {
         // as a word index splits Latin; a phrase loses only what surrounds it.
         if SearchText.hasCJK(folded) {
             let parts = phrase ? [folded.trimmingCharacters(in: CharacterSet.alphanumerics.inverted)] : SearchText.tokens(folded)
-            for part in parts where !part.isEmpty && terms.count < Self.maxTerms { terms.append(Term(text: part, isPhrase: phrase)) }
+            for part in parts where !part.isEmpty { append(Term(text: part, isPhrase: phrase)) }
             return
         }
-        guard !folded.isEmpty, terms.count < Self.maxTerms, !SearchText.tokens(folded).isEmpty else { return }
-        terms.append(Term(text: folded, isPhrase: phrase, written: text.trimmingCharacters(in: .whitespacesAndNewlines)))
+        guard !folded.isEmpty, !SearchText.tokens(folded).isEmpty else { return }
+        append(Term(text: folded, isPhrase: phrase, written: text.trimmingCharacters(in: .whitespacesAndNewlines)))
+    }
+
+    /// Up to ``maxTerms``; a term already there finds nothing more (`京 京 京` is `京`), and each copy
+    /// cost PostgreSQL a scan of its own.
+    private mutating func append(_ term: Term) {
+        guard terms.count < Self.maxTerms, !terms.contains(where: { $0.text == term.text && $0.isPhrase == term.isPhrase }) else { return }
+        terms.append(term)
     }
 
     /// A day (`2026-11-20`, UTC) or milliseconds; `after:` a day means after its end.

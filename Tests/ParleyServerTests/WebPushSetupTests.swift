@@ -27,7 +27,7 @@ import Testing
         for good in [
             "https://fcm.googleapis.com/fcm/send/abc:def", "https://updates.push.services.mozilla.com/wpush/v2/gAAA",
             "https://web.push.apple.com/QGuQyavXutnMH6Ig2uYOJDwA", "https://push.example.net:8443/x", "https://8.8.8.8/p",
-            "https://cafe.be/push", "https://[2001:4860:4860::8888]/p",
+            "https://cafe.be/push", "https://[2001:4860:4860::8888]/p", "https://push.example.net:443/x?a=1#f", "https://[2606:4700::1]:8443/p",
         ] {
             #expect(WebPushEndpoint.validate(good) != nil, "\(good)")
         }
@@ -42,6 +42,12 @@ import Testing
             "https://vm/x", "https://ip6-localhost/x", "https://localhost.localdomain/x", "https://[::ffff:0:7f00:1]/x", "https://[64:ff9b:1::7f00:1]/x",
             "https://[100::1]/x", "https://192.0.2.1/x", "https://198.51.100.1/x", "https://[2001:db8::1]/x", "https://push.example.net:0/x",
             "https://push.example.net:99999/x", "https://push.example.net/a\r\nX-Evil: 1", "https://push.example.net/a b", "https://push.example.net/a\tb",
+            // A port that overflows (URLComponents reads none), ranges no push service is in, names no push service has.
+            "https://push.example.com:99999999999999999999/x", "http://127.0.0.1:18443000000000000000000/x", "https://push.example.com:+443/x",
+            "https://[2001:2::1]/x", "https://[3fff::1]/x", "https://[fec0::1]/x", "https://[2001::1]/x", "https://192.88.99.1/x",
+            "https://localhost\u{3002}com/x", "https://push.example.com/\u{200B}", "https://*.example.com/x", "https://-push.example.com/x",
+            "https://" + String(repeating: "a", count: 300) + ".example.com/x", "https://push..example.com/x", "https://pu_sh.example.com/x",
+            "https://xn--caf-dma.example/push",  // an internationalized name: no push service has one
         ] {
             #expect(WebPushEndpoint.validate(bad) == nil, "\(bad.prefix(60))")
         }

@@ -268,6 +268,27 @@ import Testing
         }
     }
 
+    /// `shareHistory` on a create is the invitations' as on an add: a stranger invited then sees the
+    /// group from its first entry once they accept, and without it only from their joining.
+    @Test(arguments: StoreBackend.all)
+    func invitationsMadeAtCreationShareHistoryWhenAsked(backend: StoreBackend) async throws {
+        let world = try await GroupWorld(backend)
+        for share in [true, false] {
+            let created = try await world.store.createGroup(
+                NewGroup(
+                    creator: world.ada.id, clientId: .random(), title: "T", memberIds: [world.grace.id, world.eve.id], maxMembers: 256,
+                    shareHistory: share), now: .now())
+            #expect(created.invited == [world.eve.id], "eve is no contact of ada's")
+            let group = created.conversationId
+            _ = try await world.store.send("before eve", from: world.ada.id, to: .conversation(group))
+            _ = try await world.store.changeGroup(
+                MembershipChange(actor: world.eve.id, clientId: .random(), conversation: group, action: .accept, maxMembers: 256), now: .now())
+            let seen = try await world.store.messages(in: group, as: world.eve.id, query: HistoryQuery(limit: 50)).messages
+            #expect(seen.contains { $0.text == "before eve" } == share, "shareHistory: \(share)")
+            #expect((seen.first?.seq == 1) == share)
+        }
+    }
+
     @Test(arguments: StoreBackend.all)
     func aRetriedActionAnswersTheOriginalAndChangesNothing(backend: StoreBackend) async throws {
         let world = try await GroupWorld(backend)

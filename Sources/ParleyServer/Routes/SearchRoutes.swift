@@ -7,6 +7,7 @@ import ParleyStore
 struct SearchRoutes {
     let store: any ParleyStore
     let limiter: RateLimiter
+    let inFlight = SearchesInFlight()
 
     /// The deepest page a cursor may ask for (an offset): past it, narrow the search.
     static let maxOffset = 10_000
@@ -30,6 +31,10 @@ struct SearchRoutes {
                     throw ParleyError(.invalidQuery, "'cursor' is not one this server gave.")
                 }
             }
+            guard inFlight.enter(me.rawValue) else {
+                throw ParleyError(.rateLimited, "Your earlier searches are still running; try again in 1 s.", retryAfter: 1)
+            }
+            defer { inFlight.leave(me.rawValue) }
             // Past the deepest page there is nothing more (narrow the search instead).
             let hits = offset > Self.maxOffset ? [] : try await store.search(query, as: me, limit: limit + 1, offset: offset)
             let page = Array(hits.prefix(limit))
