@@ -17,12 +17,7 @@ import Testing
 
     /// Grace sees "v2" and her 👍; after her removal Ada edits to "v3" and reacts 🎉.
     static func scenario(_ store: any ParleyStore) async throws -> (UserID, ConversationID, Int64) {
-        let ada = try await store.makeUser("ada"), grace = try await store.makeUser("grace")
-        _ = try await store.send("hi", from: ada.id, to: .user(grace.id))
-        _ = try await store.send("hi!", from: grace.id, to: .user(ada.id))
-        let group = try await store.createGroup(
-            NewGroup(creator: ada.id, clientId: .random(), title: "Old", memberIds: [grace.id], maxMembers: 256), now: .now()
-        ).conversationId
+        let (ada, grace, group) = try await store.adaAndGraceInAGroup(titled: "Old")
         let start = Timestamp.now().milliseconds
         let at = { (offset: Int64) in Timestamp(milliseconds: start + offset) }
         let seq = try await store.send("v1", from: ada.id, to: .conversation(group), at: at(0)).message.seq

@@ -61,12 +61,7 @@ import Testing
         let path = WALCheckpointerTests.temporaryPath()
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         var store = try SQLiteStore(path: path, durability: .normal)
-        let ada = try await store.makeUser("ada"), grace = try await store.makeUser("grace")
-        _ = try await store.send("hi", from: ada.id, to: .user(grace.id))
-        _ = try await store.send("hi!", from: grace.id, to: .user(ada.id))
-        let group = try await store.createGroup(
-            NewGroup(creator: ada.id, clientId: .random(), title: "Before", memberIds: [grace.id], maxMembers: 256), now: .now()
-        ).conversationId
+        let (ada, grace, group) = try await store.adaAndGraceInAGroup(titled: "Before")
         for index in 1...3 { _ = try await store.send("old \(index)", from: ada.id, to: .conversation(group)) }
         try await store.close()
         // Those three as a database from before v13 holds them: an event row per member, no pos.

@@ -11,12 +11,7 @@ import Testing
     @Test func aFormerMembersReactionsLeaveTheDatabaseCheckingSound() async throws {
         let path = WALCheckpointerTests.temporaryPath()
         let store = try SQLiteStore(path: path, durability: .normal)
-        let ada = try await store.makeUser("ada"), grace = try await store.makeUser("grace")
-        _ = try await store.send("hi", from: ada.id, to: .user(grace.id))
-        _ = try await store.send("hi!", from: grace.id, to: .user(ada.id))
-        let group = try await store.createGroup(
-            NewGroup(creator: ada.id, clientId: .random(), title: "Trip", memberIds: [grace.id], maxMembers: 256), now: .now()
-        ).conversationId
+        let (ada, grace, group) = try await store.adaAndGraceInAGroup(titled: "Trip")
         let seq = try await store.send("plans", from: ada.id, to: .conversation(group)).message.seq
         func react(_ emoji: String) async throws {
             _ = try await store.act(NewMessageAction(actor: ada.id, clientId: .random(), conversation: group, seq: seq, change: .react(emoji)), now: .now())

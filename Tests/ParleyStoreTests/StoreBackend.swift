@@ -46,6 +46,18 @@ extension ParleyStore {
         try await send(NewMessage(sender: sender, clientId: clientId, target: target, text: text), now: now)
     }
 
+    /// Ada and Grace, contacts (a message each way, so Grace joins rather than being invited), in a
+    /// group Ada owns.
+    func adaAndGraceInAGroup(titled title: String) async throws -> (ada: User, grace: User, group: ConversationID) {
+        let ada = try await makeUser("ada"), grace = try await makeUser("grace")
+        _ = try await send("hi", from: ada.id, to: .user(grace.id))
+        _ = try await send("hi!", from: grace.id, to: .user(ada.id))
+        let group = try await createGroup(
+            NewGroup(creator: ada.id, clientId: .random(), title: title, memberIds: [grace.id], maxMembers: 256), now: .now()
+        ).conversationId
+        return (ada, grace, group)
+    }
+
     func allEvents(of user: UserID, after: Int64 = 0) async throws -> [StreamEvent] {
         guard case .events(let events, _) = try await events(of: user, after: after, limit: 10_000) else { return [] }
         return events

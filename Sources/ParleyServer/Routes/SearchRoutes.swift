@@ -31,8 +31,9 @@ struct SearchRoutes {
                     throw ParleyError(.invalidQuery, "'cursor' is not one this server gave.")
                 }
             }
-            guard inFlight.enter(me.rawValue) else {
-                throw ParleyError(.rateLimited, "Your earlier searches are still running; try again in 1 s.", retryAfter: 1)
+            // A search waits for the user's earlier ones (``SearchesInFlight``); it is stopped only as the server stops.
+            guard await inFlight.enter(me.rawValue) else {
+                throw ParleyError(.rateLimited, "The search was stopped before it ran; try again.", retryAfter: 1)
             }
             defer { inFlight.leave(me.rawValue) }
             // Past the deepest page there is nothing more (narrow the search instead).
