@@ -10,6 +10,10 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case unsupportedMediaType = "unsupported_media_type"
     case methodNotAllowed = "method_not_allowed"
     case upgradeRequired = "upgrade_required"
+    /// An HTTP request the server could not read (the parser refused it), answered before any route.
+    case malformedRequest = "malformed_request"
+    /// An HTTP request whose head or body did not arrive in time.
+    case requestTimeout = "request_timeout"
     // Auth
     case unauthorized
     case notAuthenticated = "not_authenticated"

@@ -55,13 +55,14 @@ public struct ParleyError: Error, HTTPResponseError, Sendable {
         case .unsupportedMediaType: .unsupportedMediaType
         case .methodNotAllowed: .methodNotAllowed
         case .upgradeRequired: HTTPResponse.Status(code: 426, reasonPhrase: "Upgrade Required")
+        case .requestTimeout: .requestTimeout
         case .rateLimited: .tooManyRequests
         case .unavailable, .storageUnavailable: .serviceUnavailable
         case .internalError: .internalServerError
         case .invalidJSON, .invalidUTF8, .invalidFrame, .unknownFrameType, .invalidQuery, .alreadyAuthenticated,
             .invalidUsername, .invalidDisplayName, .invalidPassword, .invalidClientId,
             .textEmpty, .textTooLong, .textInvalidCharacters, .invalidCursor, .invalidTitle, .invalidMembers, .invalidRole, .invalidEmoji,
-            .invalidAction, .invalidPushSubscription, .invalidNotificationSetting, .invalidUpload, .invalidAttachment:
+            .invalidAction, .invalidPushSubscription, .invalidNotificationSetting, .invalidUpload, .invalidAttachment, .malformedRequest:
             .badRequest
         }
     }

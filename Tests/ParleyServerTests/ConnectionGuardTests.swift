@@ -10,6 +10,7 @@ import Testing
     static let malformed: [(name: String, bytes: [UInt8])] = [
         ("a NUL byte in a header", Array("GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: a\0b\r\n\r\n".utf8)),
         ("bare LF line endings", Array("GET /healthz HTTP/1.1\nHost: x\n\n".utf8)),
+        ("a method the parser does not know", Array("BREW /coffee HTTP/1.1\r\nHost: x\r\n\r\n".utf8)),
         (
             "Content-Length with Transfer-Encoding",
             Array(
@@ -28,6 +29,7 @@ import Testing
             try? await connection.send(attack.bytes)  // the server may close before reading everything
             try await connection.waitUntilClosed()
             #expect(connection.text.hasPrefix("HTTP/1.1 400 Bad Request"), "\(attack.name): \(connection.text.prefix(60))")
+            #expect(connection.text.hasSuffix(#"{"error":{"code":"malformed_request","message":"The server could not read this HTTP request."}}"#))
         }
     }
 
@@ -40,6 +42,7 @@ import Testing
             try await halfSent.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")  // no blank line, ever
             try await halfSent.waitUntilClosed(timeout: .seconds(10))
             #expect(halfSent.text.hasPrefix("HTTP/1.1 408 Request Timeout"))
+            #expect(halfSent.text.hasSuffix(#"{"error":{"code":"request_timeout","message":"The request did not arrive in time."}}"#))
             try await silent.waitUntilClosed(timeout: .seconds(10))
             #expect(silent.text.isEmpty, "a connection that sent nothing is closed without a word")
         }

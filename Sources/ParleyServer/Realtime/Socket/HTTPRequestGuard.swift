@@ -18,13 +18,14 @@ public struct HTTPTimeouts: Sendable {
 /// client can hold a connection only while it is making progress:
 ///
 /// 1. A request the parser refuses (NUL or bare LF in a header, Content-Length with
-///    Transfer-Encoding, oversized or too many headers, TLS on the plain port) is answered
-///    `400 Bad Request` with `Connection: close`, and the connection is closed.
+///    Transfer-Encoding, oversized or too many headers, a method it does not know, TLS on the plain
+///    port) is answered `400 Bad Request` (`malformed_request`, as JSON like every error) with
+///    `Connection: close`, and the connection is closed.
 /// 2. A head not complete within ``HTTPTimeouts/header`` (first request) or ``HTTPTimeouts/idle``
 ///    (later requests), or a body not complete within ``HTTPTimeouts/body``, ends the connection
 ///    (an upload's body, to `/v1/uploads`, may take as long as it needs while no gap between its
 ///    parts is that long: a large file on a slow link still arrives; a stalled one is let go):
-///    with `408 Request Timeout` if the client had started a request and no response has, silently
+///    with `408 Request Timeout` (`request_timeout`) if the client had started a request and no response has, silently
 ///    if it sent nothing (an idle keep-alive connection or a browser's preconnect).
 /// 3. A request whose body the connection ends before it is whole (a FIN, a parse error, the body
 ///    timeout; a reset ends it with its own error) ends its body with ``RequestBodyCut``, not as
@@ -154,9 +155,16 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
             context.close(promise: nil)
             return
         }
+        // As every error: `{"error": {code, message}}` (docs/protocol.md), though no route saw the request.
+        let (code, message) =
+            status == .requestTimeout
+            ? ("request_timeout", "The request did not arrive in time.") : ("malformed_request", "The server could not read this HTTP request.")
+        let body = context.channel.allocator.buffer(string: #"{"error":{"code":"\#(code)","message":"\#(message)"}}"#)
         let head = HTTPResponseHead(
-            version: .http1_1, status: status, headers: ["Connection": "close", "Content-Length": "0"])
+            version: .http1_1, status: status,
+            headers: ["Connection": "close", "Content-Type": "application/json; charset=utf-8", "Content-Length": "\(body.readableBytes)"])
         context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in loopBound.value.endQuietly() }
     }
