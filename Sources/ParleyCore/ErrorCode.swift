@@ -10,10 +10,6 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case unsupportedMediaType = "unsupported_media_type"
     case methodNotAllowed = "method_not_allowed"
     case upgradeRequired = "upgrade_required"
-    /// An HTTP request the server could not read (the parser refused it), answered before any route.
-    case malformedRequest = "malformed_request"
-    /// An HTTP request whose head or body did not arrive in time.
-    case requestTimeout = "request_timeout"
     // Auth
     case unauthorized
     case notAuthenticated = "not_authenticated"
@@ -71,6 +67,12 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     /// The server cannot store anything right now (disk full, I/O errors); retry after a while.
     case storageUnavailable = "storage_unavailable"
     case internalError = "internal_error"
+    // HTTP itself, answered before any route (new cases go last: a module built against the cases
+    // before keeps reading them right)
+    /// An HTTP request the server could not read (the parser refused it).
+    case malformedRequest = "malformed_request"
+    /// An HTTP request whose head or body did not arrive in time.
+    case requestTimeout = "request_timeout"
 }
 
 /// The JSON body of every REST error: `{"error": {"code": "...", "message": "..."}}`.
