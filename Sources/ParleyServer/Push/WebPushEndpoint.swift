@@ -47,14 +47,15 @@ enum WebPushEndpoint {
         return local ? nil : url
     }
 
-    /// Rule 1's port: none, or 1–65535 in digits (URLComponents reads one that overflows as none).
+    /// Rule 1's port: none, or 1–65535 in digits (URLComponents reads one that overflows as none; the
+    /// text is ASCII by then, so a digit is 0–9).
     private static func hasValidPort(_ text: String) -> Bool {
         guard let start = text.range(of: "://")?.upperBound else { return false }
         let authority = text[start...].prefix { !"/?#".contains($0) }
         let afterHost = authority.hasPrefix("[") ? authority[(authority.firstIndex(of: "]") ?? authority.endIndex)...].dropFirst() : authority
         guard let colon = afterHost.lastIndex(of: ":") else { return true }
         let port = afterHost[afterHost.index(after: colon)...]
-        return (1...5).contains(port.count) && port.allSatisfy(\.isASCII) && port.allSatisfy(\.isNumber) && (1...65_535).contains(Int(port) ?? 0)
+        return (1...5).contains(port.count) && port.allSatisfy(\.isNumber) && (1...65_535).contains(Int(port) ?? 0)
     }
 
     /// Rule 1's name: labels of `a–z`, `0–9` and `-` (not first or last), 1–63 characters, at most 253 in all.

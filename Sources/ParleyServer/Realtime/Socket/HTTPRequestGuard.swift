@@ -1,5 +1,8 @@
+import Foundation
+import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import ParleyCore
 
 /// How long a connection may take over each part of an HTTP exchange.
 public struct HTTPTimeouts: Sendable {
@@ -112,7 +115,7 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
             context.fireErrorCaught(error)
             return
         }
-        refuse(.badRequest, context: context)
+        refuse(.malformedRequest, "The server could not read this HTTP request.", context: context)
     }
 
     /// Rule 3: the body that was arriving ends with ``RequestBodyCut``.
@@ -132,7 +135,7 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
                 return
             }
             if handler.state.requestStarted {
-                handler.refuse(.requestTimeout, context: context)
+                handler.refuse(.requestTimeout, "The request did not arrive in time.", context: context)
             } else {
                 handler.closing = true
                 context.endQuietly()
@@ -145,8 +148,8 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
         deadline = nil
     }
 
-    /// Answers `status` (unless a response is under way) and closes the connection.
-    private func refuse(_ status: HTTPResponseStatus, context: ChannelHandlerContext) {
+    /// Answers `code` (unless a response is under way) and closes the connection.
+    private func refuse(_ code: ErrorCode, _ message: String, context: ChannelHandlerContext) {
         guard !closing else { return }
         closing = true
         disarm()
@@ -156,12 +159,9 @@ final class HTTPRequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         // As every error: `{"error": {code, message}}` (docs/protocol.md), though no route saw the request.
-        let (code, message) =
-            status == .requestTimeout
-            ? ("request_timeout", "The request did not arrive in time.") : ("malformed_request", "The server could not read this HTTP request.")
-        let body = context.channel.allocator.buffer(string: #"{"error":{"code":"\#(code)","message":"\#(message)"}}"#)
+        let body = context.channel.allocator.buffer(bytes: (try? JSONEncoder().encode(ErrorBody(code: code, message: message))) ?? Data())
         let head = HTTPResponseHead(
-            version: .http1_1, status: status,
+            version: .http1_1, status: HTTPResponseStatus(statusCode: ParleyError.status(for: code).code),
             headers: ["Connection": "close", "Content-Type": "application/json; charset=utf-8", "Content-Length": "\(body.readableBytes)"])
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
