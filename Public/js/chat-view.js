@@ -13,7 +13,7 @@ import { $, el, reconcile, toast } from "./dom.js";
 import { EmojiPicker } from "./emoji-picker.js";
 import { entryLines } from "./entries.js";
 import { FileLinks } from "./file-links.js";
-import { COUNTER_THRESHOLD, MAX_CHARACTERS, MAX_CODE_POINTS_PER_CHARACTER, attachmentWords, canSend, characterCount, clockTime, dayKey, dayLabel, isEmojiOnly,
+import { COUNTER_THRESHOLD, MAX_CHARACTERS, MAX_CODE_POINTS_PER_CHARACTER, attachmentWords, canSend, characterCount, clockTime, dayKey, dayLabel, isBlank, isEmojiOnly,
   messagePreview, normalizedText, overloadedCharacter, senderColour } from "./format.js";
 import { MentionPicker, appendWithMentions } from "./mentions.js";
 import { DELETED_TEXT, QUICK_REACTIONS, pendingMessage, quoteOf } from "./message-actions.js";
@@ -590,7 +590,8 @@ export class ChatView {
   submit() {
     const input = $("composer-input");
     if (!this.id || !this.canSubmit()) return;
-    const text = normalizedText(input.value);
+    // A caption of only invisible characters is no caption, as the server stores it.
+    const text = isBlank(normalizedText(input.value)) ? "" : normalizedText(input.value);
     if (this.mode.editing) {
       // Saving an edit: the message keeps its place; the draft from before comes back.
       const message = this.store.actions.resolve(this.mode.editing.ref);

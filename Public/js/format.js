@@ -25,10 +25,20 @@ export function normalizedText(raw) {
   return raw.replace(/\r\n?/g, "\n").trim();
 }
 
-/** Whether the composer may send `raw` (non-empty after trimming, at most 10,000 characters, none overloaded). */
+/** Whether the composer may send `raw` (something visible after trimming, at most 10,000 characters, none overloaded). */
 export function canSend(raw) {
   const text = normalizedText(raw);
-  return text.length > 0 && characterCount(text) <= MAX_CHARACTERS && !overloadedCharacter(text);
+  return !isBlank(text) && characterCount(text) <= MAX_CHARACTERS && !overloadedCharacter(text);
+}
+
+// What draws nothing, as the server counts it (Validation.isInvisible): default-ignorable code
+// points (zero-width spaces, Hangul fillers), format characters, marks with nothing to sit on,
+// spaces and separators, controls, the blank Braille pattern.
+const VISIBLE = /[^\p{Default_Ignorable_Code_Point}\p{Cf}\p{Mn}\p{Me}\p{Zs}\p{Zl}\p{Zp}\p{Cc}\u2800]/u;
+
+/** Whether `text` would be an empty bubble (Validation.isBlankMessageText): a caption like that is none. */
+export function isBlank(text) {
+  return !VISIBLE.test(text);
 }
 
 /** Most code points one character may carry, as the server counts (Validation.maxScalarsPerCharacter). */

@@ -156,7 +156,8 @@ extension Validation {
     /// Checks a reaction: exactly one grapheme cluster that is an emoji (shown as one by default, or
     /// made one by U+FE0F or a keycap), nothing else. A lone emoji that is text by default (`❤`,
     /// as some keyboards send it) gets its U+FE0F, so it is the same reaction as `❤️`, and every
-    /// reaction takes one form (``canonicalEmoji(_:)``); a lone skin tone is not an emoji of its own.
+    /// reaction takes one form (``canonicalEmoji(_:)``); a lone skin tone or hair style is not an
+    /// emoji of its own.
     public static func reactionEmoji(_ raw: String) -> Result<String, Failure> {
         let refused = Failure(.invalidEmoji, "A reaction is a single emoji.")
         if raw.unicodeScalars.count == 1, let only = raw.unicodeScalars.first, only.value > 0x7F, only.properties.isEmoji,
@@ -164,7 +165,9 @@ extension Validation {
         {
             return reactionEmoji(raw + "\u{FE0F}")
         }
-        guard raw.utf8.count <= maxReactionBytes, raw.count == 1, let first = raw.unicodeScalars.first, !first.properties.isEmojiModifier else {
+        guard raw.utf8.count <= maxReactionBytes, raw.count == 1, let first = raw.unicodeScalars.first, !first.properties.isEmojiModifier,
+            !isHairComponent(first)
+        else {
             return .failure(refused)
         }
         let scalars = raw.unicodeScalars
@@ -200,10 +203,10 @@ extension Validation {
     /// Refuses what renders like another emoji and would show as a second chip of it: a joiner at
     /// the end or doubled, a selector repeated, a skin tone not right after an emoji that takes one
     /// (`👍🏻🏻` is one cluster, drawn as a thumb and a swatch), a lone regional indicator (flags are
-    /// pairs).
+    /// pairs), a pair that is no region's flag (``flagRegions``).
     private static func isWellFormedSequence(_ scalars: [Unicode.Scalar]) -> Bool {
         let isIndicator = { (scalar: Unicode.Scalar) in (0x1F1E6...0x1F1FF).contains(scalar.value) }
-        if scalars.contains(where: isIndicator) { return scalars.count == 2 && scalars.allSatisfy(isIndicator) }
+        if scalars.contains(where: isIndicator) { return scalars.count == 2 && scalars.allSatisfy(isIndicator) && isFlag(scalars) }
         guard scalars.last?.value != 0x200D else { return false }
         return !zip(scalars, scalars.dropFirst()).contains { pair in
             (pair.0.value == 0x200D || pair.0.value == 0xFE0F) && pair.0.value == pair.1.value

@@ -24,7 +24,8 @@ public enum Validation {
     /// Normalizes and checks a message text.
     ///
     /// Rules, in order: line endings `\r\n` and `\r` become `\n`; leading and trailing whitespace and
-    /// newlines are trimmed; the result must be non-empty, at most ``maxMessageCharacters`` characters,
+    /// newlines are trimmed; the result must show something (not only invisible characters:
+    /// ``isBlankMessageText(_:)``), be at most ``maxMessageCharacters`` characters,
     /// free of control characters other than newline and tab (C0, DEL, C1), and without a character
     /// of more than ``maxScalarsPerCharacter`` scalars.
     /// Swift strings are always valid Unicode, so invalid UTF-8 is refused where bytes become strings.
@@ -32,6 +33,7 @@ public enum Validation {
     public static func messageText(_ raw: String) -> Result<String, Failure> {
         let text = normalizedMessageText(raw)
         if text.isEmpty { return .failure(Failure(.textEmpty, "Message text is empty.")) }
+        if !showsSomething(text) { return .failure(Failure(.textEmpty, "Message text has only invisible characters.")) }
         if text.unicodeScalars.contains(where: isForbiddenControl) {
             return .failure(Failure(.textInvalidCharacters, "Message text contains control characters."))
         }
@@ -56,6 +58,13 @@ public enum Validation {
         // Cheap for most texts: too few scalars, or ASCII (a character is one scalar, or "\r\n").
         guard text.unicodeScalars.count > maxScalarsPerCharacter, text.utf8.contains(where: { $0 >= 0x80 }) else { return false }
         return text.contains { $0.unicodeScalars.count > maxScalarsPerCharacter }
+    }
+
+    /// Whether `raw` would be an empty bubble: nothing but whitespace and invisible characters
+    /// (zero-width spaces, Hangul fillers, the blank Braille pattern: ``isInvisible(_:)``). A file's
+    /// caption like that is no caption; a message like that is refused (``messageText(_:)``).
+    public static func isBlankMessageText(_ raw: String) -> Bool {
+        !showsSomething(raw)
     }
 
     /// The first two steps of ``messageText(_:)``: line endings unified, then trimmed. Clients count

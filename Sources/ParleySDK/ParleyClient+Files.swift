@@ -34,7 +34,7 @@ extension ParleyClient {
         guard (1...Attachments.maxPerMessage).contains(paths.count) else {
             throw Validation.Failure(.invalidAttachment, "A message carries 1 to \(Attachments.maxPerMessage) files.")
         }
-        let text = caption.allSatisfy(\.isWhitespace) ? "" : try Validation.messageText(caption).get()
+        let text = Validation.isBlankMessageText(caption) ? "" : try Validation.messageText(caption).get()
         if conversations[conversation]?.leftSeq != nil { throw Validation.Failure(.forbidden, Self.notAMember) }
         var attachments: [PendingAttachment] = []
         for path in paths {

@@ -33,7 +33,7 @@ extension ParleyClient {
     /// (a message without them keeps some text). A message still in the outbox that never went out
     /// is sent with the new text instead (``MessageOutbox`` rule 9).
     public func edit(_ item: TimelineItem, text: String) throws(Validation.Failure) {
-        let text = !item.attachments.isEmpty && Validation.normalizedMessageText(text).isEmpty ? "" : try Validation.messageText(text).get()
+        let text = !item.attachments.isEmpty && Validation.isBlankMessageText(text) ? "" : try Validation.messageText(text).get()
         try checkActable(item)
         guard item.senderId == me.id else { throw Validation.Failure(.forbidden, "You can only edit your own messages.") }
         guard !item.isDeleted else { throw Validation.Failure(.messageDeleted, "A deleted message can't be edited.") }

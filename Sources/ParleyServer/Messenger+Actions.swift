@@ -39,7 +39,7 @@ extension Messenger {
         case .edit:
             guard request.emoji == nil, let text = request.text else { throw ParleyError(.invalidAction, "An edit takes the new text.") }
             // An empty text may remove a caption; the store refuses it for a message without files.
-            change = .edit(Validation.normalizedMessageText(text).isEmpty ? "" : try Validation.messageText(text).get())
+            change = .edit(Validation.isBlankMessageText(text) ? "" : try Validation.messageText(text).get())
         case .delete, .hide:
             guard request.emoji == nil, request.text == nil else { throw ParleyError(.invalidAction, "A delete takes no emoji or text.") }
             change = request.kind == .delete ? .delete : .hide

@@ -100,7 +100,7 @@ struct Messenger: Sendable {
         }
         let attachments = try AttachmentCheck.validated(request.attachments ?? [])
         // With attachments the text is a caption, which may be empty.
-        let text = !attachments.isEmpty && request.text.allSatisfy(\.isWhitespace) ? "" : try Validation.messageText(request.text).get()
+        let text = !attachments.isEmpty && Validation.isBlankMessageText(request.text) ? "" : try Validation.messageText(request.text).get()
         var mentionNames: [String] = []
         if case .conversation(let id) = target, id.isGroup { mentionNames = Validation.mentionedUsernames(in: text) }
         if let reply = request.replyToSeq, reply < 1 { throw StoreError.messageNotFound }

@@ -12,6 +12,20 @@ import Testing
         #expect(Validation.messageText(text) == .failure(.init(.textEmpty, "Message text is empty.")))
     }
 
+    /// An empty bubble: zero-width spaces and joiners, selectors, Hangul fillers, the blank Braille
+    /// pattern, a mark with nothing to sit on.
+    @Test(arguments: ["\u{200B}", " \u{200B}\u{200D}\u{FE0F} ", "\u{3164}", "\u{115F}\u{1160}", "\u{2800}\n\u{2800}", "\u{301}", "\u{2060}\u{FEFF}"])
+    func onlyInvisibleCharactersAreRefused(text: String) {
+        #expect(Validation.messageText(text) == .failure(.init(.textEmpty, "Message text has only invisible characters.")))
+        #expect(Validation.isBlankMessageText(text))
+    }
+
+    @Test(arguments: ["\u{200B}hi", "❤\u{FE0F}", "\u{3164}.", "ก\u{E34}", "1"])
+    func oneVisibleCharacterIsEnough(text: String) throws {
+        #expect(try Validation.messageText(text).get() == text)
+        #expect(!Validation.isBlankMessageText(text))
+    }
+
     @Test func countsCharactersNotBytesOrScalars() throws {
         let family = "👨‍👩‍👧‍👦"  // one Character, seven scalars, 25 bytes
         let atLimit = String(repeating: family, count: Validation.maxMessageCharacters)

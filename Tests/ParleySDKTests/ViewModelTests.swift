@@ -90,6 +90,8 @@ import Testing
         #expect(!chat.canSend)
         chat.messageText = "  \n "
         #expect(!chat.canSend, "whitespace only never sends")
+        chat.messageText = "\u{200B}\u{3164}\u{2800}"
+        #expect(!chat.canSend, "nor invisible characters only: an empty bubble")
         chat.messageText = String(repeating: "🙂", count: 9_000)
         #expect(chat.canSend && !chat.showsCharacterCounter && chat.remainingCharacters == 1_000)
         chat.messageText = String(repeating: "🙂", count: 9_001)

@@ -395,6 +395,13 @@ import Testing
                 .post, "/v1/messages", token: ada.token, encoding: SendRequest(clientId: .random(), conversationId: chat, text: " "))
             #expect(empty.errorCode == .textEmpty, "no caption and no attachment")
             #expect(try await api.send(" ", attaching: [mine.id], from: ada, in: chat).status == .created)
+            // Only invisible characters: refused alone, no caption beside a file.
+            let zeroWidth = try await api.request(
+                .post, "/v1/messages", token: ada.token, encoding: SendRequest(clientId: .random(), conversationId: chat, text: "\u{200B}\u{3164}"))
+            #expect(zeroWidth.errorCode == .textEmpty)
+            let another = try await api.upload(TestFiles.png(width: 2, height: 2), by: ada)
+            let captioned = try await api.send("\u{200B}\u{3164}", attaching: [another.id], from: ada, in: chat)
+            #expect(try captioned.status == .created && captioned.decode(API.SendResponse.self).message.text == "")
         }
     }
 }

@@ -146,6 +146,14 @@ def test_the_composer_enforces_the_character_limit(server, browsers):
         a.execute_script("const t = document.getElementById('composer-input'); t.value = arguments[0];"
                          "t.dispatchEvent(new Event('input'))", text)
 
+    # Only invisible characters (zero-width space, Hangul filler, blank Braille) would be an empty bubble.
+    for blank in ["\u200b", "\u3164 \u2800", "\u200d\ufe0f\n\u200b"]:
+        set_text(blank)
+        assert not send.is_enabled(), repr(blank)
+        by_id(a, "composer-input").send_keys(Keys.ENTER)
+        assert bubbles(a) == [], "Enter does not send it"
+    set_text("\u200bhi\u200b")
+    assert send.is_enabled()
     set_text("🙂" * 10000)
     assert send.is_enabled()
     assert by_id(a, "composer-counter").text == "10,000 / 10,000"
