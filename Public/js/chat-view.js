@@ -406,7 +406,8 @@ export class ChatView {
       li.dataset.textKey = textKey;
       const text = li.querySelector(".text");
       if (deleted) text.textContent = DELETED_TEXT;
-      else appendWithMentions(text, message.text, item.mentions, this.store.me);
+      // U+2028 and U+2029 (line and paragraph separators) break the line as "\n" does (Chromium draws them as nothing).
+      else appendWithMentions(text, message.text.replace(/[\u2028\u2029]/g, "\n"), item.mentions, this.store.me);
       bubble.classList.toggle("emoji-only", !deleted && !item.quote && !message.attachments?.length && isEmojiOnly(message.text));
     }
     renderEdited(li.querySelector(".meta"), Boolean(message.editedAt) && !deleted);

@@ -144,6 +144,7 @@ export class GroupState {
     if ((entry.type === "removed" && concernsMe) || (entry.type === "left" && message.senderId === me)) {
       summary.leftSeq = Math.max(summary.leftSeq ?? 0, message.seq);
       this.store.typing.delete(summary.id);
+      this.store.unsendableAgain(summary.id);  // "in this group again" no longer holds
     } else if (summary.leftSeq && message.seq > summary.leftSeq) {
       delete summary.leftSeq;  // re-added or joined again: a new span
     }

@@ -760,6 +760,7 @@ export class ChatStore {
     entry.status = "failed";
     entry.error = error?.message ?? "Not sent.";
     entry.errorCode = error?.code ?? null;
+    delete entry.refusal;  // sendableAgain keeps this refusal's words anew
     this.saveOutbox();
     this.flush();  // the next of its conversation
   }
@@ -769,11 +770,25 @@ export class ChatStore {
    * error no longer says I am not a member.
    */
   sendableAgain(id) {
+    this.refusedForMembership(id, (entry) => {
+      entry.refusal ??= entry.error;  // the server's words, for when I am out again
+      return "Not sent. You are in this group again: Retry sends it.";
+    });
+  }
+
+  /** I am out of the group `id` again: its sends refused for that say the server's reason again. */
+  unsendableAgain(id) {
+    this.refusedForMembership(id, (entry) => entry.refusal ?? entry.error);
+  }
+
+  /** Gives the failed sends of `id` that the server refused as a non-member's the error `words(entry)`. */
+  refusedForMembership(id, words) {
     let changed = false;
     for (const entry of this.outbox) {
       if (entry.action || entry.conversationId !== id || entry.status !== "failed" || entry.errorCode !== "conversation_not_found") continue;
-      entry.error = "Not sent. You are in this group again: Retry sends it.";
-      changed = true;
+      const error = words(entry);
+      changed ||= error !== entry.error;
+      entry.error = error;
     }
     if (changed) this.saveOutbox();
   }
