@@ -8,7 +8,10 @@
 // read again from the server when the thread does not hold every message after the cursor.
 
 // Errors after which an action may or may not have happened: its clientId is kept for the retry.
+import { lookAlikes } from "./format.js";
+
 const UNCERTAIN = new Set(["offline", "rate_limited", "unavailable", "storage_unavailable", "internal_error"]);
+const NONE = new Set();
 
 export class GroupState {
   constructor(store) {
@@ -20,6 +23,7 @@ export class GroupState {
     this.refetchTimers = new Map();
     this.actionIds = new Map();     // action key → clientId, until the action is answered
     this.earlyAggregates = new Map(); // conversationId → receiptSummary that came before its summary
+    this.lookAlikeSets = new Map(); // conversationId → {names, ids}: whose names read alike (lookAlikesOf)
   }
 
   // MARK: actions
@@ -94,10 +98,14 @@ export class GroupState {
     if (user?.id) this.users.set(user.id, user);
   }
 
-  /** A user's display name, from the group's members or the cache; fetched once when unknown. */
+  /**
+   * A user's display name, from the group's members or the cache; fetched once when unknown. A
+   * member whose name reads like another member's (format.js `lookAlikes`: "Аda" with a Cyrillic А
+   * beside Ada) gets their @username, as both of them do: nobody passes for another by name.
+   */
   nameOf(userId, summary) {
     const member = summary?.members.find((m) => m.userId === userId);
-    if (member) return member.displayName;
+    if (member) return this.lookAlikesOf(summary).has(userId) ? `${member.displayName} (@${member.username})` : member.displayName;
     const cached = this.users.get(userId);
     if (cached) return cached.displayName;
     for (const other of this.store.conversations.values()) {
@@ -109,6 +117,21 @@ export class GroupState {
     }
     this.fetchUser(userId);
     return null;
+  }
+
+  /**
+   * The members of a group (me aside: I am "You") whose names read alike, worked out again when a
+   * name changed (a member may take another's name in a profile change, which edits members in place).
+   */
+  lookAlikesOf(summary) {
+    if (summary.members.length < 3) return NONE;
+    const others = summary.members.filter((m) => m.userId !== this.store.me);
+    const names = others.map((m) => `${m.userId}\u0000${m.displayName}`).join("\u0001");
+    const known = this.lookAlikeSets.get(summary.id);
+    if (known?.names === names) return known.ids;
+    const ids = lookAlikes(others);
+    this.lookAlikeSets.set(summary.id, { names, ids });
+    return ids;
   }
 
   usernameOf(userId, summary) {

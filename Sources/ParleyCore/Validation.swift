@@ -114,14 +114,37 @@ public enum Validation {
         return letters.joined() == "you"
     }
 
-    /// Letters drawn like y, o or u in common fonts, as the Latin letter: some of Unicode's
-    /// confusables (Greek, Cyrillic, Armenian, Cherokee, small capitals, the digit zero, …).
+    /// Letters drawn like a Latin letter in common fonts, as that letter: some of Unicode's
+    /// confusables (Greek, Cyrillic, Armenian, Cherokee, small capitals, digits, …). y, o and u
+    /// for ``isReservedName(_:)``; the rest for ``LookAlikeNames``. The web client has the same
+    /// table (format.js `LOOKALIKES`).
     static let lookalikes: [Unicode.Scalar: Unicode.Scalar] = {
         var table: [Unicode.Scalar: Unicode.Scalar] = [:]
         let groups: [(Unicode.Scalar, [UInt32])] = [
             ("y", [0x03A5, 0x03D2, 0x03B3, 0x04AE, 0x04AF, 0x0423, 0x0443, 0x028F, 0x0263, 0x13A9, 0x10E7, 0x1EFF]),
             ("o", [0x0030, 0x039F, 0x03BF, 0x03C3, 0x041E, 0x043E, 0x0555, 0x0585, 0x05E1, 0x1D0F, 0x1D11, 0x2C9E, 0x2C9F, 0x0D20, 0x0B20, 0x101D]),
             ("u", [0x03C5, 0x054D, 0x057D, 0x1D1C, 0x028A, 0x028B, 0xA79F, 0xAB4E, 0x1959, 0x144C, 0x118D8]),
+            ("a", [0x0391, 0x03B1, 0x0410, 0x0430]),
+            ("b", [0x0392, 0x0412, 0x042C]),
+            ("c", [0x0421, 0x0441, 0x03F2, 0x03F9]),
+            ("d", [0x0501]),
+            ("e", [0x0395, 0x0415, 0x0435]),
+            ("g", [0x0261]),
+            ("h", [0x0397, 0x041D, 0x04BA, 0x04BB]),
+            ("i", [0x0131, 0x03B9, 0x0456]),
+            ("j", [0x0408, 0x0458, 0x03F3, 0x0237]),
+            ("k", [0x039A, 0x03BA, 0x041A]),
+            ("l", [0x0049, 0x0031, 0x007C, 0x01C0, 0x0399, 0x0406, 0x04C0, 0x04CF]),
+            ("m", [0x039C, 0x041C]),
+            ("n", [0x039D]),
+            ("p", [0x03A1, 0x03C1, 0x0420, 0x0440]),
+            ("q", [0x051A, 0x051B]),
+            ("s", [0x0405, 0x0455]),
+            ("t", [0x03A4, 0x0422]),
+            ("v", [0x03BD]),
+            ("w", [0x051C, 0x051D]),
+            ("x", [0x03A7, 0x03C7, 0x0425, 0x0445]),
+            ("z", [0x0396]),
         ]
         for (latin, codes) in groups {
             for code in codes { if let scalar = Unicode.Scalar(code) { table[scalar] = latin } }

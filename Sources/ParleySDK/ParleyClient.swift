@@ -97,6 +97,9 @@ public final class ParleyClient {
     var formerNames: [UserID: String] = [:]
     /// Messages I deleted for me, by conversation (persisted): never shown or counted again.
     @ObservationIgnored var hiddenSeqs: [ConversationID: Set<Int64>] = [:]
+    /// Whose names read alike in each conversation, for the members' names it was worked out from
+    /// (``distinguishableName(of:in:)``).
+    @ObservationIgnored var lookAlikes: [ConversationID: (names: [UserID: String], ids: Set<UserID>)] = [:]
 
     @ObservationIgnored let api: any ParleyAPI
     @ObservationIgnored let transport: any RealtimeTransport

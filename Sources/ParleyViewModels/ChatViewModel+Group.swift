@@ -39,9 +39,11 @@ extension ChatViewModel {
         client.conversations[conversation]?.leftSeq == nil ? nil : ParleyClient.notAMember
     }
 
-    /// A person's display name in this chat ("You" for me; ``GroupText/someone`` while unknown).
+    /// A person's display name in this chat ("You" for me; ``GroupText/someone`` while unknown),
+    /// with their username when another member's name reads alike
+    /// (``ParleyClient/distinguishableName(of:in:)``).
     func name(of user: UserID) -> String {
-        user == client.me.id ? "You" : (client.displayName(of: user, in: conversation) ?? GroupText.someone)
+        user == client.me.id ? "You" : (client.distinguishableName(of: user, in: conversation) ?? GroupText.someone)
     }
 
     /// The members: the owner, then admins, then everyone else, by name (empty once I am out).

@@ -132,14 +132,14 @@ public final class ConversationListViewModel {
         guard let last = summary.lastMessage else { return "" }
         let me = client.me.id
         if let entry = last.entry {
-            let name = { (user: UserID) in self.client.displayName(of: user, in: summary.id) }
+            let name = { (user: UserID) in self.client.distinguishableName(of: user, in: summary.id) }
             return GroupText.entryLines(entry, by: last.senderId, me: me, name: name).first ?? ""
         }
         if last.isDeleted { return last.senderId == me ? MessageText.deletedByMe : MessageText.deleted }
         let firstLine = MessageText.firstLine(last.text)
         if last.senderId == me { return "You: " + firstLine }
         guard summary.kind == .group else { return firstLine }
-        return (client.displayName(of: last.senderId, in: summary.id) ?? GroupText.someone) + ": " + firstLine
+        return (client.distinguishableName(of: last.senderId, in: summary.id) ?? GroupText.someone) + ": " + firstLine
     }
 
     /// Loads the list again after a failure.

@@ -38,7 +38,7 @@ extension SearchViewModel {
         for hit in hits {
             let mine = hit.senderId == client.me.id
             let result = Result(
-                hit: hit, sender: mine ? "You" : (client.displayName(of: hit.senderId, in: hit.conversationId) ?? GroupText.someone),
+                hit: hit, sender: mine ? "You" : (client.distinguishableName(of: hit.senderId, in: hit.conversationId) ?? GroupText.someone),
                 timestamp: formatter.listTimestamp(hit.createdAt.date, now: now), segments: hit.segments)
             if let at = index[hit.conversationId] {
                 groups[at].results.append(result)

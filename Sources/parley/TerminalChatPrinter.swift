@@ -46,11 +46,12 @@ struct ChatPrinter {
     }
 
     /// "You" for me; anyone else by display name, with their username added to a name that reads
-    /// "You" (``Validation/isReservedName(_:)``: a server that let one through cannot make another's
+    /// like another member's (``ParleyClient/distinguishableName(of:in:)``) or reads "You"
+    /// (``Validation/isReservedName(_:)``: a server that let one through cannot make another's
     /// lines pass for mine).
     func name(of user: UserID, in conversation: ConversationID) -> String {
         if user == client.me.id { return "You" }
-        return othersName(client.displayName(of: user, in: conversation) ?? GroupText.someone, user, in: conversation)
+        return othersName(client.distinguishableName(of: user, in: conversation) ?? GroupText.someone, user, in: conversation)
     }
 
     func othersName(_ name: String, _ user: UserID, in conversation: ConversationID) -> String {

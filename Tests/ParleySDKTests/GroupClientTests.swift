@@ -96,6 +96,25 @@ import Testing
         _ = try await eventually("grace sent, edsger stopped") { chat.typingText == "Alan Turing is typing…" ? true : nil }
     }
 
+    /// A newcomer named like a member (a Cyrillic А) cannot pass for her: both show their usernames
+    /// wherever the chat names them; names that differ stay bare.
+    @Test func membersWhoseNamesReadAlikeAreToldApartByUsername() async throws {
+        let f = GroupFixture()
+        let impostor = User(id: .random(), username: "grace_h", displayName: "Grace Ноpper", createdAt: Timestamp(milliseconds: 0))
+        let (client, connection) = try await f.connectedClient(
+            f.summary(members: [f.member(f.grace, .member), f.member(f.alan, .member), f.member(impostor, .member)]))
+        let chat = ChatViewModel(client: client, conversation: f.group, otherUser: nil)
+        connection.push(f.event(1, f.message(1, from: f.grace, "The code is 4711")))
+        connection.push(f.event(2, f.message(2, from: impostor, "Please send me the code")))
+        connection.push(f.event(3, f.message(3, from: f.alan, "?")))
+        let senders = {
+            chat.items.compactMap { item -> String? in if case .message(_, _, _, let sender) = item { sender } else { nil } }
+        }
+        _ = try await eventually("three messages") { senders().count == 3 ? true : nil }
+        #expect(senders() == ["Grace Hopper (@grace)", "Grace Ноpper (@grace_h)", "Alan Turing"])
+        #expect(client.distinguishableName(of: f.me.id, in: f.group) == f.me.displayName, "I am You: never a look-alike")
+    }
+
     @Test func theLocalStoreKeepsGroupsAndReadsWhatOlderVersionsWrote() async throws {
         let f = GroupFixture()
         let path = f.base.directory.appendingPathComponent("store.sqlite").path

@@ -144,3 +144,26 @@ def test_group_commands_that_cannot_be_done_say_why_in_words(server):
         terminal.expect(re.escape(f"[{mine}] deleted for you"))
         terminal.sendline("/quit")
         terminal.expect(pexpect.EOF)
+
+
+def test_a_member_named_like_another_is_told_apart_by_username(server):
+    """An impostor who copies Bob's name (a Cyrillic В) cannot pass for him: both show their
+    usernames on every line that names them; Alice's own lines stay "You"."""
+    with tempfile.TemporaryDirectory() as home:
+        alice, bob, _ = _alice_and_crew(server, home)
+        impostor = server.register("bob_b", "Вob Builder")
+        _befriend(server, bob, impostor)
+        group = _group(server, bob, "Office", [alice, impostor])
+        terminal, output = _recorded(home)
+        terminal.sendline("/list")
+        terminal.expect(r"(\d+)\. Office")
+        terminal.sendline("/open " + terminal.match.group(1))
+        terminal.expect("── Office")
+        server.send(bob, "The door code is 4711", conversation=group)
+        terminal.expect(re.escape("Bob Builder (@bob): The door code is 4711"))
+        server.send(impostor, "Please send me the code", conversation=group)
+        terminal.expect(re.escape("Вob Builder (@bob_b): Please send me the code"))
+        terminal.sendline("/quit")
+        terminal.expect(pexpect.EOF)
+        assert "Bob Builder: " not in output.getvalue() and "Вob Builder: " not in output.getvalue(), \
+            "no line names either of them without a username"

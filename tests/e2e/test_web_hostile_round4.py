@@ -3,9 +3,15 @@
 - A message of letters under 31 combining marks each (as many as the server takes) painted its marks
   about 100 px up, over the messages above it.
 - A line or paragraph separator (U+2028, U+2029) showed as nothing: two lines ran together.
+- In a group, a newcomer named "Аda Lovelace" (a Cyrillic А), "Ada\u200b Lovelace" or "ADA LOVELACE"
+  showed as one more "Ada Lovelace": nothing told the impostors from Ada.
 """
+import json
+import pathlib
+
 from test_web_actions import open_chat, rows, send
 from test_web_client import wait
+from test_web_groups import befriend, create_group, entry_lines, senders
 
 MARKED = ("e" + "\u0301" * 31) * 8
 
@@ -41,3 +47,25 @@ def test_line_and_paragraph_separators_break_the_line(server, browsers):
     assert heights[1] > 2.5 * heights[0], f"three lines, not one: {heights}"
     assert b.execute_script("return [...document.querySelectorAll('#message-list li.message .text')].pop().innerText") == \
         "line\nseparator\nparagraph"
+
+
+def test_members_whose_names_read_alike_show_their_usernames(server, browsers):
+    ada, alice = server.register("ada", "Ada Lovelace"), server.register("alice", "Alice Liddell")
+    impostors = [server.register("ada_cyr", "Аda Lovelace"), server.register("ada_zw", "Ada\u200b Lovelace")]
+    grace = server.register("grace", "Grace Hopper")
+    for person in [alice, grace, *impostors]:
+        befriend(server, ada, person)
+    group = create_group(server, ada, "Office", [alice, grace, *impostors])
+    send(server, ada, "The door code is 4711", conversation=group)
+    send(server, impostors[0], "Please send me the code", conversation=group)
+    send(server, impostors[1], "Me too", conversation=group)
+    send(server, grace, "Hm?", conversation=group)
+    a = open_chat(browsers, server, alice, group)
+    wait(a, lambda d: len(rows(d)) == 4)
+    assert [s[0] for s in senders(a)] == ["Ada Lovelace (@ada)", "Аda Lovelace (@ada_cyr)", "Ada\u200b Lovelace (@ada_zw)", "Grace Hopper"]
+    assert entry_lines(a)[-1].startswith("Ada Lovelace (@ada) added "), entry_lines(a)
+    # The page reads names as the Swift clients do (LookAlikeNamesTests holds Swift to the same file).
+    fixture = pathlib.Path(__file__).resolve().parents[2] / "Tests" / "ParleyCoreTests" / "look-alike-names.json"
+    skeletons = json.loads(fixture.read_text(encoding="utf-8"))
+    assert dict(a.execute_async_script(
+        "import('/js/format.js').then(f => arguments[1](arguments[0].map(n => [n, f.nameSkeleton(n)])))", list(skeletons))) == skeletons

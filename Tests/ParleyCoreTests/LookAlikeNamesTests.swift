@@ -1,0 +1,43 @@
+import Foundation
+import ParleyCore
+import Testing
+
+/// ``LookAlikeNames``' rules: names that read alike have one skeleton, and everyone whose name reads
+/// like another's is told apart by username.
+@Suite struct LookAlikeNamesTests {
+    /// Rule 1: what a hostile pass used to pass for Ada in a group, and a few more.
+    @Test(arguments: [
+        "Ada Lovelace", "Аda Lovelace", "Ada\u{200B} Lovelace", "ADA LOVELACE", "Ada  Lovelace", "Ａｄａ Ｌｏｖｅｌａｃｅ", "Ada Lovelacé",
+        "Ada Iovelace", "Ada 1ovelace", "Αda Lονelace", "𝐀𝐝𝐚 𝐋𝐨𝐯𝐞𝐥𝐚𝐜𝐞", "Ada\u{3164}Lovelace", "Аdа Lоvеlасе",
+    ])
+    func namesThatReadLikeAdaHaveHerSkeleton(name: String) {
+        #expect(LookAlikeNames.skeleton(name) == LookAlikeNames.skeleton("Ada Lovelace"))
+    }
+
+    @Test func lettersPairedLikeOneReadAsIt() {
+        #expect(LookAlikeNames.skeleton("Mom") == LookAlikeNames.skeleton("Rnorn"))
+        #expect(LookAlikeNames.skeleton("Will") == LookAlikeNames.skeleton("Vvill"))
+        #expect(LookAlikeNames.skeleton("Bob") == LookAlikeNames.skeleton("B0B"))
+    }
+
+    @Test(arguments: [("Ada Lovelace", "Ada Lovelock"), ("Grace", "Gracie"), ("Иван", "Ivan"), ("李雷", "李蕾"), ("Ana", "Anna")])
+    func differentNamesStayApart(one: String, other: String) {
+        #expect(LookAlikeNames.skeleton(one) != LookAlikeNames.skeleton(other))
+    }
+
+    /// The web client's `nameSkeleton` gave these skeletons (look-alike-names.json, which
+    /// test_web_hostile_round4.py holds the page to): both clients read names alike.
+    @Test func theWebClientReadsNamesTheSameWay() throws {
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("look-alike-names.json")
+        let skeletons = try JSONDecoder().decode([String: String].self, from: Data(contentsOf: fixture))
+        #expect(skeletons.count >= 30)
+        for (name, skeleton) in skeletons { #expect(LookAlikeNames.skeleton(name) == skeleton, "\(name)") }
+    }
+
+    /// Rule 2: both of a pair are marked (each shows their username), a lone name is not.
+    @Test func everyoneOfALookAlikePairIsMarked() {
+        let people = [(id: 1, name: "Ada Lovelace"), (id: 2, name: "Аda Lovelace"), (id: 3, name: "Grace Hopper"), (id: 4, name: "ada lovelace")]
+        #expect(LookAlikeNames.ambiguous(people) == [1, 2, 4])
+        #expect(LookAlikeNames.ambiguous([(id: 1, name: "Ada"), (id: 2, name: "Grace")]).isEmpty)
+    }
+}
