@@ -172,7 +172,7 @@ function start() {
       else announce(`New message from ${isolate(store.nameOf(message.senderId, summary) ?? "someone")} in ${title}: ${messagePreview(message).slice(0, 140)}`, message);
       return;
     }
-    const name = summary ? store.other(summary)?.displayName : "someone";
+    const name = summary ? store.directName(store.other(summary)) : "someone";
     announce(`New message from ${isolate(name)}: ${messagePreview(message).slice(0, 140)}`, message);
   };
   store.onInvitation = (invitation) => announce(`${isolate(invitation.inviter?.displayName ?? "Someone")} invited you to “${isolate(invitation.title)}”`);

@@ -11,7 +11,7 @@ export function renderHeader(view, summary) {
   const store = view.store;
   const group = view.isGroup;
   const other = group ? null : (summary && store.other(summary)) ?? view.other;
-  const name = group ? (summary?.title ?? "") : (other?.displayName ?? "");
+  const name = group ? (summary?.title ?? "") : (store.directName(other) ?? "");
   const avatarId = group ? view.id : (other?.userId ?? "");
   if (group) {
     // The title is a button: it opens the member panel (click or Enter).

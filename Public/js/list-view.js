@@ -151,14 +151,15 @@ export class ListView {
     const preview = this.preview(summary);
     const quiet = store.notifications.quiet(summary.id);
     const photo = store.photoOf(other);
-    const signature = [other.displayName, online, unread, preview, summary.lastActivityAt, this.openId === summary.id, quiet, photo].join("|");
+    const name = store.directName(other);
+    const signature = [name, online, unread, preview, summary.lastActivityAt, this.openId === summary.id, quiet, photo].join("|");
     if (li.dataset.signature === signature) return;
     li.dataset.signature = signature;
     const button = li.firstElementChild;
     button.setAttribute("aria-current", String(this.openId === summary.id));
-    button.setAttribute("aria-label", `${other.displayName}${online ? ", online" : ""}${unread ? `, ${unread} unread` : ""}${quietLabel(quiet)}`);
+    button.setAttribute("aria-label", `${name}${online ? ", online" : ""}${unread ? `, ${unread} unread` : ""}${quietLabel(quiet)}`);
     const top = el("span", "row-top");
-    top.append(el("span", "row-name", other.displayName), ...quietMark(quiet), el("span", "row-time", smartTime(summary.lastActivityAt)));
+    top.append(el("span", "row-name", name), ...quietMark(quiet), el("span", "row-time", smartTime(summary.lastActivityAt)));
     const bottom = el("span", "row-bottom");
     bottom.append(el("span", "row-preview", preview.split("\n")[0]));
     if (unread > 0) bottom.append(el("span", "badge", String(unread)));

@@ -139,7 +139,7 @@ export class SearchDialog {
     const summary = this.store.conversations.get(result.conversationId);
     if (summary && !this.store.isGroup(summary)) {
       const other = this.store.other(summary);
-      if (other?.userId === result.senderId && other.displayName) return other.displayName;
+      if (other?.userId === result.senderId && other.displayName) return this.store.directName(other);
     }
     const name = this.store.nameOf(result.senderId, summary);
     if (!name) this.unresolved = true;  // fetched: the list is drawn again when it is known

@@ -46,7 +46,7 @@
 // Stream events of a type this client does not know still count as processed (their `pos` is kept),
 // so a newer server never stalls the resume position of an older page.
 
-import { directConversationId } from "./format.js";
+import { directConversationId, lookAlikes } from "./format.js";
 import { readOutboxCopy, saveOutboxCopy } from "./outbox-copy.js";
 import { keptGone, mergeOutboxes, revisionOf } from "./outbox-merge.js";
 import { GroupState } from "./group-state.js";
@@ -100,6 +100,7 @@ export class ChatStore {
   subscribe(listener) { this.listeners.add(listener); return () => this.listeners.delete(listener); }
 
   changed() {
+    this.directAlike = null;  // names may have changed: worked out again at the next look
     if (this.scheduled) return;
     this.scheduled = true;
     requestAnimationFrame(() => {
@@ -386,7 +387,21 @@ export class ChatStore {
   /** What a conversation is called: a group's title, or the other person's name. */
   titleOf(summary) {
     if (this.isGroup(summary)) return summary.title ?? "Group";
-    return this.other(summary)?.displayName ?? "?";
+    return this.directName(this.other(summary)) ?? "?";
+  }
+
+  /**
+   * The other person of a direct conversation (a member, or {userId, displayName, username}) by
+   * name, with their @username when the person of another of my direct conversations has a name
+   * that reads alike (format.js `lookAlikes`): two chats called "Ada Lovelace" are told apart.
+   */
+  directName(other) {
+    if (!other) return null;
+    if (!this.directAlike) {
+      const people = [...this.conversations.values()].filter((s) => !this.isGroup(s)).map((s) => this.other(s)).filter(Boolean);
+      this.directAlike = lookAlikes(people);
+    }
+    return this.directAlike.has(other.userId) && other.username ? `${other.displayName} (@${other.username})` : other.displayName;
   }
 
   /** A person's display name as this conversation knows it (or null until it is fetched). */

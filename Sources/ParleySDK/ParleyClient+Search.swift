@@ -27,12 +27,13 @@ extension ParleyClient {
         return page
     }
 
-    /// What a conversation is called here: a group's title, or the other person's display name
-    /// (`nil` when the conversation is not known locally).
+    /// What a conversation is called here: a group's title, or the other person's display name,
+    /// with their username when the person of another direct conversation has a name that reads
+    /// alike (``distinguishableName(of:in:)``; `nil` when the conversation is not known locally).
     public func title(of id: ConversationID) -> String? {
         guard let summary = conversations[id] else { return nil }
         if summary.kind == .group { return summary.title ?? "Group" }
-        return otherMember(of: summary)?.displayName
+        return otherMember(of: summary).flatMap { distinguishableName(of: $0.userId, in: id) }
     }
 }
 

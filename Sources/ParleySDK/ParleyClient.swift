@@ -100,6 +100,8 @@ public final class ParleyClient {
     /// Whose names read alike in each conversation, for the members' names it was worked out from
     /// (``distinguishableName(of:in:)``).
     @ObservationIgnored var lookAlikes: [ConversationID: (names: [UserID: String], ids: Set<UserID>)] = [:]
+    /// The same for the people of my direct conversations.
+    @ObservationIgnored var directLookAlikes: (names: [UserID: String], ids: Set<UserID>)?
 
     @ObservationIgnored let api: any ParleyAPI
     @ObservationIgnored let transport: any RealtimeTransport

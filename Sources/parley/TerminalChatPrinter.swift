@@ -66,7 +66,7 @@ struct ChatPrinter {
         guard !message.isDeleted, let summary = client.conversations[message.conversationId] else { return nil }
         guard summary.kind == .group else {
             let other = client.otherMember(of: summary)
-            return "• New message from \(other.map { othersName($0.displayName, $0.userId, in: summary.id) } ?? "someone"): \(message.text)"
+            return "• New message from \(other.map { name(of: $0.userId, in: summary.id) } ?? "someone"): \(message.text)"
         }
         let title = summary.title ?? "a group"
         if let entry = message.entry {

@@ -115,6 +115,30 @@ import Testing
         #expect(client.distinguishableName(of: f.me.id, in: f.group) == f.me.displayName, "I am You: never a look-alike")
     }
 
+    /// Two chats named "Grace Hopper" in the list (one with a Cyrillic о): each titled with its
+    /// username, in the list and in the chat; a third person keeps a bare name.
+    @Test func directChatsWithLookAlikeNamesAreTitledWithUsernames() async throws {
+        let f = Fixture()
+        let impostor = User(id: .random(), username: "grace_h", displayName: "Grace Hоpper", createdAt: Timestamp(milliseconds: 0))
+        let alan = User(id: .random(), username: "alan", displayName: "Alan Turing", createdAt: Timestamp(milliseconds: 0))
+        let direct = { (other: User, at: Int64) in
+            ConversationSummary(
+                id: .direct(f.me.id, other.id), kind: .direct, createdAt: Timestamp(milliseconds: 0), lastSeq: 0, lastMessage: nil,
+                lastActivityAt: Timestamp(milliseconds: at), unreadCount: 0,
+                members: [f.me, other].map {
+                    ConversationMember(userId: $0.id, username: $0.username, displayName: $0.displayName, deliveredSeq: 0, readSeq: 0)
+                })
+        }
+        f.api.conversationList = [f.summary(activity: 3000), direct(impostor, 2000), direct(alan, 1000)]
+        let client = try f.makeClient()
+        _ = try await f.connect(client)
+        let list = ConversationListViewModel(client: client)
+        _ = try await eventually("three chats") { list.rows.count == 3 ? true : nil }
+        #expect(list.rows.map(\.title) == ["Grace Hopper (@grace)", "Grace Hоpper (@grace_h)", "Alan Turing"])
+        let chat = ChatViewModel(client: client, conversation: .direct(f.me.id, impostor.id), otherUser: nil)
+        #expect(chat.title == "Grace Hоpper (@grace_h)")
+    }
+
     @Test func theLocalStoreKeepsGroupsAndReadsWhatOlderVersionsWrote() async throws {
         let f = GroupFixture()
         let path = f.base.directory.appendingPathComponent("store.sqlite").path

@@ -167,3 +167,17 @@ def test_a_member_named_like_another_is_told_apart_by_username(server):
         terminal.expect(pexpect.EOF)
         assert "Bob Builder: " not in output.getvalue() and "Вob Builder: " not in output.getvalue(), \
             "no line names either of them without a username"
+
+
+def test_direct_chats_with_look_alike_names_are_listed_with_usernames(server):
+    with tempfile.TemporaryDirectory() as home:
+        alice, bob, _ = _alice_and_crew(server, home)
+        impostor = server.register("bob_b", "Вob Builder")
+        terminal, _ = _recorded(home)
+        server.send(impostor, "hi, it's Bob, new number", recipient=alice["user"]["id"])
+        terminal.expect(re.escape("New message from Вob Builder (@bob_b): hi, it's Bob, new number"))
+        terminal.sendline("/list")
+        terminal.expect(r"\d+\. Вob Builder \(@bob_b\)")
+        terminal.expect(r"\d+\. Bob Builder \(@bob\)")
+        terminal.sendline("/quit")
+        terminal.expect(pexpect.EOF)

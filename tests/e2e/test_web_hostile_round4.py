@@ -4,13 +4,14 @@
   about 100 px up, over the messages above it.
 - A line or paragraph separator (U+2028, U+2029) showed as nothing: two lines ran together.
 - In a group, a newcomer named "Аda Lovelace" (a Cyrillic А), "Ada\u200b Lovelace" or "ADA LOVELACE"
-  showed as one more "Ada Lovelace": nothing told the impostors from Ada.
+  showed as one more "Ada Lovelace": nothing told the impostors from Ada. Nor in the list of chats,
+  where an impostor's direct chat was a second "Ada Lovelace".
 """
 import json
 import pathlib
 
 from test_web_actions import open_chat, rows, send
-from test_web_client import wait
+from test_web_client import by_id, wait
 from test_web_groups import befriend, create_group, entry_lines, senders
 
 MARKED = ("e" + "\u0301" * 31) * 8
@@ -69,3 +70,15 @@ def test_members_whose_names_read_alike_show_their_usernames(server, browsers):
     skeletons = json.loads(fixture.read_text(encoding="utf-8"))
     assert dict(a.execute_async_script(
         "import('/js/format.js').then(f => arguments[1](arguments[0].map(n => [n, f.nameSkeleton(n)])))", list(skeletons))) == skeletons
+
+
+def test_direct_chats_with_look_alike_names_are_told_apart(server, browsers):
+    alice, ada = server.register("alice", "Alice Liddell"), server.register("ada", "Ada Lovelace")
+    impostor, grace = server.register("ada_cyr", "Аda Lovelace"), server.register("grace", "Grace Hopper")
+    chats = {}
+    for person in (ada, impostor, grace):
+        chats[person["user"]["username"]] = send(server, person, f"hi from {person['user']['username']}", recipient=alice["user"]["id"])
+    a = open_chat(browsers, server, alice, chats["ada_cyr"]["conversationId"])
+    names = lambda d: sorted(d.execute_script("return [...document.querySelectorAll('#conversation-list .row-name')].map(n => n.textContent)"))
+    wait(a, lambda d: names(d) == ["Ada Lovelace (@ada)", "Grace Hopper", "Аda Lovelace (@ada_cyr)"])
+    wait(a, lambda d: by_id(d, "chat-name").text == "Аda Lovelace (@ada_cyr)")
