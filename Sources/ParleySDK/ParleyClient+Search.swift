@@ -72,6 +72,25 @@ extension SearchHit {
         return segments
     }
 
+    /// ``segments`` of a long text cut to `length` characters around its first match (`lead` of
+    /// them before it), with "…" where text is left out: what a result line shows of a message of
+    /// thousands of characters (the web client cuts the same way). A text of at most `length`
+    /// characters is whole.
+    public func snippet(length: Int = 200, lead: Int = 50) -> [Segment] {
+        let count = text.count
+        guard count > length else { return segments }
+        let before = matchRanges.first.map { text.distance(from: text.startIndex, to: $0.lowerBound) } ?? 0
+        let from = text.index(text.startIndex, offsetBy: max(0, min(before - lead, count - length)))
+        let to = text.index(from, offsetBy: length)
+        var cut = from > text.startIndex ? [Segment(text: "…", isMatch: false)] : []
+        for segment in segments {
+            let lower = max(segment.text.startIndex, from), upper = min(segment.text.endIndex, to)
+            if lower < upper { cut.append(Segment(text: text[lower..<upper], isMatch: segment.isMatch)) }
+        }
+        if to < text.endIndex { cut.append(Segment(text: "…", isMatch: false)) }
+        return cut
+    }
+
     /// A run of a hit's text, matched or not (``segments``).
     public struct Segment: Hashable, Sendable {
         /// The run's text.

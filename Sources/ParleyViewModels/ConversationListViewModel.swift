@@ -40,6 +40,9 @@ public final class ConversationListViewModel {
         public var otherUserId: UserID?
         /// Muted now: no notifications while the app is closed (a muted icon).
         public var isMuted: Bool = false
+        /// My messages the server refused, waiting in the outbox for a retry or a delete (a red "!"
+        /// on the row, as they may have failed while the app was closed).
+        public var notSentCount = 0
         /// The other person's profile photo, to show over the initials (loads without a token); `nil`
         /// in a group or when they have none. It follows their changes live.
         public var photoURL: URL?
@@ -110,6 +113,10 @@ public final class ConversationListViewModel {
     /// The rows, most recent activity first.
     public var rows: [Row] {
         let now = now()
+        var notSent: [ConversationID: Int] = [:]
+        for entry in client.outbox.entries where entry.isSend {
+            if case .failed = entry.state { notSent[entry.conversationId, default: 0] += 1 }
+        }
         return client.sortedConversations().map { summary in
             let isGroup = summary.kind == .group
             let other = isGroup ? nil : client.otherMember(of: summary)
@@ -122,6 +129,7 @@ public final class ConversationListViewModel {
                 isLastMessageEdited: summary.lastMessage?.editedAt != nil && summary.lastMessage?.isDeleted == false,
                 isLastMessageDeleted: summary.lastMessage?.isDeleted == true)
             row.isMuted = client.isMuted(summary.id)
+            row.notSentCount = notSent[summary.id] ?? 0
             row.photoURL = client.photoURL(other?.photo)
             return row
         }

@@ -14,6 +14,8 @@ extension SearchViewModel {
         public var timestamp: String
         /// Its text in runs, the matched ones to highlight (as text, never markup).
         public var segments: [SearchHit.Segment]
+        /// The part of a long text around its first match, in runs (``SearchHit/snippet(length:lead:)``).
+        public var snippet: [SearchHit.Segment] { hit.snippet() }
         /// A stable id: the conversation and the seq.
         public var id: MessageRef { hit.ref }
     }

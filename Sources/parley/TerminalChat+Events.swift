@@ -72,7 +72,7 @@ extension TerminalChat {
             printedStatus[item.id] = status
             let number = numbers.number(for: item.id)
             if numbers.printed[item.id] == nil { numbers.printed[item.id] = withoutStatus(item, number: number) }
-            say("  [\(number)] \(ChatPrinter.mark(status)) \"\(item.text.prefix(40))\"")
+            say("  [\(number)] \(ChatPrinter.mark(status, retryable: printer.canRetry(in: chat.conversation), number: number)) \"\(item.text.prefix(40))\"")
         }
     }
 

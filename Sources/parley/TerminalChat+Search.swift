@@ -51,7 +51,7 @@ extension TerminalChat {
             say("  \(group.title)\(group.isGroup ? " [group]" : "")")
             for result in fresh {
                 searchHits.append(result.hit)
-                say("    \(searchHits.count). \(result.timestamp) \(result.sender): \(Self.highlighted(result.segments))")
+                say("    \(searchHits.count). \(result.timestamp) \(result.sender): \(Self.highlighted(result.snippet))")
             }
         }
         say(search.canLoadMore ? "/open N to see one · /more for more results" : "/open N to see one")

@@ -15,6 +15,7 @@ struct ChatPrinter {
         if row.isOnline { line += " ●" }
         if row.isMuted { line += " [muted]" }
         if row.unreadCount > 0 { line += " (\(row.unreadCount) unread\(row.mentionCount > 0 ? ", @\(row.mentionCount)" : ""))" }
+        if row.notSentCount > 0 { line += " (! \(row.notSentCount) not sent)" }
         if !row.preview.isEmpty { line += " — \(row.preview)\(row.isLastMessageEdited ? " (edited)" : "")" }
         return line + " · \(row.timestamp)"
     }
@@ -35,7 +36,7 @@ struct ChatPrinter {
             line += (item.text.isEmpty ? "" : " ") + Self.fileTags(item)
         }
         if item.isEdited && !item.isDeleted { line += " (\(MessageText.edited))" }
-        if let status = item.status { line += " " + Self.mark(status) }
+        if let status = item.status { line += " " + Self.mark(status, retryable: canRetry(in: conversation), number: number) }
         if !item.reactions.isEmpty { line += " [" + item.reactions.map { "\($0.emoji) \($0.count)" }.joined(separator: " · ") + "]" }
         guard let quote = item.replyTo else { return [line] }
         let quoted =
@@ -76,13 +77,18 @@ struct ChatPrinter {
         return "• \(name(of: message.senderId, in: summary.id)) in \(title): \(message.text)"
     }
 
-    static func mark(_ status: MessageStatus) -> String {
+    /// Whether a failed message of `conversation` could go again: not once I am out of the group.
+    func canRetry(in conversation: ConversationID) -> Bool { client.conversations[conversation]?.leftSeq == nil }
+
+    /// A status as a mark; a failed one says what can be done: `/retry`, or (out of the group, where
+    /// a retry could only be refused again) `/delete N me`, with its number when it has one.
+    static func mark(_ status: MessageStatus, retryable: Bool = true, number: Int? = nil) -> String {
         switch status {
         case .sending: "(sending)"
         case .sent: "✓"
         case .delivered: "✓✓"
         case .read: "✓✓ read"
-        case .failed(let reason): "! failed: \(reason) — /retry"
+        case .failed(let reason): "! failed: \(reason) — \(retryable ? "/retry" : "/delete \(number.map(String.init) ?? "N") me")"
         }
     }
 

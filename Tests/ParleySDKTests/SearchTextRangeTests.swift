@@ -62,6 +62,20 @@ import Testing
         #expect(hit("bad", [(7, 2)]).segments == [SearchHit.Segment(text: "bad", isMatch: false)])
     }
 
+    /// A long message shows 200 characters around its first match, "…" where text is left out;
+    /// characters, not UTF-16 units (the emoji before the match count once each).
+    @Test func aLongTextIsCutAroundItsFirstMatch() {
+        let text = String(repeating: "🙂", count: 1_000) + "needle" + String(repeating: "x", count: 2_000)
+        let snippet = hit(text, [(2_000, 6)]).snippet()
+        #expect(snippet.map(\.text) == ["…", Substring(String(repeating: "🙂", count: 50)), "needle", Substring(String(repeating: "x", count: 144)), "…"])
+        #expect(snippet.map(\.isMatch) == [false, false, true, false, false])
+        let early = hit("needle " + String(repeating: "y", count: 300), [(0, 6)]).snippet()
+        #expect(early.map(\.text) == ["needle", Substring(" " + String(repeating: "y", count: 193)), "…"], "no lead before the start")
+        let late = hit(String(repeating: "z", count: 300) + " needle", [(301, 6)]).snippet()
+        #expect(late.first?.text == "…" && late.last?.text == "needle" && late.map(\.text.count).reduce(0, +) == 201, "the last 200, not past the end")
+        #expect(hit("short needle", [(6, 6)]).snippet() == hit("short needle", [(6, 6)]).segments)
+    }
+
     @Test func theQueryIsPercentEncodedWhole() async throws {
         let requester = RecordingRequester()
         let api = HTTPParleyAPI(baseURL: URL(string: "http://127.0.0.1:1/")!, requester: requester)

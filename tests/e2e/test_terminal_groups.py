@@ -181,3 +181,36 @@ def test_direct_chats_with_look_alike_names_are_listed_with_usernames(server):
         terminal.expect(r"\d+\. Bob Builder \(@bob\)")
         terminal.sendline("/quit")
         terminal.expect(pexpect.EOF)
+
+
+def test_a_send_refused_while_the_client_was_closed_shows_in_the_list_and_offers_delete_not_retry(server):
+    """Written offline, the client killed, removed from the group meanwhile: at the next start the
+    send is refused. The list says a message was not sent, and its line offers /delete, not a
+    /retry that could only be refused again."""
+    with tempfile.TemporaryDirectory() as home:
+        alice, bob, group = _alice_and_crew(server, home)
+        me = alice["user"]["id"]
+        terminal = _terminal(home)
+        terminal.sendline("/list")
+        terminal.expect(r"(\d+)\. Crew")
+        terminal.sendline("/open " + terminal.match.group(1))
+        terminal.expect("── Crew")
+        server.stop()
+        terminal.expect(r"\[offline")
+        terminal.sendline("written on the train")
+        terminal.expect(re.escape('(sending) "written on the train"'))
+        terminal.kill(9)
+        terminal.expect(pexpect.EOF)
+        server.start()
+        requests.post(f"{server.url}/v1/conversations/{group}/members/{me}/remove", json={"clientId": str(uuid.uuid4())},
+                      headers=_auth(bob), timeout=10).raise_for_status()
+        terminal = _terminal(home)
+        terminal.sendline("/list")
+        terminal.expect(r"(\d+)\. Crew")
+        terminal.sendline("/open " + terminal.match.group(1))
+        terminal.expect(r"\[(\d+)\] [^\r\n]*written on the train ! failed: You are no longer a member of this group\. — /delete (\d+) me")
+        assert terminal.match.group(1) == terminal.match.group(2), "the line names its own number"
+        terminal.sendline("/list")
+        terminal.expect(r"\d+\. Crew \[group, left\] \(! 1 not sent\)")
+        terminal.sendline("/quit")
+        terminal.expect(pexpect.EOF)

@@ -73,9 +73,16 @@ def test_search_without_a_terminal_marks_matches_in_brackets(server):
     with tempfile.TemporaryDirectory() as home:
         bob = server.register("bob", "Bob Builder")
         alice_id = _register_alice(server, home, bob)
-        server.send(bob, "ship PLT-3699 today", recipient=alice_id)
+        conversation = server.send(bob, "ship PLT-3699 today", recipient=alice_id)["conversationId"]
+        # A long message: its result line is the 200 characters around the match, as the web shows it.
+        server.send(bob, "a" * 1500 + " sprint PLT-4000 " + "b" * 1500, conversation=conversation)
         terminal = _terminal(home, env={"NO_COLOR": "1"})
         terminal.sendline("/search PLT-3699")
         terminal.expect(re.escape("Bob Builder: ship [PLT-3699] today"))
+        terminal.sendline("/search PLT-4000")
+        terminal.expect(re.escape("Results for “PLT-4000”:"))
+        terminal.expect(re.escape("/open N to see one"))
+        line = re.sub(r"\r?\n  ┆ ", "", terminal.before)  # long lines are wrapped under a gutter
+        assert "Bob Builder: …" + "a" * 42 + " sprint [PLT-4000] " + "b" * 141 + "…\r" in line, line
         terminal.sendline("/quit")
         terminal.expect(pexpect.EOF)
