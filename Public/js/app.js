@@ -5,7 +5,7 @@ import { ChatView } from "./chat-view.js";
 import { $, listeningUntil, toast } from "./dom.js";
 import { ComposerDrafts } from "./drafts.js";
 import { entryLines } from "./entries.js";
-import { isolate, messagePreview } from "./format.js";
+import { inviterName, isolate, messagePreview } from "./format.js";
 import { GroupPanel } from "./group-panel.js";
 import { ListView } from "./list-view.js";
 import { NewGroupDialog } from "./new-group.js";
@@ -175,7 +175,7 @@ function start() {
     const name = summary ? store.directName(store.other(summary)) : "someone";
     announce(`New message from ${isolate(name)}: ${messagePreview(message).slice(0, 140)}`, message);
   };
-  store.onInvitation = (invitation) => announce(`${isolate(invitation.inviter?.displayName ?? "Someone")} invited you to “${isolate(invitation.title)}”`);
+  store.onInvitation = (invitation) => announce(`${inviterName(invitation.inviter)} invited you to “${isolate(invitation.title)}”`);
   notificationSettings.attach(store, push);
   chatNotifications.attach(store, () => chat.id);
   store.subscribe(() => {

@@ -126,7 +126,9 @@ export class BackgroundAlerts {
   }
 
   async nameOf(userId, summary) {
-    const known = this.store.nameOf(userId, summary);
+    // A direct chat's person as the list names them: with their @username beside a look-alike.
+    const other = summary && !this.store.isGroup(summary) ? this.store.other(summary) : null;
+    const known = other?.userId === userId ? this.store.directName(other) : this.store.nameOf(userId, summary);
     if (known) return known;
     try {
       return (await this.store.api.user(userId)).displayName || "Someone";

@@ -31,7 +31,7 @@ export function renderHeader(view, summary) {
   const photo = group ? null : store.photoOf(other);
   const avatarKey = `${avatarId}|${name}|${photo ?? ""}`;
   if ($("chat-avatar").dataset.key !== avatarKey) {  // rebuilt only when the person, title or photo changes, not every render
-    const fresh = Object.assign(avatar(name, avatarId, false, photo), { id: "chat-avatar" });
+    const fresh = Object.assign(avatar(group ? name : (other?.displayName ?? ""), avatarId, false, photo), { id: "chat-avatar" });
     fresh.dataset.key = avatarKey;
     $("chat-avatar").replaceWith(fresh);
   }

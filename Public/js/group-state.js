@@ -7,11 +7,11 @@
 // (and for each that mentions me), recounted from the loaded thread when my read cursor moves, or
 // read again from the server when the thread does not hold every message after the cursor.
 
-// Errors after which an action may or may not have happened: its clientId is kept for the retry.
-import { lookAlikes } from "./format.js";
+import { lookAlikes, nameSkeleton } from "./format.js";
 
+// Errors after which an action may or may not have happened: its clientId is kept for the retry.
 const UNCERTAIN = new Set(["offline", "rate_limited", "unavailable", "storage_unavailable", "internal_error"]);
-const NONE = new Set();
+const NO_LOOK_ALIKES = { ids: new Set(), skeletons: new Set() };
 
 export class GroupState {
   constructor(store) {
@@ -23,7 +23,7 @@ export class GroupState {
     this.refetchTimers = new Map();
     this.actionIds = new Map();     // action key → clientId, until the action is answered
     this.earlyAggregates = new Map(); // conversationId → receiptSummary that came before its summary
-    this.lookAlikeSets = new Map(); // conversationId → {names, ids}: whose names read alike (lookAlikesOf)
+    this.lookAlikeSets = new WeakMap(); // a group's members array → {ids, skeletons}: whose names read alike (lookAlikesOf)
   }
 
   // MARK: actions
@@ -105,14 +105,14 @@ export class GroupState {
    */
   nameOf(userId, summary) {
     const member = summary?.members.find((m) => m.userId === userId);
-    if (member) return this.lookAlikesOf(summary).has(userId) ? `${member.displayName} (@${member.username})` : member.displayName;
+    if (member) return this.lookAlikesOf(summary).ids.has(userId) ? `${member.displayName} (@${member.username})` : member.displayName;
     const cached = this.users.get(userId);
-    if (cached) return cached.displayName;
+    if (cached) return this.formerMemberName(cached, summary);
     for (const other of this.store.conversations.values()) {
       const found = other.members.find((m) => m.userId === userId);
       if (found) {
         this.remember({ id: found.userId, username: found.username, displayName: found.displayName });
-        return found.displayName;
+        return this.formerMemberName(found, summary);
       }
     }
     this.fetchUser(userId);
@@ -120,18 +120,25 @@ export class GroupState {
   }
 
   /**
-   * The members of a group (me aside: I am "You") whose names read alike, worked out again when a
-   * name changed (a member may take another's name in a profile change, which edits members in place).
+   * The members of a group (me aside: I am "You") whose names read alike, and the skeletons of
+   * their names: worked out once per member list (a refetch brings a new one; a profile change,
+   * which edits members in place, forgets them all: profiles.js).
    */
   lookAlikesOf(summary) {
-    if (summary.members.length < 3) return NONE;
-    const others = summary.members.filter((m) => m.userId !== this.store.me);
-    const names = others.map((m) => `${m.userId}\u0000${m.displayName}`).join("\u0001");
-    const known = this.lookAlikeSets.get(summary.id);
-    if (known?.names === names) return known.ids;
-    const ids = lookAlikes(others);
-    this.lookAlikeSets.set(summary.id, { names, ids });
-    return ids;
+    if (!summary || !this.store.isGroup(summary)) return NO_LOOK_ALIKES;
+    let known = this.lookAlikeSets.get(summary.members);
+    if (!known) {
+      const others = summary.members.filter((m) => m.userId !== this.store.me);
+      known = { ids: lookAlikes(others), skeletons: new Set(others.map((m) => nameSkeleton(m.displayName))) };
+      this.lookAlikeSets.set(summary.members, known);
+    }
+    return known;
+  }
+
+  /** Someone no longer (or never) a member of the group: by name, with their @username when it reads like a member's. */
+  formerMemberName(user, summary) {
+    if (!this.lookAlikesOf(summary).skeletons.has(nameSkeleton(user.displayName))) return user.displayName;
+    return `${user.displayName} (${user.username ? `@${user.username}` : "former member"})`;
   }
 
   usernameOf(userId, summary) {

@@ -1,7 +1,7 @@
 // The conversation list (people and groups), pending group invitations on top, and the "new chat" search.
 import { $, avatar, el, errorText, reconcile } from "./dom.js";
 import { entryLines } from "./entries.js";
-import { isolate, messagePreview, smartTime } from "./format.js";
+import { inviterName, isolate, messagePreview, smartTime } from "./format.js";
 import { DELETED_TEXT } from "./message-actions.js";
 import { quietIcon } from "./notifications.js";
 
@@ -98,7 +98,8 @@ export class ListView {
   invitationRow({ invitation }) {
     const li = el("li", "invitation");
     const id = invitation.conversationId;
-    const text = el("p", "invitation-text", `${isolate(invitation.inviter?.displayName ?? "Someone")} invited you to “${isolate(invitation.title)}”`);
+    // A stranger may take anyone's name: the username says who invites.
+    const text = el("p", "invitation-text", `${inviterName(invitation.inviter)} invited you to “${isolate(invitation.title)}”`);
     text.id = `invitation-${id}`;
     const count = el("p", "muted invitation-count", invitation.memberCount === 1 ? "1 member" : `${invitation.memberCount} members`);
     const error = el("p", "error invitation-error");
@@ -152,20 +153,26 @@ export class ListView {
     const quiet = store.notifications.quiet(summary.id);
     const photo = store.photoOf(other);
     const name = store.directName(other);
-    const signature = [name, online, unread, preview, summary.lastActivityAt, this.openId === summary.id, quiet, photo].join("|");
+    const failed = this.notSent(summary);
+    const signature = [name, online, unread, preview, summary.lastActivityAt, this.openId === summary.id, quiet, photo, failed].join("|");
     if (li.dataset.signature === signature) return;
     li.dataset.signature = signature;
     const button = li.firstElementChild;
     button.setAttribute("aria-current", String(this.openId === summary.id));
-    button.setAttribute("aria-label", `${name}${online ? ", online" : ""}${unread ? `, ${unread} unread` : ""}${quietLabel(quiet)}`);
+    button.setAttribute("aria-label", `${name}${online ? ", online" : ""}${unread ? `, ${unread} unread` : ""}${notSentLabel(failed)}${quietLabel(quiet)}`);
     const top = el("span", "row-top");
     top.append(el("span", "row-name", name), ...quietMark(quiet), el("span", "row-time", smartTime(summary.lastActivityAt)));
     const bottom = el("span", "row-bottom");
-    bottom.append(el("span", "row-preview", preview.split("\n")[0]));
+    bottom.append(el("span", "row-preview", firstLine(preview)), ...notSentMark(failed));
     if (unread > 0) bottom.append(el("span", "badge", String(unread)));
     const main = el("span", "row-main");
     main.append(top, bottom);
     button.replaceChildren(avatar(other.displayName, other.userId, online, photo), main);
+  }
+
+  /** My messages of `summary` the server refused, waiting for a retry or a delete (they may have failed while the page was closed). */
+  notSent(summary) {
+    return this.store.outbox.filter((entry) => !entry.action && entry.conversationId === summary.id && entry.status === "failed").length;
   }
 
   /** A group: its title and an avatar of it, no online dot; unread count and "@" when I am mentioned. */
@@ -175,22 +182,38 @@ export class ListView {
     const title = this.store.titleOf(summary);
     const preview = this.preview(summary);
     const quiet = this.store.notifications.quiet(summary.id);
-    const signature = [title, preview, unread, mentioned, summary.lastActivityAt, summary.leftSeq, this.openId === summary.id, quiet].join("|");
+    const failed = this.notSent(summary);
+    const signature = [title, preview, unread, mentioned, summary.lastActivityAt, summary.leftSeq, this.openId === summary.id, quiet, failed].join("|");
     if (li.dataset.signature === signature) return;
     li.dataset.signature = signature;
     const button = li.firstElementChild;
     button.setAttribute("aria-current", String(this.openId === summary.id));
-    button.setAttribute("aria-label", `${title}, group${unread ? `, ${unread} unread` : ""}${mentioned ? ", you were mentioned" : ""}${quietLabel(quiet)}`);
+    button.setAttribute("aria-label", `${title}, group${unread ? `, ${unread} unread` : ""}${mentioned ? ", you were mentioned" : ""}${notSentLabel(failed)}${quietLabel(quiet)}`);
     const top = el("span", "row-top");
     top.append(el("span", "row-name", title), ...quietMark(quiet), el("span", "row-time", smartTime(summary.lastActivityAt)));
     const bottom = el("span", "row-bottom");
-    bottom.append(el("span", "row-preview", preview.split("\n")[0]));
+    bottom.append(el("span", "row-preview", firstLine(preview)), ...notSentMark(failed));
     if (mentioned) bottom.append(el("span", "badge mention-badge", "@"));
     if (unread > 0) bottom.append(el("span", "badge", String(unread)));
     const main = el("span", "row-main");
     main.append(top, bottom);
     button.replaceChildren(avatar(title, summary.id, false), main);
   }
+}
+
+/** A preview's first line (a line or paragraph separator ends it too). */
+function firstLine(text) { return text.split(/[\n\u2028\u2029]/)[0]; }
+
+/** ", 1 message not sent" for a row's label. */
+function notSentLabel(count) { return count ? `, ${count} ${count === 1 ? "message" : "messages"} not sent` : ""; }
+
+/** A red "!" on a row with messages not sent, as a failed message shows it (its label says so in words). */
+function notSentMark(count) {
+  if (!count) return [];
+  const mark = el("span", "badge not-sent", "!");
+  mark.title = `${count} not sent`;
+  mark.setAttribute("aria-hidden", "true");
+  return [mark];
 }
 
 /** ", muted" for a row's name: the row's label names it, since a label replaces what is inside. */

@@ -15,6 +15,7 @@ export function applyProfile(store, user) {
       if (member.userId === user.id) takeProfile(member, user);
     }
   }
+  store.groups.lookAlikeSets = new WeakMap();  // names may have changed in place
   const cached = store.groups.users.get(user.id);
   if (cached) store.groups.users.set(user.id, takeProfile({ ...cached }, user));
   for (const invitation of store.groups.invitations.values()) {

@@ -1,11 +1,11 @@
 extension Validation {
     /// The regions whose flag is an emoji (Unicode's RGI flag sequences: ISO 3166-1's 249 codes and
-    /// AC, CP, DG, EA, EU, IC, TA, UN, XK). Any other pair of regional indicators (`🇦🇦`) draws two
+    /// AC, CP, CQ (Emoji 16), DG, EA, EU, IC, TA, UN, XK). Any other pair of regional indicators (`🇦🇦`) draws two
     /// boxed letters, not a flag, so it is not a reaction.
     static let flagRegions: Set<String> = Set(
         """
         AC AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ BR BS BT BV BW BY
-        BZ CA CC CD CF CG CH CI CK CL CM CN CO CP CR CU CV CW CX CY CZ DE DG DJ DK DM DO DZ EA EC EE EG EH ER ES ET EU
+        BZ CA CC CD CF CG CH CI CK CL CM CN CO CP CQ CR CU CV CW CX CY CZ DE DG DJ DK DM DO DZ EA EC EE EG EH ER ES ET EU
         FI FJ FK FM FO FR GA GB GD GE GF GG GH GI GL GM GN GP GQ GR GS GT GU GW GY HK HM HN HR HT HU IC ID IE IL IM IN
         IO IQ IR IS IT JE JM JO JP KE KG KH KI KM KN KP KR KW KY KZ LA LB LC LI LK LR LS LT LU LV LY MA MC MD ME MF MG
         MH MK ML MM MN MO MP MQ MR MS MT MU MV MW MX MY MZ NA NC NE NF NG NI NL NO NP NR NU NZ OM PA PE PF PG PH PK PL

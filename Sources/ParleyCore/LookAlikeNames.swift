@@ -2,24 +2,32 @@ import Foundation
 
 /// Display names that read alike: a newcomer named "Аda Lovelace" (a Cyrillic А), "Ada\u{200B}
 /// Lovelace" or "ADA LOVELACE" beside Ada in a group. Names are not unique (usernames are), so
-/// where two members' names read alike clients add each one's @username, and nobody can pass for
-/// another by name alone. The web client applies the same rules (format.js `nameSkeleton`).
+/// where two names read alike clients add the @username, and nobody can pass for another by name
+/// alone (a display name has no "@": ``Validation/displayName(_:)``, so the mark cannot be faked).
+/// The web client applies the same rules (format.js `nameSkeleton`).
 ///
 /// Rules (``LookAlikeNamesTests``):
 /// 1. A name's skeleton: compatibility-decomposed (`Ａ` is `A`, `é` is `e` and a mark); invisible
 ///    characters, marks and spaces dropped; each letter drawn like a Latin one read as it
-///    (``Validation/lookalikes``: Cyrillic and Greek capitals, `I`, `1` and `|` as `l`, `0` as `o`);
-///    lowercased; `rn` read as `m` and `vv` as `w`.
+///    (``Validation/lookalikes``: Cyrillic and Greek capitals, `I`, `i`, `1` and `|` as `l`, `0`
+///    as `o`), then lowercased and read so again (a capital's small letter: `Σ` is `σ`, read as
+///    `o`); `rn` read as `m` and `vv` as `w`. Scalar by scalar, so the web's code units agree.
 /// 2. Two names read alike when their skeletons are equal; everyone whose name reads like another
 ///    one's in the same list is shown with their username.
 public enum LookAlikeNames {
     /// Rule 1: what a name looks like, letters that look alike made the same.
     public static func skeleton(_ name: String) -> String {
-        var scalars = String.UnicodeScalarView()
-        for scalar in name.decomposedStringWithCompatibilityMapping.unicodeScalars where !Validation.isInvisible(scalar) {
-            scalars.append(Validation.lookalikes[scalar] ?? scalar)
+        let visible = name.decomposedStringWithCompatibilityMapping.unicodeScalars.filter { !Validation.isInvisible($0) }
+        let read = String(String.UnicodeScalarView(visible.map { Validation.lookalikes[$0] ?? $0 })).lowercased()
+        var scalars: [Unicode.Scalar] = []
+        for scalar in read.unicodeScalars.map({ Validation.lookalikes[$0] ?? $0 }) {
+            switch (scalars.last, scalar) {
+            case ("r", "n"): scalars[scalars.count - 1] = "m"
+            case ("v", "v"): scalars[scalars.count - 1] = "w"
+            default: scalars.append(scalar)
+            }
         }
-        return String(scalars).lowercased().replacing("ς", with: "σ").replacing("rn", with: "m").replacing("vv", with: "w")
+        return String(String.UnicodeScalarView(scalars))
     }
 
     /// Rule 2: the ids in `people` whose name reads like another's.

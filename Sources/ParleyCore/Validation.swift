@@ -33,10 +33,10 @@ public enum Validation {
     public static func messageText(_ raw: String) -> Result<String, Failure> {
         let text = normalizedMessageText(raw)
         if text.isEmpty { return .failure(Failure(.textEmpty, "Message text is empty.")) }
-        if !showsSomething(text) { return .failure(Failure(.textEmpty, "Message text has only invisible characters.")) }
         if text.unicodeScalars.contains(where: isForbiddenControl) {
             return .failure(Failure(.textInvalidCharacters, "Message text contains control characters."))
         }
+        if !showsSomething(text) { return .failure(Failure(.textEmpty, "Message text has only invisible characters.")) }
         // Count characters only when the UTF-8 size could exceed the limit: cheap for short texts.
         if text.utf8.count > maxMessageCharacters, text.count > maxMessageCharacters {
             return .failure(Failure(.textTooLong, "Message text is longer than \(maxMessageCharacters) characters."))
@@ -86,8 +86,10 @@ public enum Validation {
         return .success(name)
     }
 
-    /// Display names: trimmed, 1–64 characters, no control characters, and not "You" (which every
-    /// client shows for the user's own messages, so another's name "You" would pass for theirs).
+    /// Display names: trimmed, 1–64 characters, no control characters, not "You" (which every
+    /// client shows for the user's own messages, so another's name "You" would pass for theirs),
+    /// and no "@" in any width (clients add "(@username)" to names that read alike,
+    /// ``LookAlikeNames``: a name "Ada (@ada)" would fake it).
     public static func displayName(_ raw: String) -> Result<String, Failure> {
         let name = trimmed(raw)
         guard (1...64).contains(name.count), !name.unicodeScalars.contains(where: isForbiddenInName), showsSomething(name) else {
@@ -99,6 +101,9 @@ public enum Validation {
         }
         guard !isReservedName(name) else {
             return .failure(Failure(.invalidDisplayName, "\"You\" is how Parley shows everyone their own messages: choose another display name."))
+        }
+        guard !name.decomposedStringWithCompatibilityMapping.unicodeScalars.contains("@") else {
+            return .failure(Failure(.invalidDisplayName, "Display name cannot contain \"@\": it marks usernames."))
         }
         return .success(name)
     }
@@ -122,7 +127,7 @@ public enum Validation {
         var table: [Unicode.Scalar: Unicode.Scalar] = [:]
         let groups: [(Unicode.Scalar, [UInt32])] = [
             ("y", [0x03A5, 0x03D2, 0x03B3, 0x04AE, 0x04AF, 0x0423, 0x0443, 0x028F, 0x0263, 0x13A9, 0x10E7, 0x1EFF]),
-            ("o", [0x0030, 0x039F, 0x03BF, 0x03C3, 0x041E, 0x043E, 0x0555, 0x0585, 0x05E1, 0x1D0F, 0x1D11, 0x2C9E, 0x2C9F, 0x0D20, 0x0B20, 0x101D]),
+            ("o", [0x0030, 0x039F, 0x03BF, 0x03C3, 0x03C2, 0x041E, 0x043E, 0x0555, 0x0585, 0x05E1, 0x1D0F, 0x1D11, 0x2C9E, 0x2C9F, 0x0D20, 0x0B20, 0x101D]),
             ("u", [0x03C5, 0x054D, 0x057D, 0x1D1C, 0x028A, 0x028B, 0xA79F, 0xAB4E, 0x1959, 0x144C, 0x118D8]),
             ("a", [0x0391, 0x03B1, 0x0410, 0x0430]),
             ("b", [0x0392, 0x0412, 0x042C]),
@@ -131,10 +136,10 @@ public enum Validation {
             ("e", [0x0395, 0x0415, 0x0435]),
             ("g", [0x0261]),
             ("h", [0x0397, 0x041D, 0x04BA, 0x04BB]),
-            ("i", [0x0131, 0x03B9, 0x0456]),
             ("j", [0x0408, 0x0458, 0x03F3, 0x0237]),
             ("k", [0x039A, 0x03BA, 0x041A]),
-            ("l", [0x0049, 0x0031, 0x007C, 0x01C0, 0x0399, 0x0406, 0x04C0, 0x04CF]),
+            // I and l are drawn alike, and I is i's capital: all three (and their look-alikes) are one.
+            ("l", [0x0049, 0x0069, 0x0031, 0x007C, 0x01C0, 0x0399, 0x0406, 0x04C0, 0x04CF, 0x0131, 0x03B9, 0x0456]),
             ("m", [0x039C, 0x041C]),
             ("n", [0x039D]),
             ("p", [0x03A1, 0x03C1, 0x0420, 0x0440]),

@@ -30,10 +30,11 @@ extension ParleyClient {
     /// What a conversation is called here: a group's title, or the other person's display name,
     /// with their username when the person of another direct conversation has a name that reads
     /// alike (``distinguishableName(of:in:)``; `nil` when the conversation is not known locally).
-    public func title(of id: ConversationID) -> String? {
+    /// `marks`: ``directNameMarks()`` worked out beforehand, for a list's pass over its rows.
+    public func title(of id: ConversationID, marks: LookAlikeMarks? = nil) -> String? {
         guard let summary = conversations[id] else { return nil }
         if summary.kind == .group { return summary.title ?? "Group" }
-        return otherMember(of: summary).flatMap { distinguishableName(of: $0.userId, in: id) }
+        return otherMember(of: summary).flatMap { distinguishableName(of: $0.userId, in: id, marks: marks) }
     }
 }
 
@@ -74,8 +75,8 @@ extension SearchHit {
 
     /// ``segments`` of a long text cut to `length` characters around its first match (`lead` of
     /// them before it), with "…" where text is left out: what a result line shows of a message of
-    /// thousands of characters (the web client cuts the same way). A text of at most `length`
-    /// characters is whole.
+    /// thousands of characters (the web client cuts alike, counting UTF-16 units where this counts
+    /// characters). A text of at most `length` characters is whole.
     public func snippet(length: Int = 200, lead: Int = 50) -> [Segment] {
         let count = text.count
         guard count > length else { return segments }

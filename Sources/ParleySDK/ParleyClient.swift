@@ -97,11 +97,10 @@ public final class ParleyClient {
     var formerNames: [UserID: String] = [:]
     /// Messages I deleted for me, by conversation (persisted): never shown or counted again.
     @ObservationIgnored var hiddenSeqs: [ConversationID: Set<Int64>] = [:]
-    /// Whose names read alike in each conversation, for the members' names it was worked out from
-    /// (``distinguishableName(of:in:)``).
-    @ObservationIgnored var lookAlikes: [ConversationID: (names: [UserID: String], ids: Set<UserID>)] = [:]
-    /// The same for the people of my direct conversations.
-    @ObservationIgnored var directLookAlikes: (names: [UserID: String], ids: Set<UserID>)?
+    /// Whose names read alike in each group, and among the people of my direct conversations
+    /// (``nameMarks(in:)``), kept with the names they were worked out from.
+    @ObservationIgnored var lookAlikes: [ConversationID: LookAlikeMarks] = [:]
+    @ObservationIgnored var directLookAlikes: LookAlikeMarks?
 
     @ObservationIgnored let api: any ParleyAPI
     @ObservationIgnored let transport: any RealtimeTransport

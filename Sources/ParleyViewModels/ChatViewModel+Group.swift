@@ -41,9 +41,9 @@ extension ChatViewModel {
 
     /// A person's display name in this chat ("You" for me; ``GroupText/someone`` while unknown),
     /// with their username when another member's name reads alike
-    /// (``ParleyClient/distinguishableName(of:in:)``).
-    func name(of user: UserID) -> String {
-        user == client.me.id ? "You" : (client.distinguishableName(of: user, in: conversation) ?? GroupText.someone)
+    /// (``ParleyClient/distinguishableName(of:in:marks:)``; `marks` worked out once for many names).
+    func name(of user: UserID, marks: LookAlikeMarks? = nil) -> String {
+        user == client.me.id ? "You" : (client.distinguishableName(of: user, in: conversation, marks: marks) ?? GroupText.someone)
     }
 
     /// The members: the owner, then admins, then everyone else, by name (empty once I am out).

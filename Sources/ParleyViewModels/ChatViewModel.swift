@@ -122,6 +122,7 @@ public final class ChatViewModel {
         var items: [Item] = []
         var lastDay: String?
         let now = now()
+        let marks = isGroup ? client.nameMarks(in: conversation) : nil  // once for the chat, not once per row
         for message in client.timeline(conversation) {
             let day = formatter.daySeparator(message.createdAt.date, now: now)
             if day != lastDay {
@@ -130,10 +131,11 @@ public final class ChatViewModel {
             }
             let time = formatter.time(message.createdAt.date)
             if let entry = message.entry {
-                items.append(.entry(message, lines: GroupText.entryLines(entry, by: message.senderId, me: client.me.id) { name(of: $0) }, time: time))
+                let lines = GroupText.entryLines(entry, by: message.senderId, me: client.me.id) { name(of: $0, marks: marks) }
+                items.append(.entry(message, lines: lines, time: time))
             } else {
                 let mine = message.senderId == client.me.id
-                items.append(.message(message, isMine: mine, time: time, sender: isGroup && !mine ? name(of: message.senderId) : nil))
+                items.append(.message(message, isMine: mine, time: time, sender: isGroup && !mine ? name(of: message.senderId, marks: marks) : nil))
             }
         }
         return items

@@ -25,7 +25,8 @@ extension ConversationListViewModel {
             let members = invitation.memberCount == 1 ? "1 member" : "\(invitation.memberCount) members"
             return InvitationRow(
                 id: invitation.conversationId, title: invitation.title, initials: invitation.title.initials,
-                detail: "\(invitation.inviter.displayName) invited you · \(members)",
+                // An invitation may come from a stranger with anyone's name: the username says who.
+                detail: "\(invitation.inviter.displayName) (@\(invitation.inviter.username)) invited you · \(members)",
                 timestamp: formatter.listTimestamp(invitation.createdAt.date, now: now))
         }
     }

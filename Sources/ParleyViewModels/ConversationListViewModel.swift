@@ -113,6 +113,7 @@ public final class ConversationListViewModel {
     /// The rows, most recent activity first.
     public var rows: [Row] {
         let now = now()
+        let directMarks = client.directNameMarks()  // once for the list, not once per row
         var notSent: [ConversationID: Int] = [:]
         for entry in client.outbox.entries where entry.isSend {
             if case .failed = entry.state { notSent[entry.conversationId, default: 0] += 1 }
@@ -120,9 +121,9 @@ public final class ConversationListViewModel {
         return client.sortedConversations().map { summary in
             let isGroup = summary.kind == .group
             let other = isGroup ? nil : client.otherMember(of: summary)
-            let title = client.title(of: summary.id) ?? GroupText.unknownPerson
+            let title = client.title(of: summary.id, marks: isGroup ? nil : directMarks) ?? GroupText.unknownPerson
             var row = Row(
-                id: summary.id, title: title, initials: title.initials, preview: preview(of: summary),
+                id: summary.id, title: title, initials: (other?.displayName ?? title).initials, preview: preview(of: summary),
                 timestamp: formatter.listTimestamp(summary.lastActivityAt.date, now: now), unreadCount: client.unreadCount(summary.id),
                 isOnline: other.flatMap { client.presence[$0.userId]?.online } ?? false, otherUserId: other?.userId,
                 mentionCount: client.mentionCount(summary.id), isGroup: isGroup, hasLeft: summary.leftSeq != nil,

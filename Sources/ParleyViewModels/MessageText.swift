@@ -15,8 +15,9 @@ public enum MessageText {
     /// The quick reactions a message menu offers first (a fuller picker takes any emoji).
     public static let quickReactions = ["👍", "❤️", "😂", "😮", "😢", "🙏"]
 
-    /// The first line of a text, as quotes and previews show it.
+    /// The first line of a text, as quotes and previews show it (a line or paragraph separator,
+    /// U+2028 or U+2029, ends it too).
     public static func firstLine(_ text: String) -> String {
-        String(text.prefix { $0 != "\n" })
+        String(text.prefix { $0 != "\n" && $0 != "\u{2028}" && $0 != "\u{2029}" })
     }
 }

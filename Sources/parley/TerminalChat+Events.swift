@@ -48,7 +48,8 @@ extension TerminalChat {
                 say("… " + (chat.isGroup ? chat.typingText : "\(chat.title) is typing"))
             }
         case .invitation(let invitation):
-            say("• \(invitation.inviter.displayName) invited you to “\(invitation.title)” — /invites, then /accept N or /decline N")
+            let inviter = "\(invitation.inviter.displayName) (@\(invitation.inviter.username))"  // a stranger may take anyone's name
+            say("• \(inviter) invited you to “\(invitation.title)” — /invites, then /accept N or /decline N")
         case .groupReceipts, .profile:
             break  // printStatusChanges() below shows what receipts changed; a terminal shows no photos
         case .presence(let user, let presence):

@@ -20,6 +20,10 @@ import Testing
         #expect(Validation.isBlankMessageText(text))
     }
 
+    @Test func onlyControlCharactersAreInvalidCharactersNotEmpty() {
+        #expect(Validation.messageText("\u{0}\u{7}") == .failure(.init(.textInvalidCharacters, "Message text contains control characters.")))
+    }
+
     @Test(arguments: ["\u{200B}hi", "❤\u{FE0F}", "\u{3164}.", "ก\u{E34}", "1"])
     func oneVisibleCharacterIsEnough(text: String) throws {
         #expect(try Validation.messageText(text).get() == text)
@@ -110,6 +114,12 @@ import Testing
         #expect((try? Validation.displayName("two\nlines").get()) == nil)
         #expect((try? Validation.displayName("Ada\u{202E}nimda").get()) == nil, "a direction override makes a name read as another")
         #expect(try Validation.displayName("שלום Ada").get() == "שלום Ada", "right-to-left scripts themselves are names")
+        // "(@username)" is the clients' mark on look-alike names (LookAlikeNames): no name may fake it.
+        for faked in ["Ada Lovelace (@ada)", "Ada ＠ada", "﹫ada", "a@b"] {
+            #expect(throws: Validation.Failure(.invalidDisplayName, "Display name cannot contain \"@\": it marks usernames.")) {
+                try Validation.displayName(faked).get()
+            }
+        }
     }
 
     @Test func fileNamesLoseInvisibleCharactersAndAvoidDeviceNames() {

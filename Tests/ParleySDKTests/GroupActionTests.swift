@@ -67,7 +67,7 @@ import Testing
         connection.push(.event(StreamEvent(position: 1, payload: .invitation(party))))
         _ = try await eventually("two") { client.invitations.count == 2 ? true : nil }
         #expect(list.invitations.map(\.title) == ["Trip", "Book club"], "newest first")
-        #expect(list.invitations[0].detail == "Alan Turing invited you · 3 members")
+        #expect(list.invitations[0].detail == "Alan Turing (@alan) invited you · 3 members")
 
         f.api.answer = { _, clientId in
             let joined = Message(

@@ -113,6 +113,13 @@ import Testing
         _ = try await eventually("three messages") { senders().count == 3 ? true : nil }
         #expect(senders() == ["Grace Hopper (@grace)", "Grace Ноpper (@grace_h)", "Alan Turing"])
         #expect(client.distinguishableName(of: f.me.id, in: f.group) == f.me.displayName, "I am You: never a look-alike")
+        // The impostor leaves: their messages stay told apart from Grace, now the only member of that name.
+        f.api.conversationList = [f.summary(lastSeq: 4, members: [f.member(f.grace, .member), f.member(f.alan, .member)])]
+        connection.push(f.event(4, f.message(4, from: impostor, entry: GroupEntry(type: .left))))
+        _ = try await eventually("the group read again") { client.conversations[f.group]?.members.count == 3 ? true : nil }
+        _ = try await eventually("the senders") {
+            senders() == ["Grace Hopper", "Grace Ноpper (former member)", "Alan Turing"] ? true : nil
+        }
     }
 
     /// Two chats named "Grace Hopper" in the list (one with a Cyrillic о): each titled with its

@@ -171,9 +171,12 @@ import Testing
         let second = try await eventually("second send") { connection.sentMessages.count == 2 ? connection.sentMessages[1] : nil }
         connection.push(.error(ref: nil, clientId: second.clientId, code: .textInvalidCharacters, message: "No control characters."))
         _ = try await eventually("failed") { status() == .failed(reason: "No control characters.") ? true : nil }
+        let list = ConversationListViewModel(client: client)
+        #expect(list.rows.map(\.notSentCount) == [1], "the list shows a chat with a message not sent")
         guard case .message(let failed, _, _, _)? = chat.items.last else { return }
         chat.retry(failed)
         _ = try await eventually("resent") { connection.sentMessages.count == 3 ? true : nil }
+        #expect(list.rows.map(\.notSentCount) == [0], "sending again, it is no longer counted")
         #expect(connection.sentMessages[2].clientId == second.clientId, "a retry keeps the client id")
     }
 

@@ -62,6 +62,7 @@ import Testing
             try await expect(API.MessageActionBody(clientId: .random(), kind: .edit, text: "mine now"), .forbidden, .forbidden)
             try await expect(API.MessageActionBody(clientId: .random(), kind: .edit), by: ada, .badRequest, .invalidAction)
             try await expect(API.MessageActionBody(clientId: .random(), kind: .edit, text: "   "), by: ada, .badRequest, .textEmpty)
+            try await expect(API.MessageActionBody(clientId: .random(), kind: .edit, text: "\u{200B}\u{3164}"), by: ada, .badRequest, .textEmpty)
             try await expect(API.MessageActionBody(clientId: .random(), kind: .delete, text: "x"), by: ada, .badRequest, .invalidAction)
             try await expect(API.MessageActionBody(clientId: .random(), kind: .delete), .forbidden, .forbidden)
             try await expect(API.MessageActionBody(clientId: .random(), kind: .react, emoji: "👍"), seq: 99, .notFound, .messageNotFound)

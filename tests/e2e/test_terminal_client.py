@@ -1,5 +1,6 @@
 """`parley chat` driven through a pseudo-terminal (pexpect), against a real server."""
 import os
+import re
 import subprocess
 import time
 import tempfile
@@ -253,18 +254,18 @@ def test_a_group_of_three_from_the_terminal(server):
         # Carol is no contact of Alice: her group is an invitation.
         requests.post(f"{server.url}/v1/groups", json={"clientId": str(uuid.uuid4()), "title": "Book club", "memberIds": [alice_id]},
                       headers=_auth(carol)).raise_for_status()
-        terminal.expect("Carol Danvers invited you to “Book club”")
+        terminal.expect(re.escape("Carol Danvers (@carol) invited you to “Book club”"))
         terminal.sendline("/accept 1")
         terminal.expect("a number /invites showed")  # numbers are those of a list she saw
         terminal.sendline("/remove")
         terminal.expect("Usage: /remove USER")
         terminal.sendline("/invites")
-        terminal.expect("1. “Book club” — Carol Danvers invited you · 1 member")
+        terminal.expect(re.escape("1. “Book club” — Carol Danvers (@carol) invited you · 1 member"))
         # Another stranger's invitation, newer, comes in before she answers: 1 still means Book club.
         dave = server.register("dave", "Dave Lister")
         requests.post(f"{server.url}/v1/groups", json={"clientId": str(uuid.uuid4()), "title": "Spam club", "memberIds": [alice_id]},
                       headers=_auth(dave)).raise_for_status()
-        terminal.expect("Dave Lister invited you to “Spam club”")
+        terminal.expect(re.escape("Dave Lister (@dave) invited you to “Spam club”"))
         terminal.sendline("/accept 1")
         terminal.expect("── Book club")
         terminal.expect("You joined")

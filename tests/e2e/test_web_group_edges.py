@@ -71,6 +71,9 @@ def test_a_send_refused_while_i_was_out_of_the_group_says_retry_works_once_i_am_
     error = lambda d: d.execute_script("return document.querySelector('#message-list li.mine .actions .error')?.textContent ?? null")
     wait(l, lambda d: error(d) == "You are no longer a member of this group.")
     assert failed_buttons(l) == ["Delete"], "out of the group a retry could only be refused again"
+    # The list says so too (a send may fail while its chat is not open, or the page was closed).
+    wait(l, lambda d: ", 1 message not sent" in row(d, "Plans").find_element(By.CSS_SELECTOR, "button").get_attribute("aria-label"))
+    assert row(l, "Plans").find_element(By.CSS_SELECTOR, ".badge.not-sent").text == "!"
     add(server, ada, group, alan)
     wait(l, lambda d: error(d) == "Not sent. You are in this group again: Retry sends it.")
     assert failed_buttons(l) == ["Retry", "Delete"]
@@ -84,6 +87,7 @@ def test_a_send_refused_while_i_was_out_of_the_group_says_retry_works_once_i_am_
     wait(l, lambda d: error(d) == "Not sent. You are in this group again: Retry sends it.")
     l.find_element("css selector", "#message-list li.mine .actions button.retry").click()
     wait(l, lambda d: "Queued while offline" in [m.get("text") for m in server.history(ada, group)])
+    wait(l, lambda d: not row(d, "Plans").find_elements(By.CSS_SELECTOR, ".badge.not-sent"))
     assert [m.get("text") for m in server.history(ada, group)].count("Queued while offline") == 1
 
 

@@ -265,9 +265,9 @@ def test_a_stranger_is_invited_and_accepts_while_another_declines(server, browse
 
     # Linus, a stranger to Ada, gets an invitation live, and nothing of the group until he accepts.
     invitation = wait(n, lambda d: next(iter(d.find_elements(By.CSS_SELECTOR, "#invitation-list li")), None))
-    assert words(invitation.find_element(By.CSS_SELECTOR, ".invitation-text").text) == "Ada Lovelace invited you to “Book club”"
+    assert words(invitation.find_element(By.CSS_SELECTOR, ".invitation-text").text) == "Ada Lovelace (@ada) invited you to “Book club”"
     assert row(n, "Book club") is None
-    assert "Ada Lovelace invited you to “Book club”" in announcements(n)
+    assert "Ada Lovelace (@ada) invited you to “Book club”" in announcements(n)
     invitation.find_element(By.XPATH, ".//button[text()='Accept']").click()
     wait(n, lambda d: by_id(d, "chat-name").text == "Book club" and "You joined" in entry_lines(d))
     wait(n, lambda d: not d.find_elements(By.CSS_SELECTOR, "#invitation-list li") and row(d, "Book club"))
