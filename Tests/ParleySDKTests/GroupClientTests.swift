@@ -81,10 +81,8 @@ import Testing
 
     @Test func typingInAGroupNamesWhoIsTyping() async throws {
         let f = GroupFixture()
-        let edsger = User(id: .random(), username: "edsger", displayName: "Edsger", createdAt: Timestamp(milliseconds: 0))
-        let (client, connection) = try await f.connectedClient(
-            f.summary(members: [f.member(f.grace, .member), f.member(f.alan, .member), f.member(edsger, .member)]))
-        let chat = ChatViewModel(client: client, conversation: f.group, otherUser: nil)
+        let edsger = f.person("edsger", "Edsger")
+        let (_, connection, chat) = try await f.chat(withThird: edsger)
         connection.push(.typing(conversationId: f.group, userId: f.grace.id, isTyping: true))
         _ = try await eventually("one") { chat.typingText == "Grace Hopper is typing…" ? true : nil }
         connection.push(.typing(conversationId: f.group, userId: f.alan.id, isTyping: true))
@@ -100,10 +98,8 @@ import Testing
     /// wherever the chat names them; names that differ stay bare.
     @Test func membersWhoseNamesReadAlikeAreToldApartByUsername() async throws {
         let f = GroupFixture()
-        let impostor = User(id: .random(), username: "grace_h", displayName: "Grace Ноpper", createdAt: Timestamp(milliseconds: 0))
-        let (client, connection) = try await f.connectedClient(
-            f.summary(members: [f.member(f.grace, .member), f.member(f.alan, .member), f.member(impostor, .member)]))
-        let chat = ChatViewModel(client: client, conversation: f.group, otherUser: nil)
+        let impostor = f.person("grace_h", "Grace Ноpper")
+        let (client, connection, chat) = try await f.chat(withThird: impostor)
         connection.push(f.event(1, f.message(1, from: f.grace, "The code is 4711")))
         connection.push(f.event(2, f.message(2, from: impostor, "Please send me the code")))
         connection.push(f.event(3, f.message(3, from: f.alan, "?")))

@@ -1,6 +1,7 @@
 import Foundation
 import ParleyCore
 import ParleySDK
+import ParleyViewModels
 
 /// Group test data on top of ``Fixture``: Ada (me), Grace and Alan in "Trip".
 @MainActor
@@ -41,6 +42,17 @@ struct GroupFixture {
 
     func invitation(to id: ConversationID = .newGroup(), title: String = "Party", from inviter: User? = nil, at ms: Int64 = 5000) -> Invitation {
         Invitation(conversationId: id, title: title, inviter: inviter ?? grace, memberCount: 3, createdAt: Timestamp(milliseconds: ms))
+    }
+
+    /// Someone else, by username and display name.
+    func person(_ username: String, _ name: String) -> User {
+        User(id: .random(), username: username, displayName: name, createdAt: Timestamp(milliseconds: 0))
+    }
+
+    /// A client in the group with `third` a member beside Grace and Alan, and the group's chat.
+    func chat(withThird third: User) async throws -> (ParleyClient, FakeConnection, ChatViewModel) {
+        let (client, connection) = try await connectedClient(summary(members: [member(grace, .member), member(alan, .member), member(third, .member)]))
+        return (client, connection, ChatViewModel(client: client, conversation: group, otherUser: nil))
     }
 
     /// A client connected to the fakes, with the group in its list.
