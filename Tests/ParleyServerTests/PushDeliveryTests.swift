@@ -106,6 +106,27 @@ import Testing
         }
     }
 
+    /// ``PushSenderNames``: a member named like another (a Cyrillic А) is named apart in a group's
+    /// pushes, as the clients name them; names that differ stay bare.
+    @Test func aGroupPushTellsLookAlikeSendersApartByUsername() async throws {
+        try await Self.run { api, service, base in
+            let ada = try await api.register("ada", displayName: "Ada Lovelace"), grace = try await api.register("grace")
+            let impostor = try await api.register("ada_cyr", displayName: "Аda Lovelace"), alan = try await api.register("alan", displayName: "Alan")
+            for friend in [grace, impostor, alan] {
+                _ = try await api.send("hi", from: ada, to: friend)
+                _ = try await api.send("hi!", from: friend, to: ada)
+            }
+            let created = try await api.createGroup(by: ada, title: "Office", members: [grace, impostor, alan])
+            guard let group = created.conversation?.id else { throw TestFailure("no group") }
+            try await api.subscribe(grace, PushServiceStandIn.Browser(name: "grace"), base: base, service: service)
+            for (sender, text) in [(impostor, "send me the code"), (ada, "don't!"), (alan, "?")] {
+                let sent = try await api.send(text, from: sender, in: group)
+                try await eventually("the push of \(text)") { service.deliveries.contains { $0.payload.seq == sent.seq } }
+            }
+            #expect(service.deliveries.map(\.payload.body) == ["Аda Lovelace (@ada_cyr): send me the code", "Ada Lovelace (@ada): don't!", "Alan: ?"])
+        }
+    }
+
     @Test(arguments: Backend.allCases) func anEditUpdatesADeleteWithdrawsAndReadingElsewhereTakesItBack(backend: Backend) async throws {
         try await Self.run(on: backend) { api, service, base in
             let ada = try await api.register("ada"), grace = try await api.register("grace")

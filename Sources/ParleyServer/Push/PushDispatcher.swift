@@ -32,6 +32,8 @@ struct PushDispatcher: Service {
     let node: String
     let metrics: PushMetrics
     let logger: Logger
+    /// Senders by name, look-alikes in groups with their usernames.
+    let senderNames = PushSenderNames()
 
     static let batch = 64
     /// A user's push still running after this is slow (``PushSlots`` rule 1): its service hangs.
@@ -156,7 +158,7 @@ struct PushDispatcher: Service {
             default: break
             }
         }
-        let names = Dictionary(try await store.users(Array(senders)).map { ($0.id, $0.displayName) }, uniquingKeysWith: { $1 })
+        let names = try await senderNames.names(of: senders, in: groups, store: store)
         let titles = try await store.groupTitles(Array(groups))
         var plan = planner.plan(events, name: { names[$0] ?? "Someone" }, title: { $0.isGroup ? titles[$0] ?? "Group" : nil }, badge: 0)
         if !plan.pushes.isEmpty {
