@@ -9,7 +9,7 @@ import { AttachmentsView } from "./attachments-view.js";
 import { renderComposer, renderHeader } from "./chat-header.js";
 import { ComposerMode } from "./composer-mode.js";
 import { ComposerDrafts } from "./drafts.js";
-import { $, el, reconcile, toast } from "./dom.js";
+import { $, el, reconcile, showName, toast } from "./dom.js";
 import { EmojiPicker } from "./emoji-picker.js";
 import { entryLines } from "./entries.js";
 import { FileLinks } from "./file-links.js";
@@ -392,7 +392,7 @@ export class ChatView {
       li.dataset.showSender = String(item.showSender);
       bubble.querySelector(".sender")?.remove();
       if (item.showSender) {
-        const sender = el("span", `sender sender-${senderColour(item.message.senderId)}`, item.senderName);
+        const sender = showName(el("span", `sender sender-${senderColour(item.message.senderId)}`), item.senderName);
         sender.setAttribute("aria-hidden", "true");  // the row's label says it already
         bubble.prepend(sender);
       }

@@ -10,6 +10,18 @@ export function el(tag, className, text) {
   return node;
 }
 
+/**
+ * `parent` showing a person's name as the clients write it, "Name" or "Name (@username)" (a
+ * look-alike name's mark: display names hold no "@", so the last " (@" starts it): the name in
+ * `.name-text`, which a narrow line cuts with "…", and the mark in `.name-mark`, which is never cut.
+ */
+export function showName(parent, text) {
+  const at = text.lastIndexOf(" (@");
+  if (at < 0) { parent.textContent = text; return parent; }
+  parent.replaceChildren(el("span", "name-text", text.slice(0, at)), el("span", "name-mark", text.slice(at)));
+  return parent;
+}
+
 /** An avatar: the person's `photo` (a path) over their initials (shown if it does not load), with an optional online dot. */
 export function avatar(name, id, online, photo) {
   const node = el("span", "avatar");

@@ -1,6 +1,6 @@
 // The parts a message row shows besides its text (chat-view.js builds the row): the quote of the
 // message it answers, "edited", and reaction chips. Each is rebuilt only when what it shows changed.
-import { el, reconcile } from "./dom.js";
+import { el, reconcile, showName } from "./dom.js";
 import { joinNames } from "./format.js";
 
 /**
@@ -26,7 +26,7 @@ export function renderQuote(li, bubble, quote) {
   // A message from outside my membership of the group: who wrote it, nothing of what it says.
   const text = el("span", "quote-text", quote.deleted ? "Deleted message" : quote.hidden ? "Earlier message" : quote.preview);
   text.dir = "auto";
-  button.append(el("span", "visually-hidden", "In reply to "), el("span", "quote-name", quote.name), el("span", "visually-hidden", ": "), text);
+  button.append(el("span", "visually-hidden", "In reply to "), showName(el("span", "quote-name"), quote.name), el("span", "visually-hidden", ": "), text);
   bubble.insertBefore(button, bubble.querySelector(":scope > .attachments, :scope > .text"));  // above a message's files
 }
 

@@ -158,8 +158,10 @@ extension Validation {
     /// as some keyboards send it) gets its U+FE0F, so it is the same reaction as `❤️`, and every
     /// reaction takes one form (``canonicalEmoji(_:)``); a lone skin tone or hair style is not an
     /// emoji of its own.
-    public static func reactionEmoji(_ raw: String) -> Result<String, Failure> {
+    public static func reactionEmoji(_ sent: String) -> Result<String, Failure> {
         let refused = Failure(.invalidEmoji, "A reaction is a single emoji.")
+        guard sent.utf8.count <= 2 * maxReactionBytes else { return .failure(refused) }
+        let raw = selectorsCompleted(sent)
         if raw.unicodeScalars.count == 1, let only = raw.unicodeScalars.first, only.value > 0x7F, only.properties.isEmoji,
             !only.properties.isEmojiPresentation
         {
@@ -182,9 +184,36 @@ extension Validation {
                 || scalar.value == 0x20E3 || (0xE0020...0xE007F).contains(scalar.value)
         }
         guard joinable, isWellFormedSequence(Array(scalars)) else { return .failure(refused) }
-        // A digit, `#` or `*` is an emoji only as a keycap (`1️` draws a plain digit).
+        // A digit, `#` or `*` is an emoji only as a keycap (`1️` draws a plain digit), and a keycap only on one of them.
         if first.value <= 0x7F, ![[0x20E3], [0xFE0F, 0x20E3]].contains(scalars.dropFirst().map(\.value)) { return .failure(refused) }
+        if first.value > 0x7F, scalars.contains(where: { $0.value == 0x20E3 }) { return .failure(refused) }
+        // Tags spell a subdivision's flag after a black flag: England, Scotland and Wales are the ones there are.
+        let tagged = scalars.contains { (0xE0020...0xE007F).contains($0.value) }
+        if tagged, !Self.subdivisionFlags.contains(String(scalars)) { return .failure(refused) }
         return .success(canonicalEmoji(Array(scalars)))
+    }
+
+    /// The subdivision flags (a black flag and tags): England, Scotland, Wales.
+    static let subdivisionFlags: Set<String> = ["gbeng", "gbsct", "gbwls"].map { code in
+        String(String.UnicodeScalarView(["🏴"] + code.unicodeScalars.compactMap { Unicode.Scalar($0.value + 0xE0000) } + ["\u{E007F}"]))
+    }.reduce(into: []) { $0.insert($1) }
+
+    /// A sequence as keyboards and older systems send it, made whole: a text-style selector
+    /// (U+FE0E) dropped, and U+FE0F after each emoji that is text by default and has neither it nor
+    /// a skin tone (`🤷🏻‍♀` is `🤷🏻‍♀️`, `🏳‍🌈` is `🏳️‍🌈`), so one emoji is one chip.
+    static func selectorsCompleted(_ raw: String) -> String {
+        let scalars = Array(raw.unicodeScalars.filter { $0.value != 0xFE0E })
+        var completed = String.UnicodeScalarView()
+        for (index, scalar) in scalars.enumerated() {
+            completed.append(scalar)
+            let next = index + 1 < scalars.count ? scalars[index + 1] : nil
+            if scalar.value > 0x7F, scalar.properties.isEmoji, !scalar.properties.isEmojiPresentation, next?.value != 0xFE0F,
+                next?.properties.isEmojiModifier != true
+            {
+                completed.append("\u{FE0F}")
+            }
+        }
+        return String(completed)
     }
 
     /// One form per emoji, so one reaction is one chip whichever keyboard sent it: a selector after

@@ -102,10 +102,27 @@ public enum Validation {
         guard !isReservedName(name) else {
             return .failure(Failure(.invalidDisplayName, "\"You\" is how Parley shows everyone their own messages: choose another display name."))
         }
-        guard !name.decomposedStringWithCompatibilityMapping.unicodeScalars.contains("@") else {
-            return .failure(Failure(.invalidDisplayName, "Display name cannot contain \"@\": it marks usernames."))
+        guard !name.decomposedStringWithCompatibilityMapping.unicodeScalars.contains("@"), !name.unicodeScalars.contains(where: isDrawnLikeAt) else {
+            return .failure(Failure(.invalidDisplayName, "Display name cannot contain \"@\" or letters in circles: they mark usernames."))
+        }
+        guard !name.unicodeScalars.contains(where: isFiller), !name.contains("  ") else {
+            return .failure(Failure(.invalidDisplayName, "Display name cannot hold blank fillers, zero-width spaces or runs of spaces."))
         }
         return .success(name)
+    }
+
+    /// Letters in circles and enclosing marks (`ⓐ`, `Ⓐ`, `a` + U+20DD), which draw like "@": a name
+    /// "Ada (ⓐada)" would fake the clients' username mark (``LookAlikeNames``).
+    static func isDrawnLikeAt(_ scalar: Unicode.Scalar) -> Bool {
+        (0x2460...0x24FF).contains(scalar.value) || (0x1F100...0x1F1FF).contains(scalar.value) && !(0x1F1E6...0x1F1FF).contains(scalar.value)
+            || scalar.properties.generalCategory == .enclosingMark
+    }
+
+    /// What a name has no use for and pads with: blank fillers (U+2800, the Hangul fillers),
+    /// zero-width spaces and joiners of words, the soft hyphen, the Mongolian vowel separator. Runs
+    /// of them (or of spaces) pushed a look-alike name's "(@username)" past where it is cut.
+    static func isFiller(_ scalar: Unicode.Scalar) -> Bool {
+        [0x2800, 0x115F, 0x1160, 0x3164, 0xFFA0, 0x200B, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064, 0xFEFF, 0x180E, 0x00AD].contains(scalar.value)
     }
 
     /// Whether a name reads "You" (any case, any width, with accents, invisible characters or
@@ -150,6 +167,27 @@ public enum Validation {
             ("w", [0x051C, 0x051D]),
             ("x", [0x03A7, 0x03C7, 0x0425, 0x0445]),
             ("z", [0x0396]),
+            // Latin small capitals, Cherokee, Canadian syllabics, Coptic and a few symbols drawn like Latin letters.
+            ("a", [0x1D00, 0x0251, 0x237A, 0x13AA, 0x15C5, 0x2C80, 0x2C81]),
+            ("b", [0x0299, 0x13F4, 0x15F7, 0x2C82]),
+            ("c", [0x1D04, 0x13DF, 0x1455, 0x2CA4, 0x2CA5]),
+            ("d", [0x1D05, 0x13A0, 0x15EA]),
+            ("e", [0x1D07, 0x13AC, 0x2C88]),
+            ("g", [0x0262, 0x13C0]),
+            ("h", [0x029C, 0x13BB, 0x157C, 0x2C8E]),
+            ("j", [0x1D0A, 0x13AB, 0x148D]),
+            ("k", [0x1D0B, 0x13E6, 0x2C94]),
+            ("l", [0x026A, 0x029F, 0x0269, 0x13DE, 0x14AA, 0x2C92, 0x2CD0]),
+            ("m", [0x1D0D, 0x13B7, 0x2C98]),
+            ("n", [0x0274, 0x2C9A]),
+            ("p", [0x1D18, 0x13E2, 0x146D, 0x2CA2, 0x2CA3]),
+            ("r", [0x0280, 0x13D2]),
+            ("s", [0xA731, 0x13DA, 0x1515]),
+            ("t", [0x1D1B, 0x13A2, 0x2CA6]),
+            ("v", [0x1D20, 0x0474, 0x0475, 0x13D9, 0x142F, 0x2228]),
+            ("w", [0x1D21, 0x13B3, 0x15EF]),
+            ("x", [0x2CAC]),
+            ("z", [0x1D22, 0x13C3]),
         ]
         for (latin, codes) in groups {
             for code in codes { if let scalar = Unicode.Scalar(code) { table[scalar] = latin } }

@@ -65,7 +65,8 @@ extension ChatViewModel {
     /// "Ada, Grace, You" under the title of a group (or why I am out).
     public var membersText: String {
         guard cannotSendReason == nil else { return "You're no longer a member" }
-        let names = members.filter { !$0.isMe }.map(\.name) + (members.contains { $0.isMe } ? ["You"] : [])
+        let marks = client.nameMarks(in: conversation)  // look-alike names with their usernames, as the chat shows them
+        let names = members.filter { !$0.isMe }.map { name(of: $0.id, marks: marks) } + (members.contains { $0.isMe } ? ["You"] : [])
         return names.joined(separator: ", ")
     }
 

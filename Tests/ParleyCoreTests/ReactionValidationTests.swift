@@ -14,6 +14,8 @@ import Testing
         "👍🏻🏻", "👍🏻🏻🏻🏻🏻🏻🏻🏻🏻🏻", "😂🏻", "👍\u{FE0F}🏻", "1\u{FE0F}", "#\u{FE0F}", "1\u{20E3}\u{20E3}",
         // No region's flag (two boxed letters), and the hair styles alone (a swatch, like a lone skin tone).
         "🇦🇦", "🇺🇺", "🇿🇿", "🇶🇴", "🦰", "🦱", "🦳", "🦲", "🦰\u{FE0F}",
+        // Tags that spell no flag, a tag hidden after a face, a keycap on a face.
+        "🏴\u{E0075}\u{E0073}\u{E0074}\u{E0078}\u{E007F}", "🏴\u{E0061}\u{E0061}\u{E007F}", "😀\u{E0041}", "😀\u{20E3}",
     ])
     func anythingElseIsRefused(text: String) {
         #expect(throws: Validation.Failure(.invalidEmoji, "A reaction is a single emoji.")) { try Validation.reactionEmoji(text).get() }
@@ -36,7 +38,8 @@ import Testing
     /// The same emoji sent two ways is one reaction, so one chip: the fully-qualified form.
     @Test(arguments: [
         ("👍\u{FE0F}", "👍"), ("😂\u{FE0F}", "😂"), ("1\u{20E3}", "1️⃣"), ("#\u{20E3}", "#️⃣"), ("1️⃣", "1️⃣"),
-        ("🏳️‍🌈", "🏳️‍🌈"), ("❤️‍🔥", "❤️‍🔥"), ("👁️‍🗨️", "👁️‍🗨️"), ("🧑‍⚕️", "🧑‍⚕️"), ("☝🏻", "☝🏻"), ("✌🏽", "✌🏽"), ("🕵🏻‍♀️", "🕵🏻‍♀️"),
+        ("🏳️‍🌈", "🏳️‍🌈"), ("🏳\u{200D}🌈", "🏳️‍🌈"), ("🤷🏻\u{200D}♀", "🤷🏻‍♀️"), ("🏃\u{200D}➡", "🏃‍➡️"), ("👁\u{200D}🗨", "👁️‍🗨️"),
+        ("👍\u{FE0E}", "👍"), ("⛓\u{200D}💥", "⛓️‍💥"), ("🏴󠁧󠁢󠁷󠁬󠁳󠁿", "🏴󠁧󠁢󠁷󠁬󠁳󠁿"), ("❤️‍🔥", "❤️‍🔥"), ("👁️‍🗨️", "👁️‍🗨️"), ("🧑‍⚕️", "🧑‍⚕️"), ("☝🏻", "☝🏻"), ("✌🏽", "✌🏽"), ("🕵🏻‍♀️", "🕵🏻‍♀️"),
     ])
     func oneEmojiHasOneForm(sent: String, stored: String) {
         #expect((try? Validation.reactionEmoji(sent).get()) == stored)

@@ -115,11 +115,19 @@ import Testing
         #expect((try? Validation.displayName("Ada\u{202E}nimda").get()) == nil, "a direction override makes a name read as another")
         #expect(try Validation.displayName("שלום Ada").get() == "שלום Ada", "right-to-left scripts themselves are names")
         // "(@username)" is the clients' mark on look-alike names (LookAlikeNames): no name may fake it.
-        for faked in ["Ada Lovelace (@ada)", "Ada ＠ada", "﹫ada", "a@b"] {
-            #expect(throws: Validation.Failure(.invalidDisplayName, "Display name cannot contain \"@\": it marks usernames.")) {
+        for faked in ["Ada Lovelace (@ada)", "Ada ＠ada", "﹫ada", "a@b", "Ada Lovelace (ⓐada)", "Ada (Ⓐada)", "Ada (a\u{20DD}da)", "Ada (🅐da)"] {
+            #expect(throws: Validation.Failure(.invalidDisplayName, "Display name cannot contain \"@\" or letters in circles: they mark usernames.")) {
                 try Validation.displayName(faked).get()
             }
         }
+        // Padding that pushed that mark out of sight (blank Braille, Hangul fillers, zero-width spaces, runs of spaces).
+        for padded in ["Ada Lovelace" + String(repeating: "\u{2800}", count: 50), "Ada\u{3164}Lovelace", "Ada\u{200B} Lovelace", "Ada  Lovelace", "Ada\u{AD}"] {
+            #expect(throws: Validation.Failure(.invalidDisplayName, "Display name cannot hold blank fillers, zero-width spaces or runs of spaces.")) {
+                try Validation.displayName(padded).get()
+            }
+        }
+        #expect(try Validation.displayName("山田\u{3000}太郎").get() == "山田\u{3000}太郎", "one ideographic space, as Japanese names are written")
+        #expect(try Validation.displayName("👩\u{200D}💻 Ada 🇺🇦").get() == "👩\u{200D}💻 Ada 🇺🇦", "emoji joiners and flags stay")
     }
 
     @Test func fileNamesLoseInvisibleCharactersAndAvoidDeviceNames() {

@@ -108,6 +108,7 @@ import Testing
         }
         _ = try await eventually("three messages") { senders().count == 3 ? true : nil }
         #expect(senders() == ["Grace Hopper (@grace)", "Grace Ноpper (@grace_h)", "Alan Turing"])
+        #expect(chat.membersText == "Alan Turing, Grace Hopper (@grace), Grace Ноpper (@grace_h), You", "the header too")
         #expect(client.distinguishableName(of: f.me.id, in: f.group) == f.me.displayName, "I am You: never a look-alike")
         // The impostor leaves: their messages stay told apart from Grace, now the only member of that name.
         f.api.conversationList = [f.summary(lastSeq: 4, members: [f.member(f.grace, .member), f.member(f.alan, .member)])]

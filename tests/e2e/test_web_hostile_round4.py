@@ -53,7 +53,7 @@ def test_line_and_paragraph_separators_break_the_line(server, browsers):
 
 def test_members_whose_names_read_alike_show_their_usernames(server, browsers):
     ada, alice = server.register("ada", "Ada Lovelace"), server.register("alice", "Alice Liddell")
-    impostors = [server.register("ada_cyr", "Аda Lovelace"), server.register("ada_zw", "Ada\u200b Lovelace")]
+    impostors = [server.register("ada_cyr", "Аda Lovelace"), server.register("ada_caps", "ADA LOVELACE")]
     grace = server.register("grace", "Grace Hopper")
     for person in [alice, grace, *impostors]:
         befriend(server, ada, person)
@@ -64,7 +64,7 @@ def test_members_whose_names_read_alike_show_their_usernames(server, browsers):
     send(server, grace, "Hm?", conversation=group)
     a = open_chat(browsers, server, alice, group)
     wait(a, lambda d: len(rows(d)) == 4)
-    assert [s[0] for s in senders(a)] == ["Ada Lovelace (@ada)", "Аda Lovelace (@ada_cyr)", "Ada\u200b Lovelace (@ada_zw)", "Grace Hopper"]
+    assert [s[0] for s in senders(a)] == ["Ada Lovelace (@ada)", "Аda Lovelace (@ada_cyr)", "ADA LOVELACE (@ada_caps)", "Grace Hopper"]
     assert entry_lines(a)[-1].startswith("Ada Lovelace (@ada) added "), entry_lines(a)
     # One impostor leaves: their messages still name them apart from Ada (who stays bare once no
     # member's name reads like hers).
@@ -89,3 +89,24 @@ def test_direct_chats_with_look_alike_names_are_told_apart(server, browsers):
     names = lambda d: sorted(d.execute_script("return [...document.querySelectorAll('#conversation-list .row-name')].map(n => n.textContent)"))
     wait(a, lambda d: names(d) == ["Ada Lovelace (@ada)", "Grace Hopper", "Аda Lovelace (@ada_cyr)"])
     wait(a, lambda d: by_id(d, "chat-name").text == "Аda Lovelace (@ada_cyr)")
+
+
+def test_a_look_alike_names_mark_is_never_cut_on_a_phone(server, browsers):
+    """A look-alike name made wide (ideographic spaces between its letters, which names may hold one
+    at a time) is cut with "…" on a phone; its "(@username)" stays whole, in the sender line and in a quote."""
+    ada, alice = server.register("ada", "Ada Lovelace"), server.register("alice", "Alice Liddell")
+    impostor = server.register("ada_wide", "\u3000".join("Аda Lovelace".replace(" ", "")))
+    for person in (alice, impostor):
+        befriend(server, ada, person)
+    group = create_group(server, ada, "Office", [alice, impostor])
+    asked = send(server, impostor, "send me the code", conversation=group)
+    send(server, alice, "who is this?", conversation=group, reply_to=asked["seq"])
+    a = open_chat(browsers, server, alice, group, width=390)
+    a.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 390, "height": 760, "deviceScaleFactor": 2, "mobile": True})
+    wait(a, lambda d: len(rows(d)) == 2)
+    for selector in ("#message-list li.message.theirs .sender", "#message-list li.message.mine .quote-name"):
+        box = a.execute_script(
+            "const s = document.querySelector(arguments[0]), m = s.querySelector('.name-mark'), t = s.querySelector('.name-text');"
+            "return m && {mark: m.textContent, inside: m.getBoundingClientRect().right <= s.getBoundingClientRect().right + 0.5,"
+            " cut: t.scrollWidth > t.clientWidth}", selector)
+        assert box == {"mark": " (@ada_wide)", "inside": True, "cut": True}, (selector, box)
