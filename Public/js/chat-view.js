@@ -244,7 +244,7 @@ export class ChatView {
     if (userId === this.store.me) return "You";
     const summary = this.store.conversations.get(this.id);
     const other = this.isGroup ? null : (summary ? this.store.other(summary) : this.other);
-    if (other?.userId === userId && other.displayName) return other.displayName;
+    if (other?.userId === userId && other.displayName) return this.store.directName(other);  // with a look-alike's @username
     return this.store.nameOf(userId, summary);  // fetched once when not known yet
   }
 

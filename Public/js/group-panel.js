@@ -159,7 +159,7 @@ export class GroupPanel {
 
   async remove(member) {
     const title = this.summary?.title ?? "the group";
-    if (!await confirmDialog({ title: "Remove member?", text: `Remove ${member.displayName} from “${title}”?`, confirmLabel: "Remove" })) return;
+    if (!await confirmDialog({ title: "Remove member?", text: `Remove ${member.displayName} (@${member.username}) from “${title}”?`, confirmLabel: "Remove" })) return;
     await this.run(`remove:${member.userId}`, (id, clientId) => this.store.api.removeMember(id, member.userId, clientId));
   }
 

@@ -321,7 +321,7 @@ def test_roles_and_a_removal_mid_conversation_the_removed_member_keeps_history_a
     assert panel["Alan Turing"]["actions"] == ["Remove Alan Turing"]
     member_action(g, "Remove Alan Turing").click()
     wait(g, lambda d: dialog_open(d, "confirm-dialog"))
-    assert by_id(g, "confirm-text").text == "Remove Alan Turing from “Project”?"
+    assert by_id(g, "confirm-text").text == "Remove Alan Turing (@alan) from “Project”?"
     by_id(g, "confirm-ok").click()
     wait(g, lambda d: [m["name"] for m in members_in_panel(d)] == ["Grace Hopper (You)", "Ada Lovelace"])
     g.switch_to.active_element.send_keys(Keys.ESCAPE)
