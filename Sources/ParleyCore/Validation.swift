@@ -114,8 +114,9 @@ public enum Validation {
     /// Letters in circles and enclosing marks (`ⓐ`, `Ⓐ`, `a` + U+20DD), which draw like "@": a name
     /// "Ada (ⓐada)" would fake the clients' username mark (``LookAlikeNames``).
     static func isDrawnLikeAt(_ scalar: Unicode.Scalar) -> Bool {
-        (0x2460...0x24FF).contains(scalar.value) || (0x1F100...0x1F1FF).contains(scalar.value) && !(0x1F1E6...0x1F1FF).contains(scalar.value)
-            || scalar.properties.generalCategory == .enclosingMark
+        // Enclosed alphanumerics, and the supplement's circled letters (not its squared ones, 🅰 or 🆗, nor flags).
+        let circled: [ClosedRange<UInt32>] = [0x2460...0x24FF, 0x1F10B...0x1F10C, 0x1F12B...0x1F12F, 0x1F150...0x1F169]
+        return circled.contains { $0.contains(scalar.value) } || scalar.properties.generalCategory == .enclosingMark
     }
 
     /// What a name has no use for and pads with: blank fillers (U+2800, the Hangul fillers),

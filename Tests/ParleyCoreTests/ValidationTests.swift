@@ -128,6 +128,7 @@ import Testing
         }
         #expect(try Validation.displayName("山田\u{3000}太郎").get() == "山田\u{3000}太郎", "one ideographic space, as Japanese names are written")
         #expect(try Validation.displayName("👩\u{200D}💻 Ada 🇺🇦").get() == "👩\u{200D}💻 Ada 🇺🇦", "emoji joiners and flags stay")
+        #expect(try Validation.displayName("🆗 Bob 🅱").get() == "🆗 Bob 🅱", "squared letters draw nothing like @")
     }
 
     @Test func fileNamesLoseInvisibleCharactersAndAvoidDeviceNames() {
