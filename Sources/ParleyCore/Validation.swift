@@ -91,7 +91,7 @@ public enum Validation {
     /// and no "@" in any width (clients add "(@username)" to names that read alike,
     /// ``LookAlikeNames``: a name "Ada (@ada)" would fake it).
     public static func displayName(_ raw: String) -> Result<String, Failure> {
-        let name = trimmed(raw)
+        let name = spacesCollapsed(trimmed(raw))
         guard (1...64).contains(name.count), !name.unicodeScalars.contains(where: isForbiddenInName), showsSomething(name) else {
             return .failure(
                 Failure(.invalidDisplayName, "Display name must be 1–64 characters, something visible, without control or direction-override characters."))
@@ -105,8 +105,8 @@ public enum Validation {
         guard !name.decomposedStringWithCompatibilityMapping.unicodeScalars.contains("@"), !name.unicodeScalars.contains(where: isDrawnLikeAt) else {
             return .failure(Failure(.invalidDisplayName, "Display name cannot contain \"@\" or letters in circles: they mark usernames."))
         }
-        guard !name.unicodeScalars.contains(where: isFiller), !name.contains("  ") else {
-            return .failure(Failure(.invalidDisplayName, "Display name cannot hold blank fillers, zero-width spaces or runs of spaces."))
+        guard !name.unicodeScalars.contains(where: isFiller) else {
+            return .failure(Failure(.invalidDisplayName, "Display name cannot hold blank fillers or zero-width spaces."))
         }
         return .success(name)
     }
@@ -115,15 +115,27 @@ public enum Validation {
     /// "Ada (ⓐada)" would fake the clients' username mark (``LookAlikeNames``).
     static func isDrawnLikeAt(_ scalar: Unicode.Scalar) -> Bool {
         // Enclosed alphanumerics, and the supplement's circled letters (not its squared ones, 🅰 or 🆗, nor flags).
-        let circled: [ClosedRange<UInt32>] = [0x2460...0x24FF, 0x1F10B...0x1F10C, 0x1F12B...0x1F12F, 0x1F150...0x1F169]
-        return circled.contains { $0.contains(scalar.value) } || scalar.properties.generalCategory == .enclosingMark
+        // Letters in circles or parentheses (not digits: "Room ①"), and enclosing marks but the keycap ("Team 1️⃣").
+        let circled: [ClosedRange<UInt32>] = [0x249C...0x24E9, 0x1F12B...0x1F12F, 0x1F150...0x1F169]
+        return circled.contains { $0.contains(scalar.value) } || scalar.properties.generalCategory == .enclosingMark && scalar.value != 0x20E3
     }
 
-    /// What a name has no use for and pads with: blank fillers (U+2800, the Hangul fillers),
-    /// zero-width spaces and joiners of words, the soft hyphen, the Mongolian vowel separator. Runs
-    /// of them (or of spaces) pushed a look-alike name's "(@username)" past where it is cut.
+    /// What a name has no use for and pads with: blank fillers (U+2800, the Hangul fillers), the
+    /// object replacement character (drawn as nothing), zero-width spaces and joiners of words, the
+    /// Mongolian vowel separator. Runs of them pushed a look-alike name's "(@username)" out of sight.
     static func isFiller(_ scalar: Unicode.Scalar) -> Bool {
-        [0x2800, 0x115F, 0x1160, 0x3164, 0xFFA0, 0x200B, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064, 0xFEFF, 0x180E, 0x00AD].contains(scalar.value)
+        [0x2800, 0x115F, 0x1160, 0x3164, 0xFFA0, 0xFFFC, 0x200B, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064, 0xFEFF, 0x180E].contains(scalar.value)
+    }
+
+    /// A name with each run of spaces (of any width: U+3000, U+2003, no-break) kept as its first
+    /// space: a double space is a typo, and a run of them padding.
+    static func spacesCollapsed(_ name: String) -> String {
+        var kept = String.UnicodeScalarView()
+        for scalar in name.unicodeScalars {
+            if scalar.properties.isWhitespace, let last = kept.last, last.properties.isWhitespace { continue }
+            kept.append(scalar)
+        }
+        return String(kept)
     }
 
     /// Whether a name reads "You" (any case, any width, with accents, invisible characters or
@@ -168,7 +180,11 @@ public enum Validation {
             ("w", [0x051C, 0x051D]),
             ("x", [0x03A7, 0x03C7, 0x0425, 0x0445]),
             ("z", [0x0396]),
-            // Latin small capitals, Cherokee, Canadian syllabics, Coptic and a few symbols drawn like Latin letters.
+            // Latin small capitals, Cherokee, Lisu, Canadian syllabics, Coptic and a few symbols drawn like Latin letters.
+            ("a", [0xA4EE]), ("b", [0xA4D0]), ("c", [0xA4DA]), ("d", [0xA4D3]), ("e", [0xA4F0]), ("g", [0xA4D6]), ("h", [0xA4E7]),
+            ("j", [0xA4D9]), ("k", [0xA4D7]), ("l", [0xA4F2, 0xA4E1]), ("m", [0xA4DF]), ("n", [0xA4E0]), ("o", [0xA4F3, 0x0966, 0x1040]),
+            ("p", [0xA4D1]), ("r", [0xA4E3]), ("s", [0xA4E2]), ("t", [0xA4D4]), ("u", [0xA4F4]), ("v", [0xA4E6]), ("w", [0xA4EA]),
+            ("x", [0xA4EB]), ("y", [0xA4EC]), ("z", [0xA4DC]),
             ("a", [0x1D00, 0x0251, 0x237A, 0x13AA, 0x15C5, 0x2C80, 0x2C81]),
             ("b", [0x0299, 0x13F4, 0x15F7, 0x2C82]),
             ("c", [0x1D04, 0x13DF, 0x1455, 0x2CA4, 0x2CA5]),

@@ -120,11 +120,18 @@ import Testing
                 try Validation.displayName(faked).get()
             }
         }
-        // Padding that pushed that mark out of sight (blank Braille, Hangul fillers, zero-width spaces, runs of spaces).
-        for padded in ["Ada Lovelace" + String(repeating: "\u{2800}", count: 50), "Ada\u{3164}Lovelace", "Ada\u{200B} Lovelace", "Ada  Lovelace", "Ada\u{AD}"] {
-            #expect(throws: Validation.Failure(.invalidDisplayName, "Display name cannot hold blank fillers, zero-width spaces or runs of spaces.")) {
+        // Padding that pushed that mark out of sight (blank Braille, Hangul fillers, zero-width spaces, U+FFFC).
+        for padded in ["Ada Lovelace" + String(repeating: "\u{2800}", count: 50), "Ada\u{3164}Lovelace", "Ada\u{200B} Lovelace", "Ada Lovelace\u{FFFC}"] {
+            #expect(throws: Validation.Failure(.invalidDisplayName, "Display name cannot hold blank fillers or zero-width spaces.")) {
                 try Validation.displayName(padded).get()
             }
+        }
+        // Runs of spaces of any width are one space: a typo, or padding.
+        #expect(try Validation.displayName("Ada  Lovelace").get() == "Ada Lovelace")
+        #expect(try Validation.displayName("Ada Lovelace" + String(repeating: "\u{2003}", count: 30) + "x").get() == "Ada Lovelace\u{2003}x")
+        #expect(try Validation.displayName("山田\u{3000}\u{3000}太郎").get() == "山田\u{3000}太郎")
+        for real in ["Team 1️⃣", "#️⃣ team", "Room ①", "Zimmer\u{AD}mann", "Jo (she/her)", "J. R. R. Tolkien"] {
+            #expect(try Validation.displayName(real).get() == real, "\(real)")
         }
         #expect(try Validation.displayName("山田\u{3000}太郎").get() == "山田\u{3000}太郎", "one ideographic space, as Japanese names are written")
         #expect(try Validation.displayName("👩\u{200D}💻 Ada 🇺🇦").get() == "👩\u{200D}💻 Ada 🇺🇦", "emoji joiners and flags stay")
