@@ -34,7 +34,7 @@ export function canSend(raw) {
 // What draws nothing, as the server counts it (Validation.isInvisible): default-ignorable code
 // points (zero-width spaces, Hangul fillers), format characters, marks with nothing to sit on,
 // spaces and separators, controls, the blank Braille pattern.
-const VISIBLE = /[^\p{Default_Ignorable_Code_Point}\p{Cf}\p{Mn}\p{Me}\p{Zs}\p{Zl}\p{Zp}\p{Cc}\u2800]/u;
+const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Mn}\p{Me}\p{Zs}\p{Zl}\p{Zp}\p{Cc}\u2800]/u;
 
 // Letters drawn like a Latin one, as it (Validation.lookalikes in Swift: the same table).
 const LOOKALIKES = new Map(Object.entries({
@@ -42,7 +42,8 @@ const LOOKALIKES = new Map(Object.entries({
   o: [0x0030, 0x039F, 0x03BF, 0x03C3, 0x03C2, 0x041E, 0x043E, 0x0555, 0x0585, 0x05E1, 0x1D0F, 0x1D11, 0x2C9E, 0x2C9F, 0x0D20, 0x0B20, 0x101D],
   u: [0x03C5, 0x054D, 0x057D, 0x1D1C, 0x028A, 0x028B, 0xA79F, 0xAB4E, 0x1959, 0x144C, 0x118D8],
   a: [0x0391, 0x03B1, 0x0410, 0x0430], b: [0x0392, 0x0412, 0x042C], c: [0x0421, 0x0441, 0x03F2, 0x03F9], d: [0x0501],
-  e: [0x0395, 0x0415, 0x0435], g: [0x0261], h: [0x0397, 0x041D, 0x04BA, 0x04BB],   j: [0x0408, 0x0458, 0x03F3, 0x0237], k: [0x039A, 0x03BA, 0x041A], l: [0x0049, 0x0069, 0x0031, 0x007C, 0x01C0, 0x0399, 0x0406, 0x04C0, 0x04CF, 0x0131, 0x03B9, 0x0456],
+  e: [0x0395, 0x0415, 0x0435], g: [0x0261], h: [0x0397, 0x041D, 0x04BA, 0x04BB], j: [0x0408, 0x0458, 0x03F3, 0x0237], k: [0x039A, 0x03BA, 0x041A],
+  l: [0x0049, 0x0069, 0x0031, 0x007C, 0x01C0, 0x0399, 0x0406, 0x04C0, 0x04CF, 0x0131, 0x03B9, 0x0456],  // I, i and l are one
   m: [0x039C, 0x041C], n: [0x039D], p: [0x03A1, 0x03C1, 0x0420, 0x0440], q: [0x051A, 0x051B], s: [0x0405, 0x0455],
   t: [0x03A4, 0x0422], v: [0x03BD], w: [0x051C, 0x051D], x: [0x03A7, 0x03C7, 0x0425, 0x0445], z: [0x0396],
 }).concat(Object.entries({  // Lisu
@@ -71,7 +72,6 @@ const LOOKALIKES = new Map(Object.entries({
   x: [0x2CAC],
   z: [0x1D22, 0x13C3],
 })).flatMap(([latin, codes]) => codes.map((code) => [String.fromCodePoint(code), latin])));
-const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Mn}\p{Me}\p{Zs}\p{Zl}\p{Zp}\p{Cc}\u2800]/u;
 
 /**
  * What a display name looks like (LookAlikeNames.skeleton in Swift, the same rules): decomposed,
@@ -80,8 +80,23 @@ const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Mn}\p{Me}\p{Zs}\p{Z
  * Swift goes scalar by scalar). Names with one skeleton read alike.
  */
 export function nameSkeleton(name) {
+  const known = skeletons.get(name);
+  if (known !== undefined) return known;
+  if (skeletons.size >= 10000) skeletons.clear();  // a bound: names are few, renders many
+  const skeleton = readSkeleton(name ?? "");
+  skeletons.set(name, skeleton);
+  return skeleton;
+}
+
+// Names already read (nameSkeleton): a list or a chat reads the same few names at every render.
+const skeletons = new Map();
+
+/** The letters the LOOKALIKES table reads as Latin ones, for the fixture both clients are held to (scripts/look-alike-fixture.mjs). */
+export const LOOKALIKE_LETTERS = [...LOOKALIKES.keys()];
+
+function readSkeleton(name) {
   const read = (text) => [...text].map((c) => LOOKALIKES.get(c) ?? c);
-  const letters = read(read([...(name ?? "").normalize("NFKD")].filter((c) => !INVISIBLE.test(c)).join("")).join("").toLowerCase());
+  const letters = read(read([...name.normalize("NFKD")].filter((c) => !INVISIBLE.test(c)).join("")).join("").toLowerCase());
   const skeleton = [];
   for (const letter of letters) {
     const last = skeleton.at(-1);
@@ -109,7 +124,7 @@ export function lookAlikes(people) {
 
 /** Whether `text` would be an empty bubble (Validation.isBlankMessageText): a caption like that is none. */
 export function isBlank(text) {
-  return !VISIBLE.test(text);
+  return [...text].every((c) => INVISIBLE.test(c));
 }
 
 /** Most code points one character may carry, as the server counts (Validation.maxScalarsPerCharacter). */

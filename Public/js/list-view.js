@@ -74,6 +74,11 @@ export class ListView {
     $("list-error").hidden = store.listState !== "error";
     $("list-error").querySelector("span").textContent = store.listError ?? "";
     const items = conversations.map((summary) => ({ key: summary.id, summary }));
+    // Counted once for the whole list, not once per row.
+    this.notSentCounts = new Map();
+    for (const entry of store.outbox) {
+      if (!entry.action && entry.status === "failed") this.notSentCounts.set(entry.conversationId, (this.notSentCounts.get(entry.conversationId) ?? 0) + 1);
+    }
     reconcile($("conversation-list"), items, (item) => this.createRow(item), (node, item) => this.updateRow(node, item));
   }
 
@@ -172,7 +177,7 @@ export class ListView {
 
   /** My messages of `summary` the server refused, waiting for a retry or a delete (they may have failed while the page was closed). */
   notSent(summary) {
-    return this.store.outbox.filter((entry) => !entry.action && entry.conversationId === summary.id && entry.status === "failed").length;
+    return this.notSentCounts?.get(summary.id) ?? 0;
   }
 
   /** A group: its title and an avatar of it, no online dot; unread count and "@" when I am mentioned. */

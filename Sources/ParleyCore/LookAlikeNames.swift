@@ -32,8 +32,13 @@ public enum LookAlikeNames {
 
     /// Rule 2: the ids in `people` whose name reads like another's.
     public static func ambiguous<ID: Hashable>(_ people: [(id: ID, name: String)]) -> Set<ID> {
+        ambiguous(skeletons: people.map { (id: $0.id, skeleton: skeleton($0.name)) })
+    }
+
+    /// Rule 2 on skeletons already worked out (by ``skeleton(_:)``).
+    public static func ambiguous<ID: Hashable>(skeletons: [(id: ID, skeleton: String)]) -> Set<ID> {
         var bySkeleton: [String: [ID]] = [:]
-        for person in people { bySkeleton[skeleton(person.name), default: []].append(person.id) }
+        for person in skeletons { bySkeleton[person.skeleton, default: []].append(person.id) }
         return Set(bySkeleton.values.filter { $0.count > 1 }.joined())
     }
 }

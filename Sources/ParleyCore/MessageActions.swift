@@ -161,12 +161,7 @@ extension Validation {
     public static func reactionEmoji(_ sent: String) -> Result<String, Failure> {
         let refused = Failure(.invalidEmoji, "A reaction is a single emoji.")
         guard sent.utf8.count <= 2 * maxReactionBytes else { return .failure(refused) }
-        let raw = selectorsCompleted(sent)
-        if raw.unicodeScalars.count == 1, let only = raw.unicodeScalars.first, only.value > 0x7F, only.properties.isEmoji,
-            !only.properties.isEmojiPresentation
-        {
-            return reactionEmoji(raw + "\u{FE0F}")
-        }
+        let raw = selectorsCompleted(sent)  // `❤` alone is `❤️` from here on
         guard raw.utf8.count <= maxReactionBytes, raw.count == 1, let first = raw.unicodeScalars.first, !first.properties.isEmojiModifier,
             !isHairComponent(first)
         else {

@@ -88,8 +88,9 @@ public enum Validation {
 
     /// Display names: trimmed, 1–64 characters, no control characters, not "You" (which every
     /// client shows for the user's own messages, so another's name "You" would pass for theirs),
-    /// and no "@" in any width (clients add "(@username)" to names that read alike,
-    /// ``LookAlikeNames``: a name "Ada (@ada)" would fake it).
+    /// no "@" in any width nor letters in circles (clients add "(@username)" to names that read
+    /// alike, ``LookAlikeNames``: a name "Ada (@ada)" would fake it), no fillers
+    /// (``isFiller(_:)``), and each run of spaces kept as one (``spacesCollapsed(_:)``).
     public static func displayName(_ raw: String) -> Result<String, Failure> {
         let name = spacesCollapsed(trimmed(raw))
         guard (1...64).contains(name.count), !name.unicodeScalars.contains(where: isForbiddenInName), showsSomething(name) else {
@@ -114,7 +115,6 @@ public enum Validation {
     /// Letters in circles and enclosing marks (`ⓐ`, `Ⓐ`, `a` + U+20DD), which draw like "@": a name
     /// "Ada (ⓐada)" would fake the clients' username mark (``LookAlikeNames``).
     static func isDrawnLikeAt(_ scalar: Unicode.Scalar) -> Bool {
-        // Enclosed alphanumerics, and the supplement's circled letters (not its squared ones, 🅰 or 🆗, nor flags).
         // Letters in circles or parentheses (not digits: "Room ①"), and enclosing marks but the keycap ("Team 1️⃣").
         let circled: [ClosedRange<UInt32>] = [0x249C...0x24E9, 0x1F12B...0x1F12F, 0x1F150...0x1F169]
         return circled.contains { $0.contains(scalar.value) } || scalar.properties.generalCategory == .enclosingMark && scalar.value != 0x20E3

@@ -13,8 +13,9 @@ public struct LookAlikeMarks: Sendable {
 
     init(names: [UserID: String]) {
         self.names = names
-        ids = LookAlikeNames.ambiguous(names.map { (id: $0.key, name: $0.value) })
-        skeletons = Set(names.values.map(LookAlikeNames.skeleton))
+        let read = names.map { (id: $0.key, skeleton: LookAlikeNames.skeleton($0.value)) }  // each name read once
+        ids = LookAlikeNames.ambiguous(skeletons: read)
+        skeletons = Set(read.map(\.skeleton))
     }
 }
 

@@ -1,5 +1,5 @@
 import Foundation
-import ParleyCore
+@testable import ParleyCore
 import Testing
 
 /// ``LookAlikeNames``' rules: names that read alike have one skeleton, and everyone whose name reads
@@ -31,14 +31,20 @@ import Testing
         #expect(LookAlikeNames.skeleton(one) != LookAlikeNames.skeleton(other))
     }
 
-    /// The web client's `nameSkeleton` gave these skeletons (look-alike-names.json, which
-    /// test_web_hostile_round4.py holds the page to): both clients read names alike.
+    /// The web client's `nameSkeleton` gave these skeletons (look-alike-names.json, written by
+    /// scripts/look-alike-fixture.mjs; test_web_hostile_round4.py holds the page to them): both
+    /// clients read names alike.
     @Test func theWebClientReadsNamesTheSameWay() throws {
         let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("look-alike-names.json")
         // Pairs, not an object: two spellings of one name (composed, decomposed) would be one key.
         let pairs = try JSONDecoder().decode([[String]].self, from: Data(contentsOf: fixture))
         #expect(pairs.count >= 30 && pairs.allSatisfy { $0.count == 2 })
         for pair in pairs { #expect(LookAlikeNames.skeleton(pair[0]) == pair[1], "\(pair[0].unicodeScalars.map { String($0.value, radix: 16) })") }
+        // The two tables are one: the fixture (scripts/look-alike-fixture.mjs) names every letter of
+        // the web's, and every letter of this one must be among them.
+        let named = Set(pairs.flatMap { $0[0].unicodeScalars })
+        let missing = Validation.lookalikes.keys.filter { !named.contains($0) }
+        #expect(missing.isEmpty, "letters only Swift reads as Latin: \(missing.map { String($0.value, radix: 16) })")
     }
 
     /// Rule 2: both of a pair are marked (each shows their username), a lone name is not.
