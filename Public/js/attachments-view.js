@@ -220,9 +220,29 @@ function button(text, label, action, key) {
 
 const extension = (name) => (/\.([a-z0-9]{1,5})$/i.exec(name ?? "")?.[1] ?? "").toLowerCase();
 
-/** "PDF", "ZIP", or the type's subtype when the name has no extension. */
+/** What the server reads from a file's first bytes, by the extensions that claim it. */
+const SNIFFED_BY_EXTENSION = {
+  jpg: "image/jpeg", jpeg: "image/jpeg", png: "image/png", gif: "image/gif", webp: "image/webp",
+  heic: "image/heic", heif: "image/heif", avif: "image/avif", mp4: "video/mp4", m4v: "video/x-m4v",
+  mov: "video/quicktime", webm: "video/webm", ogv: "video/ogg", mp3: "audio/mpeg", m4a: "audio/mp4",
+  ogg: "audio/ogg", oga: "audio/ogg", opus: "audio/ogg", wav: "audio/wav", pdf: "application/pdf",
+  zip: "application/zip", gz: "application/gzip", "7z": "application/x-7z-compressed",
+};
+const MIME_LABELS = { "application/octet-stream": "FILE", "text/plain": "TEXT" };
+
+/**
+ * "PDF", "ZIP", or the type's subtype when the name has no extension. A name whose extension
+ * claims a type the server found otherwise in the bytes (an HTML page named "photo.png") is
+ * labelled by what the bytes are, so the card never vouches for the sender's name.
+ */
 function typeLabel(attachment) {
-  return (extension(attachment.name) || attachment.mimeType?.split("/")[1] || "file").toUpperCase();
+  const ext = extension(attachment.name);
+  const mime = attachment.mimeType;
+  const claimed = SNIFFED_BY_EXTENSION[ext];
+  if (mime && (!ext || (claimed && claimed !== mime))) {
+    return MIME_LABELS[mime] ?? mime.split("/")[1].replace(/^x-/, "").toUpperCase();
+  }
+  return (ext || "file").toUpperCase();
 }
 
 export function duration(ms) {

@@ -44,38 +44,93 @@ enum TerminalText {
     /// last space when what is carried over is short, else where it is full), its next row starting
     /// with `  ┆ ` as after a line break, so text padded to the edge (or past it) cannot start a row
     /// of its own. Widths err wide (``EditedLine/width(of:)``): a row breaks early, never late.
+    /// Bold takes no columns, and a row that breaks in bold ends it and the next takes it up after
+    /// its `  ┆ `, so the mark of a continued line is never drawn as part of a match.
     static func wrapped(_ shown: String, columns: Int) -> String {
         guard columns >= 12 else { return shown }
         let continuation = Array("  ┆ ")
         var done = "", row: [Character] = [], width = 0
         // A character wider than a row by itself (a run of jamo is one) is broken between its scalars.
-        let pieces = shown.flatMap { character in
-            EditedLine.width(of: character) > columns - continuation.count ? character.unicodeScalars.map(Character.init) : [character]
+        // A switch is a piece of its own even where a mark follows it.
+        let pieces = Self.boldAsMarks(shown).flatMap { character in
+            EditedLine.width(of: character) > columns - continuation.count || character.unicodeScalars.first.map(Self.isBoldMark) == true
+                ? character.unicodeScalars.map(Character.init) : [character]
         }
-        for character in pieces {
+        var index = pieces.startIndex
+        while index < pieces.endIndex {
+            let character = pieces[index]
+            index += 1
             if character == "\n" {
-                done += String(row) + "\n"
+                let bold = Self.endsBold(row)
+                done += String(row) + (bold ? String(boldOff) : "") + "\n"
                 (row, width) = ([], 0)
+                if bold {  // taken up after the mark that follows the break (rule 1)
+                    let mark = pieces[index...].starts(with: continuation) ? continuation : []
+                    index += mark.count
+                    (row, width) = (mark + [boldOn], mark.count)
+                }
                 continue
             }
-            let next = EditedLine.width(of: character)
+            let next = character == boldOn || character == boldOff ? 0 : EditedLine.width(of: character)
             if width + next > columns {
                 let floor = row.starts(with: continuation) ? continuation.count : 0
                 let space = row.lastIndex(of: " ").flatMap { $0 > floor ? $0 : nil }
                 let carried = space.map { Array(row[($0 + 1)...]) } ?? []
-                let carriedWidth = carried.reduce(0) { $0 + EditedLine.width(of: $1) }
-                if let space, carriedWidth <= columns / 3, continuation.count + carriedWidth + next <= columns {
-                    done += String(row[..<space]) + "\n"
-                    (row, width) = (continuation + carried, continuation.count + carriedWidth)
-                } else {
-                    done += String(row) + "\n"
-                    (row, width) = (continuation, continuation.count)
-                }
+                let carriedWidth = carried.reduce(0) { $0 + ($1 == boldOn || $1 == boldOff ? 0 : EditedLine.width(of: $1)) }
+                let breakAt = space.flatMap { carriedWidth <= columns / 3 && continuation.count + carriedWidth + next <= columns ? $0 : nil }
+                let kept = breakAt.map { Array(row[..<$0]) } ?? row
+                let bold = Self.endsBold(kept)
+                done += String(kept) + (bold ? String(boldOff) : "") + "\n"
+                let reopened = bold ? [boldOn] : []
+                (row, width) =
+                    breakAt != nil
+                    ? (continuation + reopened + carried, continuation.count + carriedWidth)
+                    : (continuation + reopened, continuation.count)
             }
             row.append(character)
             width += next
         }
-        return done + String(row)
+        return Self.boldFromMarks(done + String(row))
+    }
+
+    /// Bold on and off as one character each while a line is wrapped: two noncharacters, which no
+    /// text needs (any in the text are dropped first). Swapped scalar by scalar, so a mark after a
+    /// switch cannot hide it inside a character.
+    static let onMark = Unicode.Scalar(0xFDD0 as UInt32)!, offMark = Unicode.Scalar(0xFDD1 as UInt32)!
+    static let boldOn = Character(onMark), boldOff = Character(offMark)
+
+    static func boldAsMarks(_ line: String) -> String {
+        var marked = String.UnicodeScalarView()
+        var scalars = line.unicodeScalars[...]
+        while let scalar = scalars.popFirst() {
+            if isBoldMark(scalar) { continue }
+            if scalar == "\u{1B}", let (index, bold) = boldSwitches.enumerated().first(where: { scalars.starts(with: $0.1.unicodeScalars) }) {
+                marked.append(index == 0 ? onMark : offMark)
+                scalars = scalars.dropFirst(bold.unicodeScalars.count)
+            } else {
+                marked.append(scalar)
+            }
+        }
+        return String(marked)
+    }
+
+    static func boldFromMarks(_ line: String) -> String {
+        var shown = String.UnicodeScalarView()
+        for scalar in line.unicodeScalars {
+            switch scalar {
+            case onMark: shown.append(contentsOf: "\u{1B}[1m".unicodeScalars)
+            case offMark: shown.append(contentsOf: "\u{1B}[22m".unicodeScalars)
+            default: shown.append(scalar)
+            }
+        }
+        return String(shown)
+    }
+
+    static func isBoldMark(_ scalar: Unicode.Scalar) -> Bool { scalar == onMark || scalar == offMark }
+
+    /// Whether bold is on after `row` (every row that starts in bold starts with its own switch).
+    static func endsBold(_ row: [Character]) -> Bool {
+        row.last { $0 == boldOn || $0 == boldOff } == boldOn
     }
 
     /// What follows ESC in bold on and bold off.

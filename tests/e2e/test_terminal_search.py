@@ -4,6 +4,7 @@ import tempfile
 
 import pexpect
 
+from conftest import BINARY
 from test_terminal_client import _register_alice
 from test_terminal_message_actions import _terminal
 
@@ -84,5 +85,27 @@ def test_search_without_a_terminal_marks_matches_in_brackets(server):
         terminal.expect(re.escape("/open N to see one"))
         line = re.sub(r"\r?\n  ┆ ", "", terminal.before)  # long lines are wrapped under a gutter
         assert "Bob Builder: …" + "a" * 42 + " sprint [PLT-4000] " + "b" * 141 + "…\r" in line, line
+        terminal.sendline("/quit")
+        terminal.expect(pexpect.EOF)
+
+
+def test_a_match_wrapped_onto_the_next_row_leaves_the_gutter_plain(server):
+    with tempfile.TemporaryDirectory() as home:
+        bob = server.register("bob", "Bob Builder")
+        alice_id = _register_alice(server, home, bob)
+        word = "pneumonoultramicroscopicsilicovolcanoconiosis"  # wider than the 40-column terminal
+        server.send(bob, f"the word {word} again", recipient=alice_id)
+        terminal = pexpect.spawn(BINARY, ["chat", "--home", home], encoding="utf-8", timeout=20, dimensions=(24, 40))
+        terminal.expect(r"\[online\]")
+        terminal.sendline(f"/search {word}")
+        terminal.expect(re.escape("/open N to see one"))
+        # Bold ends before each break and starts again after the "  ┆ " that continues the row.
+        rows = re.findall(r"[^\r\n]+", terminal.before)
+        start = next(i for i, row in enumerate(rows) if BOLD in row)
+        pieces = rows[start:start + 3]
+        assert pieces[0].endswith(PLAIN) and pieces[1].startswith("  ┆ " + BOLD), rows
+        assert "┆" not in "".join(re.findall(re.escape(BOLD) + r"(.*?)" + re.escape(PLAIN), "\n".join(pieces))), rows
+        shown = "".join(re.sub(r"^  ┆ ", "", row) for row in pieces).replace(BOLD, "").replace(PLAIN, "")
+        assert word in shown, rows
         terminal.sendline("/quit")
         terminal.expect(pexpect.EOF)

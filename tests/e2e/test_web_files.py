@@ -339,6 +339,16 @@ def test_files_show_as_cards_with_name_and_size_download_the_same_bytes_and_go_w
     wait(a, lambda d: (m := last(d)) and [f["name"] for f in m["files"]] == ["invoicegpj.exe"])
     wait(b, lambda d: (m := last(d)) and [f["name"] for f in m["files"]] == ["invoicegpj.exe"])
 
+    # A page named like a photo: the card says what the server found in its bytes, not "PNG".
+    page = b"<!doctype html><script>alert(1)</script>" + b"<p>hello</p>" * 50
+    attach(a, write(tmp_path, "photo.png", page))
+    wait(a, lambda d: len(tray(d)["items"]) == 1)
+    send_with_enter(a, "a photo")
+    for driver in (a, b):
+        card = wait(driver, lambda d: (m := last(d)) and m["text"] == "a photo" and m["files"]
+                    and m["files"][0]["href"] not in (None, "#") and m["files"][0])
+        assert card["name"] == "photo.png" and card["meta"].endswith(" · FILE"), card
+
 
 def test_paste_and_drop_fill_the_tray_one_is_removed_by_keyboard_and_enter_sends_the_rest(server, browsers, tmp_path):
     alice, bob, conversation, a = chat_of_two(server, browsers)
