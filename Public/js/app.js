@@ -11,6 +11,7 @@ import { ListView } from "./list-view.js";
 import { NewGroupDialog } from "./new-group.js";
 import { ConversationNotifications, NotificationSettingsDialog } from "./notification-dialogs.js";
 import { ProfilePhoto } from "./profile-photo.js";
+import { DisplayNameDialog } from "./display-name.js";
 import { PushControl, dismissNotifications } from "./push.js";
 import { SearchDialog, stopSearch } from "./search.js";
 import { LiveSocket } from "./socket.js";
@@ -29,8 +30,9 @@ const api = new Api(() => session?.token);
 const notificationSettings = new NotificationSettingsDialog();
 const chatNotifications = new ConversationNotifications();
 const profilePhoto = new ProfilePhoto({ api, getSession: () => session, onChange: (user) => setMe(user) });
+const displayName = new DisplayNameDialog({ api, getSession: () => session, onChange: (user) => setMe(user) });
 
-/** Me as the server says now (a new profile photo): kept in the session, shown wherever I am. */
+/** Me as the server says now (a new photo or name): kept in the session, shown wherever I am. */
 function setMe(user) {
   if (!session || !user?.id || user.id !== session.user.id) return;
   session.user = user;
@@ -159,7 +161,8 @@ function start() {
   store.onRead = (id, seq) => alerts.read(id, seq);
   store.onProfile = (user) => {
     setMe(user);  // mine, changed on another device: saved and shown in the menu
-    if (chat.other?.userId === user.id) chat.other = { ...chat.other, photo: user.photo };  // a chat before its first message
+    // A chat before its first message: the person as they are now.
+    if (chat.other?.userId === user.id) chat.other = { ...chat.other, photo: user.photo, displayName: user.displayName };
   };
   store.onIncoming = (message) => {
     alerts.message(message);
@@ -282,6 +285,7 @@ $("notification-settings").addEventListener("click", () => {
   $("menu-button").focus();  // where focus goes back when the dialog closes (the menu item is hidden by then)
   notificationSettings.open();
 });
+$("change-name").addEventListener("click", () => { setMenu(false); $("menu-button").focus(); displayName.open(); });
 $("set-photo").addEventListener("click", () => { setMenu(false); $("menu-button").focus(); profilePhoto.choose(); });
 $("remove-photo").addEventListener("click", () => { setMenu(false); $("menu-button").focus(); profilePhoto.remove(); });
 $("logout").addEventListener("click", () => logout());

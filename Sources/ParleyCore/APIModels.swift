@@ -29,6 +29,13 @@ public enum API {
         }
     }
 
+    /// `PATCH /v1/me`: my display name from now on (same rules as at registration).
+    public struct ProfileRequest: Codable, Sendable, Equatable {
+        public var displayName: String
+        /// Creates the request body.
+        public init(displayName: String) { self.displayName = displayName }
+    }
+
     /// `POST /v1/auth/password`: the current password proves it is the owner; every other session ends.
     public struct ChangePasswordRequest: Codable, Sendable {
         /// The password in use now.

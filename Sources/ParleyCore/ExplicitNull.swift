@@ -68,6 +68,7 @@ extension SendRequest: DeclaredFields {
     public static var nestedDeclaredFields: [String: Set<String>] { ["attachments": attachmentFields] }
 }
 extension API.FileLinksRequest: DeclaredFields { public static let declaredFields: Set<String> = ["ids"] }
+extension API.ProfileRequest: DeclaredFields { public static let declaredFields: Set<String> = ["displayName"] }
 extension API.PhotoRequest: DeclaredFields { public static let declaredFields: Set<String> = ["uploadId"] }
 extension API.WebPushSubscriptionBody: DeclaredFields {
     public static let declaredFields: Set<String> = ["endpoint", "keys"]

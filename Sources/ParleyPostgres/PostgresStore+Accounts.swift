@@ -107,6 +107,16 @@ extension PostgresStore: AccountStore {
         }
     }
 
+    public func setDisplayName(of user: UserID, to displayName: String) async throws -> User {
+        try await transaction { db in
+            try await db.query(
+                "UPDATE users SET display_name = \(displayName), display_name_key = \(displayName.lowercased()) WHERE id = \(user.rawValue)",
+                logger: self.logger)
+            guard let updated = try await Self.users([user], db, self.logger).first else { throw StoreError.userNotFound }
+            return updated
+        }
+    }
+
     private func deleteSessions(of user: UserID, keeping: String?, _ db: PostgresConnection) async throws {
         try await db.query(
             "DELETE FROM sessions WHERE user_id = \(user.rawValue) AND token_hash IS DISTINCT FROM \(keeping)", logger: logger)

@@ -86,13 +86,18 @@ public struct HTTPParleyAPI: ParleyAPI {
         try await call(.GET, "/v1/users/\(id)", token: token)
     }
 
+    /// Changes my display name.
+    public func setDisplayName(_ displayName: String, token: String) async throws -> User {
+        try await call(.PATCH, "/v1/me", token: token, body: API.ProfileRequest(displayName: displayName))
+    }
+
     func call<Response: Decodable>(
         _ method: Method, _ path: String, token: String? = nil, body: (some Encodable)? = nil as String?
     ) async throws -> Response {
         try JSONDecoder().decode(Response.self, from: try await raw(method, path, token: token, body: body))
     }
 
-    enum Method: String { case GET, POST, PUT, DELETE }
+    enum Method: String { case GET, POST, PUT, PATCH, DELETE }
 
     /// The response body of a successful request; a `ParleyClientError` otherwise.
     func raw(_ method: Method, _ path: String, token: String?, body: (some Encodable)? = nil as String?) async throws -> Data {

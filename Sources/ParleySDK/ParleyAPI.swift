@@ -13,6 +13,8 @@ public protocol ParleyAPI: Sendable {
     func history(_ id: ConversationID, before: Int64?, limit: Int, token: String) async throws -> MessagePage
     func searchUsers(_ query: String, token: String) async throws -> [User]
     func user(_ id: UserID, token: String) async throws -> User
+    /// Changes my display name (`PATCH /v1/me`); the user as now.
+    func setDisplayName(_ displayName: String, token: String) async throws -> User
 
     // Groups (docs/protocol.md "Groups"): every action carries the caller's idempotency key.
 

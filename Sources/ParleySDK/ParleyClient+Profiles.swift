@@ -43,6 +43,18 @@ extension ParleyClient {
         emit(.profile(user))
     }
 
+    /// Changes my display name, with the rules of registration (docs/protocol.md "REST"): the answer
+    /// is applied as a `profile` frame is (rule 1), so every copy of me this client keeps shows the
+    /// new name at once; my peers and my other devices hear it from the server. Returns me as now.
+    /// - Throws: ``ParleyClientError`` with code `invalid_display_name` (its message says why) or
+    ///   `rate_limited`.
+    @discardableResult
+    public func setDisplayName(_ displayName: String) async throws -> User {
+        let user = try await api.setDisplayName(displayName, token: session.token)
+        apply(profile: user)
+        return user
+    }
+
     /// A person's photo as this client last heard of it (a path, ``User/photo``): a member's of one
     /// of my conversations (what the last snapshot or `profile` frame said), someone looked up or
     /// announced (``users``), or mine as I signed in; `nil` when they have none or are unknown.

@@ -106,6 +106,16 @@ extension SQLiteStore: AccountStore {
         }
     }
 
+    public func setDisplayName(of user: UserID, to displayName: String) async throws -> User {
+        try await write { db in
+            try db.execute(
+                sql: "UPDATE users SET display_name = ?, display_name_key = ? WHERE id = ?",
+                arguments: [displayName, displayName.lowercased(), user.rawValue])
+            guard db.changesCount == 1, let updated = try Self.users([user], db).first else { throw StoreError.userNotFound }
+            return updated
+        }
+    }
+
     private static func deleteSessions(of user: UserID, keeping: String?, _ db: Database) throws {
         try db.execute(
             sql: "DELETE FROM sessions WHERE user_id = ? AND token_hash IS NOT ?", arguments: [user.rawValue, keeping])

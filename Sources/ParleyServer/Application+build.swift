@@ -101,10 +101,17 @@ struct ServerContext: Sendable {
     let conversationLimiter: RateLimiter
     let typingLimiter: RateLimiter
     let groupLimiter: RateLimiter
+    /// Display name changes per user: each is told to everyone who sees the user.
+    let nameChangeLimiter: RateLimiter
     let messenger: Messenger
     let health: StorageHealth
 
-    var limiters: [RateLimiter] { [sendLimiter, registerLimiter, searchLimiter, messageSearchLimiter, conversationLimiter, typingLimiter, groupLimiter] }
+    /// A few renames in a row are a typo fixed; more are noise sent to every peer.
+    static let nameChangesPerHour = 20.0
+
+    var limiters: [RateLimiter] {
+        [sendLimiter, registerLimiter, searchLimiter, messageSearchLimiter, conversationLimiter, typingLimiter, groupLimiter, nameChangeLimiter]
+    }
 
     init(configuration: ServerConfiguration, store: any ParleyStore, bus: (any ClusterBus)?, logger: Logger?) {
         var logger = logger ?? Logger(label: "parley")
@@ -130,6 +137,7 @@ struct ServerContext: Sendable {
         conversationLimiter = RateLimiter(ratePerSecond: configuration.conversationsPerHour / 3600, burst: configuration.conversationsPerHour, now: now)
         typingLimiter = RateLimiter(ratePerSecond: configuration.typingPerSecond, burst: 5, now: now)
         groupLimiter = RateLimiter(ratePerSecond: configuration.groupActionsPerHour / 3600, burst: configuration.groupActionsPerHour, now: now)
+        nameChangeLimiter = RateLimiter(ratePerSecond: Self.nameChangesPerHour / 3600, burst: Self.nameChangesPerHour, now: now)
         health = StorageHealth(logger: logger)
         messenger = Messenger(
             store: store, hub: hub, sendLimiter: sendLimiter, conversationLimiter: conversationLimiter, metrics: metrics,

@@ -18,6 +18,9 @@ public protocol AccountStore: Sendable {
     func deleteSessions(of user: UserID, keeping: String?) async throws
     /// Replaces the user's password hash and, in the same transaction, revokes every other session.
     func changePassword(of user: UserID, to passwordHash: String, keeping: String?) async throws
+    /// Replaces the user's display name (already validated) and returns the user as now; the name
+    /// search finds the new name at once, the old one no more. - Throws: ``StoreError/userNotFound``.
+    func setDisplayName(of user: UserID, to displayName: String) async throws -> User
     func recordLastSeen(_ user: UserID, at: Timestamp) async throws
     func lastSeen(_ users: [UserID]) async throws -> [UserID: Timestamp]
 }

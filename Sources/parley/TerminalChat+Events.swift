@@ -50,6 +50,8 @@ extension TerminalChat {
         case .invitation(let invitation):
             let inviter = "\(invitation.inviter.displayName) (@\(invitation.inviter.username))"  // a stranger may take anyone's name
             say("• \(inviter) invited you to “\(invitation.title)” — /invites, then /accept N or /decline N")
+        case .profile(let user) where user.id == client.me.id:
+            try? storage.save(client.session)  // renamed here or on another device: a restart shows it
         case .groupReceipts, .profile:
             break  // printStatusChanges() below shows what receipts changed; a terminal shows no photos
         case .presence(let user, let presence):

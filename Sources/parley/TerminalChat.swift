@@ -106,7 +106,7 @@ final class TerminalChat {
         switch parts.first {
         case "/quit", "/exit": return false
         case "/help":
-            say("/list · /open N · /new USERNAME · /older · /newer · /retry · /quit · anything else is sent to the open chat")
+            say("/list · /open N · /new USERNAME · /older · /newer · /retry · /name NEW NAME · /quit · anything else is sent to the open chat")
             Self.searchHelp.forEach(say)
             say(Self.messageHelp)
             say(Self.fileHelp)
@@ -154,6 +154,7 @@ final class TerminalChat {
             }
         case nil:
             break
+        case "/name": await changeName(parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : "")
         case "/search": await runSearch(parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : "")
         case "/more": await showMoreResults()
         case let command? where Self.messageCommands.contains(command):

@@ -40,6 +40,14 @@ final class FakeAPI: ParleyAPI, @unchecked Sendable {
         guard let user = users.first(where: { $0.id == id }) else { throw unsupported }
         return user
     }
+    /// The signed-in user, for ``setDisplayName(_:token:)`` (which refuses without one).
+    var account: User?
+    func setDisplayName(_ displayName: String, token: String) async throws -> User {
+        guard var user = account else { throw unsupported }
+        user.displayName = displayName
+        account = user
+        return user
+    }
     private var unsupported: ParleyClientError { ParleyClientError(status: 500, code: nil, message: "not in this fake") }
     /// Uploads, when `takesFiles` (else refused as a server without files refuses them): what was
     /// created and what was given up; `onAppend` runs as each part is taken.

@@ -32,6 +32,9 @@ import Testing
             _ = try await api.history(.direct(ada.user.id, grace.user.id), before: nil, limit: 50, token: session.token)
         }
         #expect(missing?.status == 404, "\(name)")
+        #expect(try await api.setDisplayName("Ada King", token: session.token).displayName == "Ada King", "\(name)")
+        let refused = await #expect(throws: ParleyClientError.self) { _ = try await api.setDisplayName("You", token: session.token) }
+        #expect(refused?.code == .invalidDisplayName && refused?.status == 400, "\(name)")
 
         try await api.logout(token: session.token)
         let revoked = await #expect(throws: ParleyClientError.self) { _ = try await api.conversations(token: session.token) }

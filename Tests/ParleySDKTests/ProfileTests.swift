@@ -62,6 +62,44 @@ import Testing
         #expect(client.photoPath(of: fixture.grace.id) == nil && client.invitations.first?.inviter.photo == nil)
     }
 
+    @Test func aPartnersNewNameReachesTheListTheHeaderAndTheMembers() async throws {
+        let fixture = GroupFixture()
+        var renamed = fixture.grace
+        renamed.displayName = "Grace B. Hopper"
+        let (client, connection) = try await fixture.connectedClient()
+        fixture.api.conversationList.append(fixture.base.summary())
+        await client.reloadConversations()
+        let list = ConversationListViewModel(client: client)
+        let direct = ChatViewModel(client: client, conversation: fixture.base.conversation, otherUser: nil)
+        let group = ChatViewModel(client: client, conversation: fixture.group, otherUser: nil)
+        _ = try await eventually("the direct chat's row") { list.rows.first { $0.id == fixture.base.conversation } }
+        #expect(direct.title == fixture.grace.displayName)
+
+        connection.push(.profile(renamed))
+        _ = try await eventually("the new name in the list") {
+            list.rows.first { $0.id == fixture.base.conversation && $0.title == "Grace B. Hopper" }
+        }
+        #expect(direct.title == "Grace B. Hopper")
+        #expect(group.members.first { $0.id == fixture.grace.id }?.name == "Grace B. Hopper")
+        #expect(client.users[fixture.grace.id]?.displayName == "Grace B. Hopper")
+        // Saved: the next start shows it before the network answers.
+        let restarted = try fixture.base.makeClient()
+        #expect(restarted.conversations[fixture.group]?.members.first { $0.userId == fixture.grace.id }?.displayName == "Grace B. Hopper")
+    }
+
+    @Test func myNewNameIsMineEverywhereAtOnce() async throws {
+        let fixture = GroupFixture()
+        fixture.api.account = fixture.me
+        let (client, _) = try await fixture.connectedClient()
+        let (heard, listening) = Self.listen(to: client)
+        defer { listening.cancel() }
+        let me = try await client.setDisplayName("Ada K.")
+        #expect(me.displayName == "Ada K." && client.me.displayName == "Ada K." && client.session.user.displayName == "Ada K.")
+        #expect(client.conversations[fixture.group]?.members.first { $0.userId == fixture.me.id }?.displayName == "Ada K.")
+        _ = try await eventually("the event") { heard.users.first }
+        #expect(heard.users.map(\.displayName) == ["Ada K."])
+    }
+
     @Test func myPhotoSetOnAnotherDeviceBecomesMine() async throws {
         let fixture = GroupFixture()
         let (client, connection) = try await fixture.connectedClient()

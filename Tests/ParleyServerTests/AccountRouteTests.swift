@@ -170,3 +170,52 @@ import ParleyServer
         }
     }
 }
+
+@Suite struct DisplayNameRouteTests {
+    @Test func aNewNameFollowsRegistrationsRulesAndIsWhatEveryAnswerCarries() async throws {
+        try await TestServer.run { api in
+            let ada = try await api.register("ada", displayName: "Ada Lovelace"), bob = try await api.register("bob")
+            let renamed = try await api.request(.patch, "/v1/me", token: ada.token, json: #"{"displayName":"  Ada   King "}"#)
+            #expect(try renamed.status == .ok && renamed.decode(User.self).displayName == "Ada King", "trimmed, spaces run together")
+            #expect(try await api.request(.get, "/v1/me", token: ada.token).decode(User.self).displayName == "Ada King")
+            #expect(try await api.request(.get, "/v1/users/\(ada.id)", token: bob.token).decode(User.self).displayName == "Ada King")
+            let login = try await api.request(.post, "/v1/auth/login", encoding: API.LoginRequest(username: "ada", password: "correct horse"))
+            #expect(try login.decode(API.SessionResponse.self).user.displayName == "Ada King")
+            let found = try await api.request(.get, "/v1/users?query=king", token: bob.token).decode(API.UserList.self)
+            #expect(found.users.map(\.id) == [ada.id])
+
+            let refused: [(String, ErrorCode)] = [
+                (#"{"displayName":"   "}"#, .invalidDisplayName),
+                (#"{"displayName":"You"}"#, .invalidDisplayName),
+                (#"{"displayName":"@bob"}"#, .invalidDisplayName),
+                (#"{"displayName":"Ada\u200BKing"}"#, .invalidDisplayName),
+                (#"{"displayName":"\#(String(repeating: "x", count: 65))"}"#, .invalidDisplayName),
+                (#"{"displayName":7}"#, .invalidJSON),
+                (#"{}"#, .invalidJSON),
+                (#"{"displayName":null}"#, .invalidJSON),
+            ]
+            for (body, code) in refused {
+                let response = try await api.request(.patch, "/v1/me", token: ada.token, json: body)
+                #expect(response.status == .badRequest && response.errorCode == code, "\(body)")
+            }
+            #expect(try await api.request(.get, "/v1/me", token: ada.token).decode(User.self).displayName == "Ada King", "nothing refused was kept")
+            #expect(try await api.request(.patch, "/v1/me", json: #"{"displayName":"Eve"}"#).status == .unauthorized)
+        }
+    }
+
+    @Test func renamesAreLimitedPerUserAndTheSameNameAgainCostsNothing() async throws {
+        try await TestServer.run { api in
+            let ada = try await api.register("ada"), bob = try await api.register("bob")
+            let limit = 20  // as docs/protocol.md says
+            for number in 0..<limit {
+                #expect(try await api.request(.patch, "/v1/me", token: ada.token, encoding: API.ProfileRequest(displayName: "Ada \(number)")).status == .ok)
+            }
+            let same = try await api.request(.patch, "/v1/me", token: ada.token, encoding: API.ProfileRequest(displayName: "Ada \(limit - 1)"))
+            #expect(same.status == .ok, "the name as it is changes nothing, so it is never limited")
+            let limited = try await api.request(.patch, "/v1/me", token: ada.token, encoding: API.ProfileRequest(displayName: "Ada again"))
+            #expect(limited.status == .tooManyRequests && limited.errorCode == .rateLimited && limited.headers[.retryAfter] != nil)
+            #expect(try await api.request(.get, "/v1/me", token: ada.token).decode(User.self).displayName == "Ada \(limit - 1)")
+            #expect(try await api.request(.patch, "/v1/me", token: bob.token, encoding: API.ProfileRequest(displayName: "Bob B")).status == .ok)
+        }
+    }
+}

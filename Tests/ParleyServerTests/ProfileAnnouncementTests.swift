@@ -20,7 +20,7 @@ import Testing
         }
     }
 
-    /// Ada changes her photo through `nodeA`. Grace (her direct partner), Ada's other device, Rem
+    /// Ada changes her photo, then her name, through `nodeA`. Grace (her direct partner), Ada's other device, Rem
     /// (removed from the group Ada is in) and Eve (a stranger) listen on `nodeB`; Hal (only in the
     /// group with Ada) on `nodeA`. "Nothing arrived" is proven by a pong on the same node, after
     /// the frame reached Grace there: one announcement reaches a node's recipients together.
@@ -55,6 +55,16 @@ import Testing
         for socket in [partner, coMember, otherDevice] { _ = try await socket.profile(of: ada.id, photo: nil) }
         try await formerMember.heardNoProfile(before: "after-remove")
         try await stranger.heardNoProfile(before: "after-remove")
+
+        // A new display name is told the same way, to the same people.
+        let renamed = try await nodeA.request(.patch, "/v1/me", token: ada.token, encoding: API.ProfileRequest(displayName: "Ada King"))
+        #expect(try renamed.status == .ok && renamed.decode(User.self).displayName == "Ada King")
+        for socket in [partner, coMember, otherDevice] {
+            let announced = try await socket.profile(of: ada.id, named: "Ada King")
+            #expect(announced.username == "ada" && announced.photo == nil)
+        }
+        try await formerMember.heardNoProfile(before: "after-rename")
+        try await stranger.heardNoProfile(before: "after-rename")
         for socket in [partner, coMember, otherDevice, formerMember, stranger] { await socket.close() }
     }
 }
@@ -65,6 +75,15 @@ extension TestSocket {
         try await inbox.waitFor("profile of \(user) with photo \(photo ?? "none")") { frames in
             frames.lazy.compactMap { frame -> User? in
                 if case .profile(let announced) = frame, announced.id == user, announced.photo == photo { announced } else { nil }
+            }.first
+        }
+    }
+
+    /// The first `profile` frame of `user` with the display name `name`.
+    func profile(of user: UserID, named name: String) async throws -> User {
+        try await inbox.waitFor("profile of \(user) named \(name)") { frames in
+            frames.lazy.compactMap { frame -> User? in
+                if case .profile(let announced) = frame, announced.id == user, announced.displayName == name { announced } else { nil }
             }.first
         }
     }

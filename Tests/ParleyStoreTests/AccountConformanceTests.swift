@@ -76,6 +76,24 @@ import Testing
     }
 
     @Test(arguments: StoreBackend.all)
+    func aNewDisplayNameIsReadEverywhereAndFoundBySearchInsteadOfTheOld(backend: StoreBackend) async throws {
+        let store = try await backend.make()
+        let alice = try await store.makeUser("alice", displayName: "Ada Lovelace"), bob = try await store.makeUser("bob")
+        #expect(try await store.searchUsers(prefix: "lovelace", excluding: bob.id, limit: 5).map(\.id) == [alice.id])
+        let renamed = try await store.setDisplayName(of: alice.id, to: "Zoë Quill")
+        #expect(renamed.id == alice.id && renamed.username == "alice" && renamed.displayName == "Zoë Quill")
+        #expect(try await store.user(alice.id)?.displayName == "Zoë Quill")
+        #expect(try await store.credentials(username: "alice")?.user.displayName == "Zoë Quill")
+        #expect(try await store.searchUsers(prefix: "quill", excluding: bob.id, limit: 5).map(\.id) == [alice.id])
+        #expect(try await store.searchUsers(prefix: "lovelace", excluding: bob.id, limit: 5).isEmpty)
+        #expect(try await store.user(bob.id)?.displayName == bob.displayName, "nobody else changes")
+        let direct = try await store.createDirectConversation(between: bob.id, and: alice.id, now: .now()).conversation.id
+        let members = try await store.conversation(direct, as: bob.id).members
+        #expect(members.first { $0.userId == alice.id }?.displayName == "Zoë Quill", "members are read with the name as now")
+        await #expect(throws: StoreError.userNotFound) { try await store.setDisplayName(of: .random(), to: "Nobody") }
+    }
+
+    @Test(arguments: StoreBackend.all)
     func lastSeenIsRecorded(backend: StoreBackend) async throws {
         let store = try await backend.make()
         let alice = try await store.makeUser("alice"), bob = try await store.makeUser("bob")

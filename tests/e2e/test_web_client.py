@@ -197,7 +197,10 @@ def test_a_message_written_offline_survives_a_reload_and_arrives_once(server, br
     type_and_send(a, "written offline")
     type_and_send(a, "also offline")
     wait(a, lambda d: bubbles(d)[-2:] == ["written offline", "also offline"] and statuses(d)[-2:] == ["sending", "sending"])
-    a.refresh()  # kept in localStorage: still there, still sending, in order
+    # Kept in localStorage: still there, still sending, in order. Without the browser's own cache, so every
+    # module the page imports has to come from the service worker's list.
+    a.execute_cdp_cmd("Network.clearBrowserCache", {})
+    a.refresh()
     wait(a, lambda d: bubbles(d)[-2:] == ["written offline", "also offline"] and statuses(d)[-2:] == ["sending", "sending"])
     outbox = json.loads(a.execute_script("return localStorage.getItem('parley.outbox.' + arguments[0])", alice["user"]["id"]))
     assert [entry["text"] for entry in outbox] == ["written offline", "also offline"]

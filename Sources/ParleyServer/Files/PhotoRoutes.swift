@@ -68,11 +68,7 @@ struct PhotoRoutes {
 
     /// Rule 3: tells the user's peers, and the user's own connections, who they are now.
     func announce(_ user: User) async {
-        do {
-            hub.send(.profile(user), to: try await files.store.peers(of: user.id) + [user.id])
-        } catch {
-            logger.warning("Could not announce a profile photo change", metadata: ["user": "\(user.id.rawValue)", "error": "\(error)"])
-        }
+        await ProfileAnnouncer(store: files.store, hub: hub, logger: logger).announce(user)
     }
 
     static func invalid(_ message: String) -> ParleyError { ParleyError(.invalidAttachment, message) }

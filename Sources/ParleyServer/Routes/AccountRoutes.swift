@@ -4,7 +4,8 @@ import NIOPosix
 import ParleyCore
 import ParleyStore
 
-/// Register, log in, log out (this session or all), change password, me, user search.
+/// Register, log in, log out (this session or all), change password, me (and my display name),
+/// user search.
 struct AccountRoutes {
     let store: any ParleyStore
     let configuration: ServerConfiguration
@@ -12,6 +13,8 @@ struct AccountRoutes {
     let registerLimiter: RateLimiter
     let loginThrottle: LoginThrottle
     let searchLimiter: RateLimiter
+    let nameChangeLimiter: RateLimiter
+    let announcer: ProfileAnnouncer
     /// Compared against when the username is unknown, so a login takes as long either way.
     private let decoyHash: String
 
@@ -22,6 +25,8 @@ struct AccountRoutes {
         self.registerLimiter = server.registerLimiter
         self.loginThrottle = server.loginThrottle
         self.searchLimiter = server.searchLimiter
+        self.nameChangeLimiter = server.nameChangeLimiter
+        self.announcer = ProfileAnnouncer(store: server.store, hub: server.hub, logger: server.logger)
         self.decoyHash = PasswordHashing.hash(UUID().uuidString, cost: server.configuration.bcryptCost)
     }
 
@@ -47,6 +52,7 @@ struct AccountRoutes {
             guard let user = try await store.user(try context.requireUser()) else { throw StoreError.userNotFound }
             return try JSONBody.response(user)
         }
+        router.patch("/v1/me") { request, context in try await changeDisplayName(request, context) }
         router.get("/v1/users") { request, context in
             let me = try context.requireUser()
             let query = QueryReader(request: request)
@@ -116,6 +122,22 @@ struct AccountRoutes {
         let kept = context.tokenHash
         hub.endSessions(of: me) { $0 != kept }
         return Response(status: .noContent)
+    }
+
+    /// A display name follows registration's rules; a change is limited per user and told to
+    /// everyone who sees the user (``ProfileAnnouncer``); the same name again changes nothing.
+    private func changeDisplayName(_ request: Request, _ context: ParleyRequestContext) async throws -> Response {
+        let me = try context.requireUser()
+        let body = try await JSONBody.decode(API.ProfileRequest.self, from: request, context: context)
+        let displayName = try Validation.displayName(body.displayName).get()
+        guard let current = try await store.user(me) else { throw StoreError.userNotFound }
+        guard current.displayName != displayName else { return try JSONBody.response(current) }
+        if let wait = nameChangeLimiter.acquire(me.rawValue) {
+            throw ParleyError(.rateLimited, "Too many name changes; try again in \(wait) s.", retryAfter: wait)
+        }
+        let user = try await store.setDisplayName(of: me, to: displayName)
+        await announcer.announce(user)
+        return try JSONBody.response(user)
     }
 
     private func startSession(for user: User) async throws -> API.SessionResponse {

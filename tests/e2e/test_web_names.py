@@ -1,0 +1,69 @@
+"""A display name changed in the web client's menu, or elsewhere: the dialog, its errors, and every open page
+that shows the person (the list, the chat header, a group's sender lines), without a reload."""
+from selenium.webdriver.common.keys import Keys
+
+from conftest import page_problems
+from test_web_actions import open_chat, toast_text
+from test_web_client import by_id
+from test_web_groups import call, crew, open_app, wait
+
+ROW_NAMES = "return [...document.querySelectorAll('#conversation-list .row-name')].map(n => n.textContent)"
+SENDERS = "return [...document.querySelectorAll('#message-list li.message .sender')].map(s => s.textContent)"
+
+
+def open_name_dialog(driver):
+    by_id(driver, "menu-button").click()
+    wait(driver, lambda d: by_id(d, "change-name").is_displayed() and by_id(d, "change-name")).click()
+    return wait(driver, lambda d: d.execute_script("return document.getElementById('name-dialog').open") and by_id(d, "name-input"))
+
+
+def test_a_name_changed_in_the_menu_shows_at_once_on_the_others_open_pages(server, browsers, tmp_path):
+    ada, grace, alan, group = crew(server, "Book club")
+    assert call(server, grace, "POST", "/v1/messages", {"clientId": "7b0c3c52-3f61-4c0b-9d5e-1f1f1f1f1f10", "conversationId": group,
+                                                         "text": "chapter one?"}).status_code == 201
+    # Ada's page, where Grace's name shows in the list (their direct chat) and on her line in the group.
+    a = open_chat(browsers, server, ada, group)
+    wait(a, lambda d: "Grace Hopper" in d.execute_script(SENDERS) and "Grace Hopper" in d.execute_script(ROW_NAMES))
+    a.execute_script("window.__sameDocument = true")
+    g = open_app(browsers, server, grace, dark=True, width=390, height=800)
+
+    box = open_name_dialog(g)
+    assert box.get_attribute("value") == "Grace Hopper"
+    assert g.execute_script("return document.activeElement.id") == "name-input"
+    problems = page_problems(g, "phone dark name dialog", tmp_path)
+    assert not problems, "\n".join(problems)
+    # Refused: the server's reason shows in the dialog, which stays open with the text as typed.
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys("You", Keys.ENTER)
+    error = wait(g, lambda d: by_id(d, "name-error").is_displayed() and by_id(d, "name-error").text)
+    assert "You" in error and box.get_attribute("aria-invalid") == "true"
+    assert g.execute_script("return document.getElementById('name-dialog').open")
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys("Grace B. Hopper", Keys.ENTER)
+    wait(g, lambda d: not d.execute_script("return document.getElementById('name-dialog').open"))
+    wait(g, lambda d: toast_text(d) == "Everyone you chat with now sees you as “Grace B. Hopper”.")
+    assert g.execute_script("return JSON.parse(localStorage.getItem('parley.session')).user.displayName") == "Grace B. Hopper"
+    assert call(server, ada, "GET", f"/v1/users/{grace['user']['id']}").json()["displayName"] == "Grace B. Hopper"
+
+    # Ada's open page: the list, and Grace's line in the group, without a reload.
+    wait(a, lambda d: "Grace B. Hopper" in d.execute_script(ROW_NAMES) and "Grace Hopper" not in d.execute_script(ROW_NAMES))
+    wait(a, lambda d: d.execute_script(SENDERS).count("Grace B. Hopper") == 1 and "Grace Hopper" not in d.execute_script(SENDERS))
+    assert a.execute_script("return window.__sameDocument === true"), "no reload"
+
+    # Escape closes the dialog unchanged, and focus goes back to the menu's button.
+    box = open_name_dialog(g)
+    box.send_keys("zzz", Keys.ESCAPE)
+    wait(g, lambda d: not d.execute_script("return document.getElementById('name-dialog').open"))
+    assert g.execute_script("return document.activeElement.id") == "menu-button"
+    assert call(server, grace, "GET", "/v1/me").json()["displayName"] == "Grace B. Hopper"
+
+
+def test_a_name_changed_on_another_device_shows_in_the_direct_chat_header(server, browsers):
+    ada, grace, alan, group = crew(server, "Book club")
+    conversation = call(server, ada, "POST", "/v1/conversations", {"userId": grace["user"]["id"]}).json()["id"]
+    a = open_chat(browsers, server, ada, conversation)
+    wait(a, lambda d: by_id(d, "chat-name").text == "Grace Hopper")
+    renamed = call(server, grace, "PATCH", "/v1/me", {"displayName": "Amazing Grace"})
+    assert renamed.status_code == 200, renamed.text
+    wait(a, lambda d: by_id(d, "chat-name").text == "Amazing Grace")
+    wait(a, lambda d: "Amazing Grace" in d.execute_script(ROW_NAMES))
