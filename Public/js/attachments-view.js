@@ -4,7 +4,7 @@
 //
 // The list keeps the reader's place by measuring rows (chat-view.js), so a photo's box has its
 // final size before anything loads: the width and height the attachment carries give its aspect
-// ratio, capped to MAX_WIDTH × MAX_HEIGHT (and the bubble). The thumbnail (or the BlurHash's colour)
+// ratio (at most MAX_RATIO either way), capped to MAX_WIDTH × MAX_HEIGHT (and the bubble). The thumbnail (or the BlurHash's colour)
 // fills it until the photo has loaded. URLs are asked for only for what comes near the screen.
 import { averageColour } from "./blurhash.js";
 import { el } from "./dom.js";
@@ -13,6 +13,7 @@ import { sizeText } from "./format.js";
 
 const MAX_WIDTH = 300;
 const MAX_HEIGHT = 340;
+const MAX_RATIO = 3;
 const ICONS = { pdf: "📄", zip: "🗜️", gz: "🗜️", "7z": "🗜️", txt: "📝", mp3: "🎵", m4a: "🎵", ogg: "🎵", wav: "🎵" };
 
 export const isMedia = (a) => a.kind === "video" || (a.kind === "image" && a.width > 0 && a.height > 0);
@@ -70,10 +71,14 @@ export class AttachmentsView {
       tile.setAttribute("aria-label", attachment.kind === "video" ? `Play video ${name}` : `Open photo ${name}`);
     }
     if (single) {
+      // A shape past 3:1 either way is shown cropped to 3:1 (the viewer shows all of it): a 1 × 20000
+      // photo would otherwise be a column a million pixels tall, and a 20000 × 1 one no box at all.
       const width = attachment.width || 16, height = attachment.height || 9;
-      const scale = Math.min(1, MAX_WIDTH / width, MAX_HEIGHT / height);
-      tile.style.width = `${Math.max(64, Math.round(width * scale))}px`;
-      tile.style.aspectRatio = `${width} / ${height}`;
+      const ratio = Math.min(MAX_RATIO, Math.max(1 / MAX_RATIO, width / height));
+      const shownWidth = Math.max(width, height * ratio), shownHeight = shownWidth / ratio;
+      const scale = Math.min(1, MAX_WIDTH / shownWidth, MAX_HEIGHT / shownHeight);
+      tile.style.width = `${Math.max(64, Math.round(shownWidth * scale))}px`;
+      tile.style.aspectRatio = `${ratio}`;
     }
     const colour = averageColour(attachment.placeholder);
     if (colour) tile.style.backgroundColor = colour;

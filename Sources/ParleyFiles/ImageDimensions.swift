@@ -55,13 +55,14 @@ public enum ImageInfo {
 
     /// The size stated by the header among the file's first bytes `prefix`, for a JPEG, PNG, GIF,
     /// WebP or HEIF (HEIC, AVIF) `type`; nil for any other type, or when the header is not found
-    /// within `prefix` or is malformed. The size is raw: check it with ``ImageLimits``.
+    /// within `prefix` or is malformed. The size is raw: check it with ``ImageLimits``. A `prefix`
+    /// shorter than ``prefixLength`` is the whole file: a JPEG in it must hold its scan too.
     public static func dimensions(of prefix: [UInt8], type: SniffedType) -> ImageSize? {
         let size: ImageSize?
         switch type {
         case .png: size = png(prefix)
         case .gif: size = gif(prefix)
-        case .jpeg: size = JPEGHeader.size(prefix)
+        case .jpeg: size = JPEGHeader.size(prefix, isWholeFile: prefix.count < prefixLength)
         case .webp: size = webp(prefix)
         case .heic, .heif, .avif: size = HEIFHeader.size(prefix)
         default: size = nil

@@ -2,11 +2,13 @@
 /// EXIF orientation on the way.
 enum JPEGHeader {
     /// The size in the first frame header, or nil when the segments are malformed or the frame
-    /// header is not within `bytes`.
-    static func size(_ bytes: [UInt8]) -> ImageSize? {
+    /// header is not within `bytes`. When `bytes` is the whole file, its scan (SOS) must follow the
+    /// frame header too: a file cut after its header holds no picture, and is no photo.
+    static func size(_ bytes: [UInt8], isWholeFile: Bool = false) -> ImageSize? {
         guard bytes.matches([0xFF, 0xD8]) else { return nil }
         var offset = 2
         var orientation: Int?
+        var size: ImageSize?
         while offset < bytes.count {
             // Each segment starts with FF and its marker, maybe after more FF fill bytes. Anything
             // else here means the walk lost its way: give up rather than guess.
@@ -20,9 +22,11 @@ enum JPEGHeader {
                 // TEM and the restart markers stand alone, with no length.
                 offset = segment
                 continue
-            case 0x00, 0xD8, 0xD9, 0xDA:
-                // A stuffed zero, a second SOI, EOI, or the scan's start: all before any frame
-                // header, so there is none to find.
+            case 0xDA:
+                // The scan's start: after the frame header, the picture; before it, there is none.
+                return size
+            case 0x00, 0xD8, 0xD9:
+                // A stuffed zero, a second SOI, or EOI: the file is malformed, or ends unscanned.
                 return nil
             default:
                 break
@@ -33,10 +37,11 @@ enum JPEGHeader {
             let data = segment + 2
             // `segment` is at most `count` and `length` at most 65,535: the sum cannot overflow.
             let end = segment + length
-            if isFrameHeader(marker) {
+            if isFrameHeader(marker), size == nil {
                 // Sample precision (1 byte), then the number of lines and of samples per line.
                 guard length >= 7, let height = bytes.uint16BE(at: data + 1), let width = bytes.uint16BE(at: data + 3) else { return nil }
-                return ImageSize(width: width, height: height, orientationSwapsAxes: (5...8).contains(orientation ?? 1))
+                size = ImageSize(width: width, height: height, orientationSwapsAxes: (5...8).contains(orientation ?? 1))
+                guard isWholeFile else { return size }  // the scan may lie past what was read
             }
             // The first APP1 that is EXIF (XMP lives in APP1 segments too) holds the orientation.
             // Its TIFF data runs from after "Exif\0\0" to the segment's end, or the bytes' end; a

@@ -97,7 +97,7 @@ extension ChatPrinter {
 /// Sizes as people read them: "532 bytes", "12 KB", "1.2 MB" (decimal units, as file managers show).
 enum ByteCount {
     static func text(_ bytes: Int64) -> String {
-        if bytes < 1000 { return "\(bytes) bytes" }
+        if bytes < 1000 { return bytes == 1 ? "1 byte" : "\(bytes) bytes" }
         let units = ["KB", "MB", "GB", "TB"]
         var value = Double(bytes) / 1000
         var unit = 0

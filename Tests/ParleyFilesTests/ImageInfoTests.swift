@@ -57,6 +57,19 @@ import Testing
 
     // MARK: GIF
 
+    @Test func aJPEGCutBeforeItsScanIsNoPhotoWhenWholeButMayBeAPrefix() throws {
+        let whole = SampleFiles.jpeg(width: 800, height: 600, orientation: nil)
+        #expect(ImageInfo.dimensions(of: whole, type: .jpeg)?.width == 800)
+        let scan = try #require(whole.firstRange(of: [0xFF, 0xDA] as [UInt8]))
+        let cut = Array(whole[..<scan.lowerBound])  // the headers only: what a truncated upload keeps
+        #expect(ImageInfo.dimensions(of: cut, type: .jpeg) == nil)
+        #expect(ImageInfo.dimensions(of: cut + [0xFF, 0xD9], type: .jpeg) == nil, "the end before any scan")
+        // The first 64 KiB of a longer file: its scan may come after what was read.
+        let comments = SampleFiles.segment(0xFE, [UInt8](repeating: 0x20, count: 65_000))
+        let read = Array((cut + comments + comments).prefix(ImageInfo.prefixLength))
+        #expect(read.count == ImageInfo.prefixLength && ImageInfo.dimensions(of: read, type: .jpeg)?.height == 600)
+    }
+
     @Test func gifLogicalScreen() {
         #expect(Self.size(SampleFiles.gif(width: 1, height: 1), .gif) == ImageSize(width: 1, height: 1))
         #expect(Self.size(SampleFiles.gif(width: 640, height: 480), .gif) == ImageSize(width: 640, height: 480))
@@ -88,12 +101,14 @@ import Testing
         let lookalike: [UInt8] = [8, 0x01, 0x02, 0x03, 0x04, 1, 0, 0]
         let jpeg: [UInt8] =
             [0xFF, 0xD8] + SampleFiles.segment(0xC4, lookalike) + SampleFiles.segment(0xCC, lookalike) + SampleFiles.segment(0xC8, lookalike)
-            + SampleFiles.segment(0xC2, [8] + SampleFiles.be16(200) + SampleFiles.be16(300) + [1, 1, 0x11, 0])
+            + SampleFiles.segment(0xC2, [8] + SampleFiles.be16(200) + SampleFiles.be16(300) + [1, 1, 0x11, 0]) + SampleFiles.scan
         #expect(Self.size(jpeg, .jpeg) == ImageSize(width: 300, height: 200))
     }
 
     @Test func fillBytesBeforeAMarkerAreSkipped() {
-        let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xFF, 0xFF] + SampleFiles.segment(0xC0, [8] + SampleFiles.be16(10) + SampleFiles.be16(20) + [1, 1, 0x11, 0])
+        let jpeg: [UInt8] =
+            [0xFF, 0xD8, 0xFF, 0xFF, 0xFF] + SampleFiles.segment(0xC0, [8] + SampleFiles.be16(10) + SampleFiles.be16(20) + [1, 1, 0x11, 0])
+            + SampleFiles.scan
         #expect(Self.size(jpeg, .jpeg) == ImageSize(width: 20, height: 10))
     }
 
@@ -124,7 +139,7 @@ import Testing
     }
 
     @Test func brokenEXIFStillGivesTheFrameSizeWithoutOrientation() {
-        let frame = SampleFiles.segment(0xC0, [8] + SampleFiles.be16(10) + SampleFiles.be16(20) + [1, 1, 0x11, 0])
+        let frame = SampleFiles.segment(0xC0, [8] + SampleFiles.be16(10) + SampleFiles.be16(20) + [1, 1, 0x11, 0]) + SampleFiles.scan
         let soi: [UInt8] = [0xFF, 0xD8]
         let exif = Array("Exif\0\0".utf8)
         let cases: [(String, [UInt8])] = [
@@ -292,6 +307,8 @@ enum SampleFiles {
 
     /// A marker segment: FF, the marker, a length that counts itself, the data.
     static func segment(_ marker: UInt8, _ data: [UInt8]) -> [UInt8] { [0xFF, marker] + be16(data.count + 2) + data }
+    /// A one-component scan header, two bytes of entropy-coded data and EOI: what follows a frame.
+    static let scan: [UInt8] = segment(0xDA, [1, 1, 0, 0, 0x3F, 0]) + [0, 0, 0xFF, 0xD9]
 
     /// TIFF data as EXIF holds it: the header (byte order, 42, IFD0 at 8), then IFD0's entries
     /// (tag, type, a count of 1 and the value inline), then no next IFD.

@@ -50,6 +50,12 @@ def test_files_print_as_tags_save_to_a_folder_and_send_file_uploads_and_sends(se
             assert saved.read() == picture
         terminal.sendline("/save 99")
         terminal.expect(re.escape("Usage: /save N [DIR]"))
+        one = upload(server, bob, "one.txt", b"x")
+        response = requests.post(server.url + "/v1/messages", timeout=10, headers={"Authorization": "Bearer " + bob["token"]},
+                                 json={"clientId": str(uuid.uuid4()), "conversationId": conversation, "text": "one",
+                                       "attachments": [{"uploadId": one}]})
+        assert response.status_code == 201, response.text
+        terminal.expect(re.escape("Bob Builder: one [file 1 byte one.txt]"))
 
         # /send-file: a 2.5 MB file goes up in parts, with progress, then the message with its caption.
         data = os.urandom(2_500_000)

@@ -350,6 +350,36 @@ def test_files_show_as_cards_with_name_and_size_download_the_same_bytes_and_go_w
         assert card["name"] == "photo.png" and card["meta"].endswith(" · FILE"), card
 
 
+def upload_elsewhere(server, session, name, data):
+    """A tus upload in one request, as another client makes it; returns its id."""
+    import base64
+    metadata = f"filename {base64.b64encode(name.encode()).decode()}"
+    created = requests.post(server.url + "/v1/uploads", data=data, timeout=30, headers={
+        **headers(session), "Upload-Length": str(len(data)), "Upload-Metadata": metadata, "Content-Type": "application/offset+octet-stream"})
+    assert created.status_code == 201, created.text
+    return created.json()["id"]
+
+
+def test_photos_of_extreme_shapes_get_a_box_that_shows_and_fits(server, browsers):
+    """A 1 × 20000 or 20000 × 1 photo (valid, within the server's limits) sent by another client: each
+    box is cropped to at most 3:1 and fits the usual 300 × 340, instead of a column a million pixels tall
+    or a box no one can see or click."""
+    alice, bob = server.register("alice", "Alice Liddell"), server.register("bob", "Bob Builder")
+    conversation = server.send(alice, "hi", recipient=bob["user"]["id"])["conversationId"]
+    for name, size in (("tall.png", (1, 20000)), ("wide.png", (20000, 1))):
+        upload = upload_elsewhere(server, alice, name, png(*size))
+        response = requests.post(server.url + "/v1/messages", headers=headers(alice), timeout=10, json={
+            "clientId": str(uuid.uuid4()), "conversationId": conversation, "text": name, "attachments": [{"uploadId": upload}]})
+        assert response.status_code == 201, response.text
+        assert response.json()["message"]["attachments"][0]["kind"] == "image"
+    b = open_chat(browsers, server, bob, conversation)
+    wait(b, lambda d: [m["text"] for m in messages(d)][-2:] == ["tall.png", "wide.png"] and all(m["media"] for m in messages(d)[-2:]))
+    tall, wide = (m["media"][0] for m in messages(b)[-2:])
+    assert 300 <= tall["height"] <= 340 and 100 <= tall["width"] <= 120, tall
+    assert 290 <= wide["width"] <= 300 and 95 <= wide["height"] <= 100, wide
+    assert b.execute_script("return document.getElementById('messages').scrollHeight") < 5000
+
+
 def test_paste_and_drop_fill_the_tray_one_is_removed_by_keyboard_and_enter_sends_the_rest(server, browsers, tmp_path):
     alice, bob, conversation, a = chat_of_two(server, browsers)
     import base64
@@ -652,12 +682,8 @@ HEADER_PHOTO = "return document.querySelector('#chat-avatar img')?.getAttribute(
 
 def set_photo_elsewhere(server, session, data):
     """Another device of `session`'s sets a photo: a tus upload in one request, then PUT /v1/me/photo. Returns its path."""
-    import base64
-    metadata = f"filename {base64.b64encode(b'me.png').decode()},filetype {base64.b64encode(b'image/png').decode()}"
-    created = requests.post(server.url + "/v1/uploads", data=data, timeout=30, headers={
-        **headers(session), "Upload-Length": str(len(data)), "Upload-Metadata": metadata, "Content-Type": "application/offset+octet-stream"})
-    assert created.status_code == 201, created.text
-    response = requests.put(server.url + "/v1/me/photo", json={"uploadId": created.json()["id"]}, headers=headers(session), timeout=10)
+    upload = upload_elsewhere(server, session, "me.png", data)
+    response = requests.put(server.url + "/v1/me/photo", json={"uploadId": upload}, headers=headers(session), timeout=10)
     assert response.status_code == 200, response.text
     return response.json()["photo"]
 
