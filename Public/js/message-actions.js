@@ -21,7 +21,7 @@
 //    last, and in the quotes of the replies to it; `messageHidden` takes it out of view (and out of
 //    the preview, which the server then reads again).
 
-import { characterCount } from "./format.js";
+import { characterCount, isolate, messagePreview } from "./format.js";
 
 /** The server's default windows (`--edit-window`, `--delete-window`): past them it refuses, and says so. */
 export const EDIT_WINDOW_MS = 48 * 3600 * 1000;
@@ -215,9 +215,23 @@ export class MessageActions {
     store.outbox = store.outbox.filter((p) => p !== entry);
     store.saveOutbox();
     store.flush();  // the next of its conversation
-    this.onError(error?.message ?? "That could not be done.", error?.code);
+    // Which action, on which message, where: one done offline may be refused long after, elsewhere.
+    this.onError(`Not done: ${this.describe(entry)}. ${error?.message ?? "That could not be done."}`, error?.code);
     // The message may have changed meanwhile (deleted, say): the server's version is read again.
     if (entry.seq != null && error?.code !== "message_not_found") this.refresh(entry.conversationId, entry.seq);
+  }
+
+  /** "your edit of “Tea or coffee?” in Book club", as the terminal words it. */
+  describe(entry) {
+    const what = {
+      react: entry.emoji ? `your ${entry.emoji} on` : "clearing your reaction to", edit: "your edit of",
+      delete: "deleting for everyone", hide: "deleting for you",
+    }[entry.action] ?? "your action on";
+    const message = this.store.threads.get(entry.conversationId)?.messages.get(entry.seq);
+    const text = message && (message.deletedAt ? "This message was deleted" : firstLine(messagePreview(message).split(/[\u2028\u2029]/)[0]));
+    const summary = this.store.conversations.get(entry.conversationId);
+    const where = summary ? ` in ${isolate(this.store.titleOf(summary))}` : "";
+    return `${what} ${text ? `“${text}”` : "a message"}${where}`;
   }
 
   /** Reads the page of history that holds a message, to show it as it is now. */

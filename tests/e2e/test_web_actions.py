@@ -549,7 +549,9 @@ def test_a_refused_action_tells_why(server, browsers):
     act(server, bob, conversation, message["seq"], "delete")  # deleted before the reaction reaches the server
     a.execute_script("return window.__goOnline()")
     wait(a, lambda d: toast_text(d) != "")
-    assert "deleted" in toast_text(a).lower(), toast_text(a)
+    # Which action, on which message, in which chat, then the server's reason.
+    told = toast_text(a)
+    assert told.startswith("Not done: your 👍 on “") and "” in \u2068Bob Builder\u2069. " in told and "deleted" in told.split(". ", 1)[1].lower(), told
     wait(a, lambda d: (r := rows(d)[0]) and r["deleted"] and r["reactions"] == [])
     wait(a, lambda d: json.loads(d.execute_script("return localStorage.getItem('parley.outbox.' + arguments[0])", alice["user"]["id"])) == [])
 
