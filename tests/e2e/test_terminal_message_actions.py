@@ -41,14 +41,21 @@ def _terminal(home, env=None):
     return terminal
 
 
+def _chat_with_bob(server, home):
+    """Bob writes "hi Alice" to Alice (the terminal, in `home`), whose chat with him is open:
+    (bob, alice's id, the conversation, the terminal)."""
+    bob = server.register("bob", "Bob Builder")
+    alice_id = _register_alice(server, home, bob, "Alice Liddell")
+    conversation = server.send(bob, "hi Alice", recipient=alice_id)["conversationId"]
+    terminal = _terminal(home)
+    terminal.sendline("/new bob")
+    terminal.expect(_line(1, "Bob Builder", "hi Alice"))
+    return bob, alice_id, conversation, terminal
+
+
 def test_reply_react_edit_and_delete_from_the_terminal_and_see_the_other_sides(server):
     with tempfile.TemporaryDirectory() as home:
-        bob = server.register("bob", "Bob Builder")
-        alice_id = _register_alice(server, home, bob, "Alice Liddell")
-        conversation = server.send(bob, "hi Alice", recipient=alice_id)["conversationId"]
-        terminal = _terminal(home)
-        terminal.sendline("/new bob")
-        terminal.expect(_line(1, "Bob Builder", "hi Alice"))
+        bob, alice_id, conversation, terminal = _chat_with_bob(server, home)
         terminal.sendline("hello Bob")
         terminal.expect(re.escape('[2] ✓ "hello Bob"'))
 

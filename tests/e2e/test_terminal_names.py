@@ -5,18 +5,13 @@ import tempfile
 import pexpect
 import requests
 
-from test_terminal_client import _auth, _register_alice
-from test_terminal_message_actions import _eventually, _line, _terminal
+from test_terminal_client import _auth
+from test_terminal_message_actions import _chat_with_bob, _line, _terminal
 
 
 def test_name_changes_mine_everywhere_and_a_partners_new_name_shows_on_their_next_line(server):
     with tempfile.TemporaryDirectory() as home:
-        bob = server.register("bob", "Bob Builder")
-        alice_id = _register_alice(server, home, bob, "Alice Liddell")
-        conversation = server.send(bob, "hi Alice", recipient=alice_id)["conversationId"]
-        terminal = _terminal(home)
-        terminal.sendline("/new bob")
-        terminal.expect(_line(1, "Bob Builder", "hi Alice"))
+        bob, alice_id, conversation, terminal = _chat_with_bob(server, home)
 
         terminal.sendline("/name")
         terminal.expect(re.escape("Usage: /name NEW NAME (others see you as “Alice Liddell”)"))
@@ -29,8 +24,7 @@ def test_name_changes_mine_everywhere_and_a_partners_new_name_shows_on_their_nex
 
         # Bob renames himself elsewhere: his next line carries the new name, live.
         renamed = requests.patch(f"{server.url}/v1/me", json={"displayName": "Bob the Builder"}, headers=_auth(bob), timeout=10)
-        assert renamed.status_code == 200, renamed.text
-        _eventually(lambda: renamed.json()["displayName"] == "Bob the Builder", "the answer")
+        assert renamed.status_code == 200 and renamed.json()["displayName"] == "Bob the Builder", renamed.text
         server.send(bob, "can we fix it?", conversation=conversation)
         terminal.expect(_line(2, "Bob the Builder", "can we fix it?"))
         terminal.sendline("/quit")
