@@ -14,6 +14,8 @@ const names = [
   "Yοu", "ALICE", "Alice", "WILL", "Иван Петров", "李雷", "محمد", "José Ñúñez", "Łódź", "Straße", "ẞ", "ﬁnn", "Ⅻ", "①②", "ǅ", "İstanbul",
   "Ǆ", "Ꝺ", "Ada Loѵelace", "ᴀᴅᴀ ʟᴏᴠᴇʟᴀᴄᴇ", "Ada ᒪovelace", "Ada Lo∨elace", "ᎪᎠᎪ ᏞᏙᎬᏞᎪᏟᎬ", "Ada Ⳑovelace", "ɑda Lovelace", "⍺da Lovelace",
   "ꓮda ꓡovelace", "Ada Lovelace\uFFFC", "L०ve၀",
+  "Ada Lovєlace", "Ada Lovҽlace", "Ada L૦velace", "Ada L౦velace", "Ada L٥velace", "Aᑯa Lovelace", "Ada Lov℮lace", "Ada Lovꬲlace",
+  "Ada Lovelacə", "ꭺda Lovelace", "Ada Lovelace.", "Ada Lovelace·", "Ada Lovelace\u2024", "Ada-Lovelace", "Jo (she/her)", "J. R. R. Tolkien",
   ...LOOKALIKE_LETTERS.map((letter) => `x${letter}x`),  // every letter of the table, in a name
 ];
 const fixture = fileURLToPath(new URL("../Tests/ParleyCoreTests/look-alike-names.json", import.meta.url));

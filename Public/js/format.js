@@ -71,11 +71,23 @@ const LOOKALIKES = new Map(Object.entries({
   w: [0x1D21, 0x13B3, 0x15EF],
   x: [0x2CAC],
   z: [0x1D22, 0x13C3],
-})).flatMap(([latin, codes]) => codes.map((code) => [String.fromCodePoint(code), latin])));
+})).concat(Object.entries({  // found by a hostile pass: e's, Indic, Thai, Lao, Khmer zeros and the Arabic-Indic five, a syllabic d
+  e: [0x0454, 0x04BD, 0x04D9, 0x0259, 0x212E, 0xAB32],
+  o: [0x09E6, 0x0A66, 0x0AE6, 0x0B66, 0x0BE6, 0x0C66, 0x0CE6, 0x0D66, 0x0E50, 0x0ED0, 0x17E0, 0x0665],
+  d: [0x146F],
+})).flatMap(([latin, codes]) => codes.flatMap((code) => [[code, latin], ...cherokeeSmall(code, latin)]))
+  .map(([code, latin]) => [String.fromCodePoint(code), latin]));
+
+/** Cherokee's small letters are drawn as its capitals (U+AB70… for U+13A0…, U+13F8… for U+13F0…). */
+function cherokeeSmall(code, latin) {
+  if (code >= 0x13A0 && code <= 0x13EF) return [[code + 0xAB70 - 0x13A0, latin]];
+  if (code >= 0x13F0 && code <= 0x13F5) return [[code + 8, latin]];
+  return [];
+}
 
 /**
  * What a display name looks like (LookAlikeNames.skeleton in Swift, the same rules): decomposed,
- * invisible characters, marks and spaces dropped, letters drawn like a Latin one read as it, then
+ * invisible characters, marks, spaces and punctuation dropped, letters drawn like a Latin one read as it, then
  * lowercased and read so again, "rn" read as "m" and "vv" as "w", code point by code point (as
  * Swift goes scalar by scalar). Names with one skeleton read alike.
  */
@@ -88,6 +100,9 @@ export function nameSkeleton(name) {
   return skeleton;
 }
 
+// Punctuation draws little and means less in a name: "Ada Lovelace." reads as "Ada Lovelace".
+const PUNCTUATION = /\p{P}/u;
+
 // Names already read (nameSkeleton): a list or a chat reads the same few names at every render.
 const skeletons = new Map();
 
@@ -96,7 +111,7 @@ export const LOOKALIKE_LETTERS = [...LOOKALIKES.keys()];
 
 function readSkeleton(name) {
   const read = (text) => [...text].map((c) => LOOKALIKES.get(c) ?? c);
-  const letters = read(read([...name.normalize("NFKD")].filter((c) => !INVISIBLE.test(c)).join("")).join("").toLowerCase());
+  const letters = read(read([...name.normalize("NFKD")].filter((c) => !INVISIBLE.test(c) && !PUNCTUATION.test(c)).join("")).join("").toLowerCase());
   const skeleton = [];
   for (const letter of letters) {
     const last = skeleton.at(-1);

@@ -624,11 +624,11 @@ export class ChatStore {
   handleFrame(frame) {
     switch (frame.type) {
       case "welcome":
-        // A fresh page starts live from the head and takes a snapshot; a reconnect resumes.
-        if (this.position == null) {
-          this.position = frame.head;
-          this.loadConversations();
-        }
+        // A fresh page starts live from the head and takes a snapshot; a reconnect resumes, and takes
+        // a snapshot too: names and photos changed meanwhile come in no event (profile frames are
+        // ephemeral), and the snapshot never moves back what the replay moved (addSummary).
+        if (this.position == null) this.position = frame.head;
+        this.loadConversations();
         // Declines leave no event: the pending invitations are read again on every connection.
         this.groups.loadInvitations();
         // Nor do notification settings changed on another device.

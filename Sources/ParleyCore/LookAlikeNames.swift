@@ -8,7 +8,7 @@ import Foundation
 ///
 /// Rules (``LookAlikeNamesTests``):
 /// 1. A name's skeleton: compatibility-decomposed (`Ａ` is `A`, `é` is `e` and a mark); invisible
-///    characters, marks and spaces dropped; each letter drawn like a Latin one read as it
+///    characters, marks, spaces and punctuation dropped; each letter drawn like a Latin one read as it
 ///    (``Validation/lookalikes``: Cyrillic and Greek capitals, `I`, `i`, `1` and `|` as `l`, `0`
 ///    as `o`), then lowercased and read so again (a capital's small letter: `Σ` is `σ`, read as
 ///    `o`); `rn` read as `m` and `vv` as `w`. Scalar by scalar, so the web's code units agree.
@@ -17,7 +17,7 @@ import Foundation
 public enum LookAlikeNames {
     /// Rule 1: what a name looks like, letters that look alike made the same.
     public static func skeleton(_ name: String) -> String {
-        let visible = name.decomposedStringWithCompatibilityMapping.unicodeScalars.filter { !Validation.isInvisible($0) }
+        let visible = name.decomposedStringWithCompatibilityMapping.unicodeScalars.filter { !Validation.isInvisible($0) && !isPunctuation($0) }
         let read = String(String.UnicodeScalarView(visible.map { Validation.lookalikes[$0] ?? $0 })).lowercased()
         var scalars: [Unicode.Scalar] = []
         for scalar in read.unicodeScalars.map({ Validation.lookalikes[$0] ?? $0 }) {
@@ -28,6 +28,17 @@ public enum LookAlikeNames {
             }
         }
         return String(String.UnicodeScalarView(scalars))
+    }
+
+    /// Punctuation draws little and means less in a name: "Ada Lovelace." and "Ada-Lovelace" read
+    /// as "Ada Lovelace".
+    static func isPunctuation(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .connectorPunctuation, .dashPunctuation, .openPunctuation, .closePunctuation, .initialPunctuation, .finalPunctuation,
+            .otherPunctuation:
+            true
+        default: false
+        }
     }
 
     /// Rule 2: the ids in `people` whose name reads like another's.

@@ -205,9 +205,24 @@ public enum Validation {
             ("w", [0x1D21, 0x13B3, 0x15EF]),
             ("x", [0x2CAC]),
             ("z", [0x1D22, 0x13C3]),
+            // Found by a hostile pass: more e's, the zeros of other Indic scripts, Thai, Lao, Khmer and the
+            // Arabic-Indic five, a syllabic d.
+            ("e", [0x0454, 0x04BD, 0x04D9, 0x0259, 0x212E, 0xAB32]),
+            ("o", [0x09E6, 0x0A66, 0x0AE6, 0x0B66, 0x0BE6, 0x0C66, 0x0CE6, 0x0D66, 0x0E50, 0x0ED0, 0x17E0, 0x0665]),
+            ("d", [0x146F]),
         ]
         for (latin, codes) in groups {
             for code in codes { if let scalar = Unicode.Scalar(code) { table[scalar] = latin } }
+        }
+        // Cherokee's small letters are drawn as its capitals (U+AB70… for U+13A0…, U+13F8… for U+13F0…).
+        for (scalar, latin) in table {
+            let offset: UInt32? =
+                switch scalar.value {
+                case 0x13A0...0x13EF: 0xAB70 - 0x13A0
+                case 0x13F0...0x13F5: 8
+                default: nil
+                }
+            if let offset, let small = Unicode.Scalar(scalar.value + offset) { table[small] = latin }
         }
         return table
     }()

@@ -1,20 +1,22 @@
 import Foundation
 import ParleyCore
 
-/// Profile photos (docs/protocol.md "Files"): a person's photo is a path on the server that loads
-/// without a token.
+/// Profiles (docs/protocol.md "Files"): a person's name, and their photo, a path on the server that
+/// loads without a token.
 ///
 /// Rules:
 /// 1. A `profile` frame (someone I share a conversation with, or I on another device, changed their
-///    photo) reaches every copy of that person the client keeps: the members of each conversation
+///    photo or name) reaches every copy of that person the client keeps: the members of each conversation
 ///    (saved), ``users``, the inviters of ``invitations`` (saved) and, when it is me, ``me``. Then
 ///    ``ClientEvent/profile(_:)`` is emitted; observing views refresh on their own.
-/// 2. The frame is ephemeral: a client offline at the time learns the photo from the next snapshot
-///    of the conversation list (the first connection, a `resync`, or ``reloadConversations()``),
-///    which replaces the members it held, and a group's members from its next refresh.
+/// 2. The frame is ephemeral: a client offline at the time learns the photo or name from the next
+///    snapshot of the conversation list (the first connection, a `resync`, or
+///    ``reloadConversations()``), which replaces the members it held, from
+///    ``refreshProfiles()`` when its connection resumes, and a group's members from its next refresh.
 extension ParleyClient {
-    /// Rule 1.
-    func apply(profile user: User) {
+    /// Rule 1. `cached`: whether ``users`` takes `user` (a person read from a member list has no
+    /// `createdAt` to keep there).
+    func apply(profile user: User, cached: Bool = true) {
         var changed: [ConversationSummary] = []
         for var summary in conversations.values {
             var touched = false
@@ -30,7 +32,7 @@ extension ParleyClient {
             changed.append(summary)
         }
         if !changed.isEmpty { try? store.save(conversations: changed) }
-        users[user.id] = user
+        if cached { users[user.id] = user }
         if invitations.contains(where: { $0.inviter.id == user.id && $0.inviter != user }) {
             invitations = invitations.map { invitation in
                 var invitation = invitation
@@ -53,6 +55,29 @@ extension ParleyClient {
         let user = try await api.setDisplayName(displayName, token: session.token)
         apply(profile: user)
         return user
+    }
+
+    /// Names and photos as the server has them now, from the conversation list read again, for
+    /// everyone whose name or photo this client holds otherwise: each is applied as a `profile`
+    /// frame is (rule 1). Nothing else of the list is taken. A resumed connection calls it (sync
+    /// rule 2 of ``ParleyClient``); a failed read changes nothing.
+    public func refreshProfiles() async {
+        guard let list = try? await api.conversations(token: session.token) else { return }
+        var latest: [UserID: ConversationMember] = [:]
+        for summary in list { for member in summary.members { latest[member.userId] = member } }
+        for summary in conversations.values {
+            for held in summary.members {
+                guard let now = latest.removeValue(forKey: held.userId),
+                    now.displayName != held.displayName || now.username != held.username || now.photo != held.photo
+                else { continue }
+                let known = users[now.userId] ?? (now.userId == me.id ? me : nil)
+                apply(
+                    profile: User(
+                        id: now.userId, username: now.username, displayName: now.displayName,
+                        createdAt: known?.createdAt ?? Timestamp(milliseconds: 0), photo: now.photo),
+                    cached: known != nil)
+            }
+        }
     }
 
     /// A person's photo as this client last heard of it (a path, ``User/photo``): a member's of one

@@ -40,6 +40,8 @@ extension ParleyClient {
                 // A resumed connection with nothing cached (say, no conversations yet): the list
                 // is known only once the server says so.
                 await reloadConversations()
+            } else {
+                await refreshProfiles()  // rule 2: before the replay, which brings everything else
             }
         case .synced:
             setConnectionState(.online)

@@ -9,7 +9,10 @@ import ParleyCore
 /// 1. On start, the cached conversations, messages and outbox show at once, before the network answers.
 /// 2. The live connection resumes after the last stream position processed (persisted after each
 ///    event), so nothing is missed or applied twice; a first connection starts live from the head and
-///    takes a REST snapshot. `resync` drops the cache and takes a snapshot again.
+///    takes a REST snapshot. `resync` drops the cache and takes a snapshot again. A resumed
+///    connection reads the list too, but takes only its people's names and photos from it
+///    (``refreshProfiles()``): those changed while it was away come in no event (`profile` frames
+///    are not replayed), and the replay brings everything else.
 /// 3. Lost connections are retried with exponential backoff and full jitter (0.5 s … 15 s), or at
 ///    once after ``reconnectNow()`` (the network came back). A dead line is noticed by the
 ///    ``Heartbeat`` within seconds, not when TCP gives up.

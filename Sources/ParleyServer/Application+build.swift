@@ -106,7 +106,8 @@ struct ServerContext: Sendable {
     let messenger: Messenger
     let health: StorageHealth
 
-    /// A few renames in a row are a typo fixed; more are noise sent to every peer.
+    /// A few renames in a row are a typo fixed; more are noise sent to every peer. A bucket: 20 in
+    /// a row, then one every 3 minutes.
     static let nameChangesPerHour = 20.0
 
     var limiters: [RateLimiter] {

@@ -112,7 +112,7 @@ import ParleyStore
     @Test func unsupportedMethodsGet405WithAllow() async throws {
         try await TestServer.run { api in
             let me = try await api.request(.delete, "/v1/me")
-            #expect(me.status == .methodNotAllowed && me.headers[.allow] == "GET" && me.errorCode == .methodNotAllowed)
+            #expect(me.status == .methodNotAllowed && me.headers[.allow] == "GET, PATCH" && me.errorCode == .methodNotAllowed)
             let conversations = try await api.request(.put, "/v1/conversations")
             #expect(conversations.status == .methodNotAllowed && conversations.headers[.allow] == "GET, POST")
             let login = try await api.request(.get, "/v1/auth/login")

@@ -30,9 +30,15 @@ def test_name_changes_mine_everywhere_and_a_partners_new_name_shows_on_their_nex
         terminal.sendline("/quit")
         terminal.expect(pexpect.EOF)
 
+        # Bob renames again while the terminal is closed: no event tells of it, the list read again does.
+        renamed = requests.patch(f"{server.url}/v1/me", json={"displayName": "Robert Builder"}, headers=_auth(bob), timeout=10)
+        assert renamed.status_code == 200, renamed.text
+
         # The session kept the new name: a restart knows it before the network answers.
         terminal = _terminal(home)
         terminal.sendline("/name")
         terminal.expect(re.escape("(others see you as “Alice Pleasance”)"))
+        terminal.sendline("/list")
+        terminal.expect(re.escape("1. Robert Builder"))
         terminal.sendline("/quit")
         terminal.expect(pexpect.EOF)

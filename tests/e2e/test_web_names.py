@@ -1,9 +1,11 @@
 """A display name changed in the web client's menu, or elsewhere: the dialog, its errors, and every open page
 that shows the person (the list, the chat header, a group's sender lines), without a reload."""
+import uuid
+
 from selenium.webdriver.common.keys import Keys
 
 from conftest import page_problems
-from test_web_actions import open_chat, toast_text
+from test_web_actions import SOCKET_SWITCH, open_chat, toast_text, websocket_count
 from test_web_client import by_id
 from test_web_groups import call, crew, open_app, wait
 
@@ -67,3 +69,29 @@ def test_a_name_changed_on_another_device_shows_in_the_direct_chat_header(server
     assert renamed.status_code == 200, renamed.text
     wait(a, lambda d: by_id(d, "chat-name").text == "Amazing Grace")
     wait(a, lambda d: "Amazing Grace" in d.execute_script(ROW_NAMES))
+
+
+def test_a_rename_made_while_the_page_was_away_shows_when_it_is_back_and_look_alikes_are_marked(server, browsers):
+    """Profile frames are not replayed: a page that reconnects takes the conversation list again, so a group's
+    sender lines and the list show names changed meanwhile. And a member renamed to read like another
+    ("Grace Hopper." beside "Grace Hopper") is told apart by username, live."""
+    ada, grace, alan, group = crew(server, "Book club")
+    for who, text in ((grace, "chapter one?"), (alan, "chapter two!")):
+        assert call(server, who, "POST", "/v1/messages", {"clientId": str(uuid.uuid4()), "conversationId": group, "text": text}).status_code == 201
+    a = open_chat(browsers, server, ada, group, script=SOCKET_SWITCH)
+    wait(a, lambda d: d.execute_script(SENDERS) == ["Grace Hopper", "Alan Turing"])
+    a.execute_script("window.__sameDocument = true")
+
+    a.execute_script("window.__goOffline()")
+    wait(a, lambda d: websocket_count(server.url) == 0)
+    assert call(server, grace, "PATCH", "/v1/me", {"displayName": "Grace B. Hopper"}).status_code == 200
+    a.execute_script("return window.__goOnline()")
+    wait(a, lambda d: d.execute_script(SENDERS) == ["Grace B. Hopper", "Alan Turing"])
+    wait(a, lambda d: "Grace B. Hopper" in d.execute_script(ROW_NAMES))
+
+    # Alan takes Grace's new name with a dot: both are shown with their usernames, then unmarked again.
+    assert call(server, alan, "PATCH", "/v1/me", {"displayName": "Grace B. Hopper."}).status_code == 200
+    wait(a, lambda d: d.execute_script(SENDERS) == ["Grace B. Hopper (@grace)", "Grace B. Hopper. (@alan)"])
+    assert call(server, alan, "PATCH", "/v1/me", {"displayName": "Alan Turing"}).status_code == 200
+    wait(a, lambda d: d.execute_script(SENDERS) == ["Grace B. Hopper", "Alan Turing"])
+    assert a.execute_script("return window.__sameDocument === true"), "no reload"
