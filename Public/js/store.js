@@ -205,8 +205,12 @@ export class ChatStore {
       }
       this.listState = "ready";
     } catch (error) {
-      this.listState = "error";
-      this.listError = error.message;
+      // A list already shown stays as it is when reading it again fails (a reconnect's refresh):
+      // the stream keeps it current, and the next connection reads it again.
+      if (this.listState !== "ready") {
+        this.listState = "error";
+        this.listError = error.message;
+      }
     }
     this.changed();
   }

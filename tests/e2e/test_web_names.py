@@ -95,3 +95,32 @@ def test_a_rename_made_while_the_page_was_away_shows_when_it_is_back_and_look_al
     assert call(server, alan, "PATCH", "/v1/me", {"displayName": "Alan Turing"}).status_code == 200
     wait(a, lambda d: d.execute_script(SENDERS) == ["Grace B. Hopper", "Alan Turing"])
     assert a.execute_script("return window.__sameDocument === true"), "no reload"
+
+
+# The list read fails while sessionStorage says so (the stream and every other request go on).
+FAILING_LIST = """
+    const realFetch = window.fetch.bind(window);
+    window.fetch = (input, init) => {
+      const url = String(input?.url ?? input);
+      if (sessionStorage.getItem('test.failList') && /\\/v1\\/conversations(\\?|$)/.test(url) && (init?.method ?? 'GET') === 'GET') {
+        window.__listFailures = (window.__listFailures ?? 0) + 1;
+        return Promise.resolve(new Response('{"error":{"code":"storage_unavailable","message":"Try again."}}',
+          {status: 503, headers: {'Content-Type': 'application/json', 'Retry-After': '1'}}));
+      }
+      return realFetch(input, init);
+    };"""
+
+
+def test_a_reconnect_whose_list_read_fails_keeps_the_list_and_its_messages(server, browsers):
+    ada, grace, alan, group = crew(server, "Book club")
+    a = open_chat(browsers, server, ada, group, script=SOCKET_SWITCH + FAILING_LIST)
+    wait(a, lambda d: "Book club" in d.execute_script(ROW_NAMES))
+    a.execute_script("window.__goOffline()")
+    wait(a, lambda d: websocket_count(server.url) == 0)
+    assert call(server, grace, "POST", "/v1/messages", {"clientId": str(uuid.uuid4()), "conversationId": group, "text": "still here?"}).status_code == 201
+    a.execute_script("sessionStorage.setItem('test.failList', '1')")
+    a.execute_script("return window.__goOnline()")
+    wait(a, lambda d: d.execute_script("return window.__listFailures ?? 0") >= 1)
+    wait(a, lambda d: "Grace Hopper" in d.execute_script(SENDERS))  # the replay brought it
+    assert not by_id(a, "list-error").is_displayed(), "the list shown stays, without an error"
+    assert "Book club" in a.execute_script(ROW_NAMES)
