@@ -25,7 +25,9 @@
 //    (message-actions.js rule 4).
 // 8. Tabs of one person share the saved outbox: each save merges what the others saved (outbox-merge.js)
 //    rather than overwriting it, and a `storage` event for it takes their changes in at once (new
-//    entries, edits, and removals, listed under `.gone` so a cancelled entry never comes back). Every
+//    entries, edits, and removals, listed under `.gone` so a cancelled entry never comes back). Another
+//    tab's save can be read here before its event comes: whichever finds a send gone (a save or the
+//    event) reads the thread that showed it again, since this page may never see it on its stream. Every
 //    tab sends what the outbox holds; the server's idempotency makes a send from two tabs one message.
 //    Before changing an entry that was never sent, the tab reads the saved outbox again, so an entry
 //    another tab has put on the wire (rule 7, saved first) is not rewritten.
@@ -71,6 +73,7 @@ export class ChatStore {
     this.connection = "connecting";
     this.listState = "loading";
     this.listError = null;
+    this.goneSeen = new Set();        // every removed clientId this page has seen (rule 8, loadGone)
     this.outbox = this.loadOutbox();
     this.saved = new Map();           // clientId → each entry as last saved or adopted here (rule 8)
     this.remember();
@@ -119,8 +122,16 @@ export class ChatStore {
     try { return JSON.parse(localStorage.getItem(this.outboxKey) ?? "[]"); } catch { return []; }
   }
 
+  /**
+   * The removed clientIds: the saved list and every one this page has seen. Another tab's save made
+   * from a stale read (tabs' storage catches up asynchronously) can drop one from the saved list; it
+   * stays gone here, and this page's next save lists it again.
+   */
   loadGone() {
-    try { return new Set(JSON.parse(localStorage.getItem(this.goneKey) ?? "[]")); } catch { return new Set(); }
+    let stored = [];
+    try { stored = JSON.parse(localStorage.getItem(this.goneKey) ?? "[]"); } catch { /* unreadable: what this page saw stands */ }
+    this.goneSeen = new Set([...this.goneSeen, ...(Array.isArray(stored) ? stored : [])]);
+    return this.goneSeen;
   }
 
   /** Rule 8: what this tab changed since it last saved is counted (`rev`), what it removed is gone, then merged and saved. */
@@ -129,13 +140,26 @@ export class ChatStore {
     const present = new Set(this.outbox.map((entry) => entry.clientId));
     for (const clientId of this.saved.keys()) if (!present.has(clientId)) { gone.delete(clientId); gone.add(clientId); }
     for (const entry of this.outbox) if (this.saved.get(entry.clientId) !== revisionOf(entry)) entry.rev = (entry.rev ?? 0) + 1;
-    this.outbox = mergeOutboxes(this.outbox, this.loadOutbox(), gone);
+    this.mergeStored(gone);
     this.write(gone);
+  }
+
+  /**
+   * Rule 8: takes in what the other tabs saved. What they removed (gone) was confirmed or cancelled
+   * there, whichever of this tab's saves or storage events finds it first: its send is no longer in
+   * flight here, and a thread that showed it is read again (reloadAfterOthersSent).
+   */
+  mergeStored(gone) {
+    const dropped = this.outbox.filter((entry) => gone.has(entry.clientId));
+    this.outbox = mergeOutboxes(this.outbox, this.loadOutbox(), gone);
+    for (const entry of dropped) this.inFlight.delete(entry.clientId);
+    this.reloadAfterOthersSent(dropped.filter((entry) => !entry.action));
   }
 
   write(gone) {
     const json = JSON.stringify(this.outbox);  // once, for both places
-    localStorage.setItem(this.goneKey, JSON.stringify(keptGone(gone)));
+    this.goneSeen = new Set(keptGone(gone));
+    localStorage.setItem(this.goneKey, JSON.stringify([...this.goneSeen]));
     localStorage.setItem(this.outboxKey, json);
     saveOutboxCopy(this.me, json);
     this.remember();
@@ -162,10 +186,7 @@ export class ChatStore {
   adoptStored() {
     const stored = localStorage.getItem(this.outboxKey) ?? "[]";
     const gone = this.loadGone();
-    const before = this.outbox;
-    this.outbox = mergeOutboxes(this.outbox, this.loadOutbox(), gone);
-    for (const [clientId] of this.saved) if (gone.has(clientId)) this.inFlight.delete(clientId);
-    this.reloadAfterOthersSent(before.filter((entry) => !entry.action && gone.has(entry.clientId)));
+    this.mergeStored(gone);
     if (JSON.stringify(this.outbox) !== stored) this.write(gone);
     else { this.remember(); this.uploads?.outboxChanged(); }
     this.changed();

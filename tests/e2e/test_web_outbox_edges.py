@@ -10,6 +10,7 @@ import uuid
 
 import pytest
 import requests
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -211,10 +212,67 @@ def test_two_tabs_of_one_person_merge_their_outboxes_and_a_cancel_in_one_holds_i
     for tab in (tab_b, tab_a):
         in_tab(tab).execute_script("return window.__goOnline()")
     wait(driver, lambda d: [m["text"] for m in server.history(bob, conversation)] == ["Hello", "from A, edited", "from B"])
-    for tab in (tab_a, tab_b):
-        wait(in_tab(tab), lambda d: outbox(d, alice) == [] and [(r["text"], bool(r["seq"])) for r in rows(d)]
-             == [("Hello", True), ("from A, edited", True), ("from B", True)])
+    for name, tab in (("A", tab_a), ("B", tab_b)):
+        settled = lambda d: outbox(d, alice) == [] and [(r["text"], bool(r["seq"])) for r in rows(d)] \
+            == [("Hello", True), ("from A, edited", True), ("from B", True)]
+        try:
+            wait(in_tab(tab), settled)
+        except TimeoutException:
+            pytest.fail(f"tab {name} never settled: outbox {outbox(driver, alice)}, rows {rows(driver)}, "
+                        f"sockets {websocket_count(server.url)}, server {server.history(bob, conversation)}")
     assert [m["text"] for m in server.history(bob, conversation)] == ["Hello", "from A, edited", "from B"], "never the cancelled one"
+
+
+def test_a_send_another_tab_confirmed_shows_when_a_save_here_finds_it_gone_before_the_storage_event(server, browsers):
+    """Another tab's save can be read here before its storage event comes (a save of this tab runs in
+    between): whichever finds the send gone reads the chat again, or the message vanishes from it."""
+    alice, bob = two_people(server)
+    conversation = send(server, alice, "Hello", recipient=bob["user"]["id"])["conversationId"]
+    driver = open_chat(browsers, server, alice, conversation, script=SOCKET_SWITCH)
+    driver.execute_script("window.__goOffline()")
+    wait(driver, lambda d: websocket_count(server.url) == 0)
+    type_in(driver, "sent by the other tab")
+    entry = wait(driver, lambda d: next(iter(outbox(d, alice)), None))
+
+    # The other tab sends it and saves the outbox without it: written here as it lands, with no storage
+    # event (a page gets none for its own writes), so only this page's next save can find it gone.
+    response = requests.post(server.url + "/v1/messages", headers=headers(alice), timeout=10,
+                             json={"clientId": entry["clientId"], "conversationId": conversation, "text": entry["text"]})
+    assert response.ok, response.text
+    driver.execute_script("""localStorage.setItem(arguments[0] + '.gone', JSON.stringify([arguments[1]]));
+        localStorage.setItem(arguments[0], '[]')""", "parley.outbox." + alice["user"]["id"], entry["clientId"])
+    type_in(driver, "written here")
+    wait(driver, lambda d: [(r["text"], bool(r["seq"])) for r in rows(d)]
+         == [("Hello", True), ("sent by the other tab", True), ("written here", False)])
+    assert [e["text"] for e in outbox(driver, alice)] == ["written here"]
+
+
+def test_a_cancelled_send_stays_cancelled_when_another_tab_saves_from_a_stale_read(server, browsers):
+    """Tabs' storage catches up asynchronously: another tab can save an outbox read before my cancel
+    landed there (the send still in it, its removal not listed). What this page saw removed stays
+    removed, and its next save lists it again, so the cancelled message is never sent."""
+    alice, bob = two_people(server)
+    conversation = send(server, alice, "Hello", recipient=bob["user"]["id"])["conversationId"]
+    driver = open_chat(browsers, server, alice, conversation, script=SOCKET_SWITCH)
+    driver.execute_script("window.__goOffline()")
+    wait(driver, lambda d: websocket_count(server.url) == 0)
+    type_in(driver, "wrong chat: PIN 4321")
+    [entry] = wait(driver, lambda d: outbox(d, alice))
+    menu_on(driver, "wrong chat: PIN 4321", "Delete…")
+    wait(driver, lambda d: by_id(d, "delete-for-everyone").is_displayed())
+    by_id(driver, "delete-for-everyone").click()
+    wait(driver, lambda d: outbox(d, alice) == [])
+
+    # The other tab's save, made from what it read before the cancel, lands with its storage event.
+    key = "parley.outbox." + alice["user"]["id"]
+    driver.execute_script("""localStorage.setItem(arguments[0] + '.gone', '[]'); localStorage.setItem(arguments[0], arguments[1]);
+        window.dispatchEvent(new StorageEvent('storage', {key: arguments[0]}))""", key, json.dumps([entry]))
+    assert outbox(driver, alice) == [], "saved back without the cancelled send"
+    assert json.loads(driver.execute_script("return localStorage.getItem(arguments[0])", key + ".gone")) == [entry["clientId"]]
+    type_in(driver, "the right one")
+    driver.execute_script("return window.__goOnline()")
+    wait(driver, lambda d: [(r["text"], bool(r["seq"])) for r in rows(d)] == [("Hello", True), ("the right one", True)])
+    assert [m["text"] for m in server.history(bob, conversation)] == ["Hello", "the right one"]
 
 
 def type_in(driver, text):
