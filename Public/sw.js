@@ -1,11 +1,11 @@
 // Keeps the app shell available offline, so the client opens (with its outbox) while the server is
 // unreachable. Network first: a reachable server always serves the current files; the API is never cached.
 // Also shows push notifications (docs: the push payload), one per conversation (tag = its id).
-const CACHE = "parley-shell-v16";
+const CACHE = "parley-shell-v17";
 const SESSION_CACHE = "parley-session";  // the signed-in token, left here by js/push.js (for pushsubscriptionchange)
 const SHELL = ["/", "/app.css", "/favicon.svg", "/js/app.js", "/js/api.js", "/js/background-alerts.js", "/js/chat-header.js", "/js/chat-view.js", "/js/composer-mode.js", "/js/dialog.js",
   "/js/dom.js", "/js/emoji-picker.js", "/js/entries.js", "/js/format.js", "/js/group-panel.js", "/js/group-state.js", "/js/list-view.js",
-  "/js/mentions.js", "/js/message-actions.js", "/js/message-menu.js", "/js/message-row.js", "/js/new-group.js", "/js/notification-dialogs.js",
+  "/js/mentions.js", "/js/message-actions.js", "/js/message-info.js", "/js/message-menu.js", "/js/message-row.js", "/js/new-group.js", "/js/notification-dialogs.js",
   "/js/notifications.js", "/js/people-picker.js", "/js/push.js", "/js/search.js", "/js/socket.js", "/js/store.js",
   "/js/attachments-view.js", "/js/blurhash.js", "/js/file-links.js", "/js/image-prep.js", "/js/profile-photo.js", "/js/display-name.js", "/js/drafts.js", "/js/profiles.js", "/js/tray.js", "/js/tus.js",
   "/js/upload-db.js", "/js/uploads.js", "/js/viewer.js", "/js/idb.js", "/js/outbox-copy.js", "/js/outbox-merge.js"];

@@ -3,11 +3,13 @@ import { Api, ApiError } from "./api.js";
 import { BackgroundAlerts } from "./background-alerts.js";
 import { ChatView } from "./chat-view.js";
 import { $, listeningUntil, toast } from "./dom.js";
+import { keepFocusInOpenDialog } from "./dialog.js";
 import { ComposerDrafts } from "./drafts.js";
 import { entryLines } from "./entries.js";
 import { inviterName, isolate, messagePreview } from "./format.js";
 import { GroupPanel } from "./group-panel.js";
 import { ListView } from "./list-view.js";
+import { MessageInfo } from "./message-info.js";
 import { NewGroupDialog } from "./new-group.js";
 import { ConversationNotifications, NotificationSettingsDialog } from "./notification-dialogs.js";
 import { ProfilePhoto } from "./profile-photo.js";
@@ -117,11 +119,12 @@ function start() {
   const store = new ChatStore({ api, session });
   const openConversation = (id) => { location.hash = `#/c/${id}`; };
   const account = new AbortController();  // aborted at sign-out: the views below stop listening
-  const { panel, chat, list } = listeningUntil(account.signal, () => {
+  const { panel, info, chat, list } = listeningUntil(account.signal, () => {
     const panel = new GroupPanel(store);
+    const info = new MessageInfo(store);
     const chat = new ChatView(store, {
       onGroupInfo: (id) => panel.open(id),
-      onMessageInfo: (id, message) => panel.openInfo(id, message),
+      onMessageInfo: (id, message) => info.open(id, message),
     });
     const newGroup = new NewGroupDialog(store, { onOpen: openConversation });
     const list = new ListView(store, {
@@ -132,7 +135,7 @@ function start() {
       },
       onNewGroup: () => newGroup.open(),
     });
-    return { panel, chat, list };
+    return { panel, info, chat, list };
   });
   const search = new SearchDialog(store, { onChoose: (id, seq) => openAt(id, seq) });  // its listeners are the page's, made once
   const socket = new LiveSocket({
@@ -167,6 +170,9 @@ function start() {
   store.onIncoming = (message) => {
     alerts.message(message);
     if (message.deletedAt) return;  // replayed after it was deleted: nothing to tell
+    // A chat muted (or mentions only) interrupts a screen reader no more than it shows a notification;
+    // the chat open on screen is read out all the same, as it shows.
+    if (message.conversationId !== chat.id && !store.notifications.notifies(message)) return;
     const summary = store.conversations.get(message.conversationId);
     if (summary && store.isGroup(summary)) {
       // In a group, who wrote it matters as much as where.
@@ -186,9 +192,11 @@ function start() {
     list.render();
     chat.render();
     panel.render();
+    info.refresh();
     chatNotifications.render();
     notificationSettings.render();
     search.refresh();
+    keepFocusInOpenDialog();  // after every redraw: what hid a focused control gives focus back inside
     showConnection(store.connection);
   });
   app = { store, chat, list, socket, push, alerts, account };

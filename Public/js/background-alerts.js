@@ -101,13 +101,7 @@ export class BackgroundAlerts {
 
   // MARK: rules
 
-  notifies(message) {
-    const settings = this.store.notifications;
-    if (settings.isMuted(message.conversationId)) return false;
-    const { level } = settings.of(message.conversationId);
-    if (level === "none") return false;
-    return level !== "mentions" || (Array.isArray(message.mentions) && message.mentions.includes(this.store.me));
-  }
+  notifies(message) { return this.store.notifications.notifies(message); }
 
   readSeq(id) {
     const summary = this.store.conversations.get(id);

@@ -14,11 +14,11 @@ import { EmojiPicker } from "./emoji-picker.js";
 import { entryLines } from "./entries.js";
 import { FileLinks } from "./file-links.js";
 import { COUNTER_THRESHOLD, MAX_CHARACTERS, MAX_CODE_POINTS_PER_CHARACTER, attachmentWords, canSend, characterCount, clockTime, dayKey, dayLabel, isBlank, isEmojiOnly,
-  messagePreview, normalizedText, overloadedCharacter, senderColour } from "./format.js";
+  messagePreview, normalizedText, overloadedCharacter, senderColour, shownText } from "./format.js";
 import { MentionPicker, appendWithMentions } from "./mentions.js";
 import { DELETED_TEXT, QUICK_REACTIONS, pendingMessage, quoteOf } from "./message-actions.js";
 import { MessageMenu, askDelete, copyText } from "./message-menu.js";
-import { renderEdited, renderQuote, renderReactions } from "./message-row.js";
+import { renderEdited, renderQuote, renderReactions, rowControlIndex } from "./message-row.js";
 import { trayFor } from "./tray.js";
 import { viewerFor } from "./viewer.js";
 
@@ -34,6 +34,7 @@ const WINDOW = 150;
 const STEP = 50;
 const EDGE_PX = 600;
 const LONG_PRESS_MS = 500;
+const ROW_CONTROLS = ".quote, .reaction, .info-button";  // a row's own buttons (rowControls)
 
 export class ChatView {
   constructor(store, { onGroupInfo = () => {}, onMessageInfo = () => {} } = {}) {
@@ -218,7 +219,7 @@ export class ChatView {
       const senderName = mine ? "You" : group ? (name(message.senderId) ?? "…") : otherName;
       items.push({ key: `m-${message.clientId}`, message, mine, status: mine ? store.statusOf(message, summary) : null,
                    groupStart, groupEnd: true, senderName, showSender: group && !mine && groupStart,
-                   info: group && mine && Boolean(message.seq), canRetry: !summary?.leftSeq, mentions: this.mentionTargets(message, summary),
+                   info: group && mine && Boolean(message.seq) && !message.deletedAt, canRetry: !summary?.leftSeq, mentions: this.mentionTargets(message, summary),
                    quote: this.quoteFor(message, thread) });
     }
     return items;
@@ -365,7 +366,11 @@ export class ChatView {
     const reply = item.quote && !message.deletedAt ? `, replying to ${item.quote.name}` : "";
     const files = message.deletedAt ? "" : attachmentWords(message.attachments);
     const content = message.deletedAt ? DELETED_TEXT : [files, message.text].filter(Boolean).join(". ");
-    const label = `${item.senderName}, ${clockTime(message.createdAt)}${status}${edited}${reply}: ${content}`;
+    // The chips are not tab stops (the list is one): what they say is read with the row.
+    const reacted = (message.deletedAt ? [] : message.reactions ?? [])
+      .map((r) => `${r.emoji} ${r.count}${r.mine ? " including you" : ""}`).join(", ");
+    const reactions = reacted ? `. Reactions: ${reacted}` : "";
+    const label = `${item.senderName}, ${clockTime(message.createdAt)}${status}${edited}${reply}: ${content}${reactions}`;
     if (li.getAttribute("aria-label") !== label) li.setAttribute("aria-label", label);
   }
 
@@ -407,15 +412,17 @@ export class ChatView {
       const text = li.querySelector(".text");
       if (deleted) text.textContent = DELETED_TEXT;
       // U+2028 and U+2029 (line and paragraph separators) break the line as "\n" does (Chromium draws them as nothing).
-      else appendWithMentions(text, message.text.replace(/[\u2028\u2029]/g, "\n"), item.mentions, this.store.me);
+      else appendWithMentions(text, shownText(message.text).replace(/[\u2028\u2029]/g, "\n"), item.mentions, this.store.me);
       bubble.classList.toggle("emoji-only", !deleted && !item.quote && !message.attachments?.length && isEmojiOnly(message.text));
     }
     renderEdited(li.querySelector(".meta"), Boolean(message.editedAt) && !deleted);
     renderReactions(li, deleted ? [] : (message.reactions ?? []), (ids) => this.reactorNames(ids));
     this.label(li, item);
-    if (item.info && !li.querySelector(".info-button")) {
+    if (!item.info) li.querySelector(".info-button")?.remove();  // deleted for everyone since
+    else if (!li.querySelector(".info-button")) {
       const info = el("button", "info-button", "i");
       info.type = "button";
+      info.tabIndex = rowControlIndex(li);
       info.setAttribute("aria-label", "Message info");
       info.title = "Message info";
       li.querySelector(".meta").prepend(info);
@@ -682,6 +689,13 @@ export class ChatView {
       const li = rowOf(event.target);
       if (!li) return;
       this.showMoreButton(li);
+      // The focused message's own buttons (quote, chips, info) follow it in the tab order; no other
+      // row's do, so the list stays one tab stop however many there are.
+      if (this.tabRow !== li) {
+        rowControls(this.tabRow, -1);
+        this.tabRow = li;
+        rowControls(li, 0);
+      }
     });
     // The "⋯" button follows the pointer (one button for the whole list, not one per row).
     list.addEventListener("pointerover", (event) => {
@@ -747,7 +761,7 @@ export class ChatView {
   }
 
   /** What can be done to a message, as menu items. */
-  menuItems(message) {
+  menuItems(message, li) {
     const actions = this.store.actions;
     if (message.deletedAt) return message.seq ? [{ id: "hide", text: "Delete for me" }] : [];
     const canReact = actions.canReact(message);
@@ -760,6 +774,10 @@ export class ChatView {
     items.push({ id: "reply", text: "Reply", disabled: !canReact });
     if (message.text) items.push({ id: "copy", text: "Copy" });  // a photo without a caption has nothing to copy
     if (actions.canEdit(message)) items.push({ id: "edit", text: "Edit" });
+    // What the row's own small buttons do, for the keyboard (they are not tab stops: the list is one).
+    const quote = li?.querySelector(".quote");
+    if (quote && !quote.dataset.hidden) items.push({ id: "quote", text: "Go to quoted message" });
+    if (li?.querySelector(".info-button")) items.push({ id: "info", text: "Message info" });
     items.push({ id: "delete", text: "Delete…", danger: true });
     return items;
   }
@@ -770,7 +788,7 @@ export class ChatView {
     if (!message) return;
     clearTimeout(this.press?.timer);  // the press itself stays known: the finger lifting is not a tap
     this.menuRef = ref;
-    this.menu.open(li, li.querySelector(".bubble"), this.menuItems(message));
+    this.menu.open(li, li.querySelector(".bubble"), this.menuItems(message, li));
   }
 
   placeMenu() {
@@ -794,6 +812,11 @@ export class ChatView {
       }, opener);
     } else if (item.id === "reply") {
       this.mode.reply(replyQuote(message));
+    } else if (item.id === "quote") {
+      const quote = opener.querySelector(".quote");
+      if (quote && !quote.dataset.hidden) this.jumpTo(Number(quote.dataset.seq));
+    } else if (item.id === "info") {
+      if (message.seq && !message.deletedAt) this.onMessageInfo(this.id, message);
     } else if (item.id === "copy") {
       toast(await copyText(message.text) ? "Copied" : "Could not copy the text.");
     } else if (item.id === "edit") {
@@ -938,6 +961,11 @@ export class ChatView {
   reactorNames(ids) {
     return ids.map((userId) => this.displayName(userId) ?? "Someone");
   }
+}
+
+/** Makes a row's own buttons tab stops (0) or not (-1). */
+function rowControls(li, tabIndex) {
+  for (const button of li?.querySelectorAll(ROW_CONTROLS) ?? []) button.tabIndex = tabIndex;
 }
 
 /** What the composer quotes of a message I answer: a photo without a caption as "📷 Photo". */

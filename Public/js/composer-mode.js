@@ -2,6 +2,7 @@
 // box, with × to cancel; the send carries `replyToSeq`) or editing one of mine (its text in the box,
 // "Editing" above; Enter saves, Escape or × cancels and gives back the draft that was there).
 import { $ } from "./dom.js";
+import { shownText } from "./format.js";
 
 export class ComposerMode {
   /** `nameOf(userId)` gives the name a quote shows ("You" for me). */
@@ -85,7 +86,7 @@ export class ComposerMode {
     } else {
       const quote = this.replying;
       $("composer-context-title").textContent = `Replying to ${this.nameOf(quote.senderId) ?? "…"}`;
-      $("composer-context-text").textContent = quote.deleted ? "Deleted message" : quote.preview;
+      $("composer-context-text").textContent = quote.deleted ? "Deleted message" : shownText(quote.preview);
       cancel.setAttribute("aria-label", "Cancel reply");
     }
   }

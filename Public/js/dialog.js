@@ -26,10 +26,29 @@ export function restoreFocusOnClose(dialog) {
   dialog.addEventListener("close", () => {
     const opener = openers.get(dialog);
     openers.delete(dialog);
-    const lost = !document.activeElement || document.activeElement === document.body;
-    if (lost && opener?.isConnected && !opener.closest("dialog:not([open])")) opener.focus();
+    if (!focusLost()) return;
+    // An opener hidden meanwhile (the bell of a group I was removed from) hands over to the messages.
+    const target = shown(opener) && !opener.closest("dialog:not([open])") ? opener
+      : [$("messages"), ...document.querySelectorAll("#list-pane button, #list-pane a")].find(shown);
+    target?.focus();
   });
 }
+
+/**
+ * A control hidden under the keyboard's focus inside an open dialog (the rename field when I stop
+ * being an admin) leaves focus on the page behind the modal: it goes to the dialog's first control
+ * that shows. Called after every redraw.
+ */
+export function keepFocusInOpenDialog() {
+  if (!focusLost()) return;
+  const dialog = [...document.querySelectorAll("dialog[open]")].pop();
+  if (!dialog) return;
+  [...dialog.querySelectorAll("button, input, select, textarea, [tabindex]")].find((control) => shown(control) && !control.disabled)?.focus();
+}
+
+function focusLost() { return !document.activeElement || document.activeElement === document.body; }
+
+function shown(element) { return Boolean(element?.isConnected && element.getClientRects().length); }
 
 /** Asks a yes/no question; resolves true only when `confirmLabel` was chosen. */
 export function confirmDialog({ title, text, confirmLabel }) {

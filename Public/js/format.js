@@ -134,8 +134,14 @@ export function lookAlikes(people) {
     const skeleton = nameSkeleton(person.displayName);
     bySkeleton.set(skeleton, [...(bySkeleton.get(skeleton) ?? []), person.userId]);
   }
-  return new Set([...bySkeleton.values()].filter((ids) => ids.length > 1).flat());
+  const marked = new Set([...bySkeleton.values()].filter((ids) => ids.length > 1).flat());
+  // A colon in a name ("Ada Lovelace: Bob") makes "name: text" read as another writing (LookAlikeNames rule 3).
+  for (const person of people) if (COLONS.test(person.displayName ?? "")) marked.add(person.userId);
+  return marked;
 }
+
+/** ":" and what is drawn like it (LookAlikeNames.colons). */
+const COLONS = /[:\uFF1A\uFE55\uFE13\u2236\uA789\u02F8\u02D0\u05C3\u0589\u1361]/;
 
 /** Whether `text` would be an empty bubble (Validation.isBlankMessageText): a caption like that is none. */
 export function isBlank(text) {
@@ -276,13 +282,24 @@ export function attachmentWords(attachments) {
   return `${attachments.length} ${words ? words[1] : "files"}`;
 }
 
+/**
+ * Message text as drawn. A direction override (U+202D, U+202E) makes what follows it read backwards
+ * ("Pay \u202E1234" shows as "Pay 4321", "file \u202Egpj.exe" as "file exe.jpg"): each is drawn as a
+ * zero-width space, which keeps the text's length (search highlights count in it). The server refuses
+ * them in names and file names; message text keeps them, as sent. Embeddings and isolates stay: they
+ * set the direction of a run (right-to-left writers use them) and reverse no letters.
+ */
+export function shownText(text) {
+  return typeof text === "string" ? text.replace(/[\u202D\u202E]/g, "\u200B") : "";
+}
+
 /** A message as a list preview or notification shows it: "📷 Photo", "📎 report.pdf", "🎥 the caption". */
 export function messagePreview(message) {
   const attachments = message.deletedAt ? null : message.attachments;
-  if (!attachments?.length) return message.text ?? "";
+  if (!attachments?.length) return shownText(message.text ?? "");
   const kinds = new Set(attachments.map((a) => a.kind));
   const icon = kinds.size === 1 ? (KIND_WORDS[attachments[0].kind]?.[2] ?? "📎") : "📎";
-  return `${icon} ${message.text || attachmentWords(attachments)}`;
+  return `${icon} ${shownText(message.text) || attachmentWords(attachments)}`;
 }
 
 /**

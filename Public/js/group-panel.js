@@ -1,6 +1,6 @@
 // The group's panel (opened from the chat header): members with their roles, and what my role
 // allows: admins and the owner add, remove and rename; the owner makes and dismisses admins;
-// everyone may leave. Also "Message info" for my own messages. Each action carries a clientId
+// everyone may leave. Each action carries a clientId
 // kept until the server answers (GroupState.act), so a retry never acts twice.
 import { closeDialog, confirmDialog, openDialog, restoreFocusOnClose } from "./dialog.js";
 import { $, avatar, el, errorText, reconcile, toast } from "./dom.js";
@@ -27,9 +27,6 @@ export class GroupPanel {
       exclude: () => new Set(this.summary?.members.map((m) => m.userId) ?? []), remember: (user) => store.groups.remember(user),
       onChange: () => { $("add-members-button").disabled = this.picker.picked.size === 0; },
     });
-    this.infoDialog = $("info-dialog");
-    restoreFocusOnClose(this.infoDialog);
-    $("info-close").addEventListener("click", () => closeDialog(this.infoDialog));
   }
 
   get summary() { return this.id ? this.store.conversations.get(this.id) : null; }
@@ -180,30 +177,6 @@ export class GroupPanel {
     if (!await confirmDialog({ title: "Leave group?", text: `Leave “${title}”? You will no longer get its messages.`, confirmLabel: "Leave group" })) return;
     const result = await this.run("leave", (id, clientId) => this.store.api.leaveGroup(id, clientId));
     if (result) closeDialog(this.dialog);
-  }
-
-  // MARK: message info
-
-  /** Who has one of my messages: read by, delivered to, waiting for. */
-  async openInfo(id, message) {
-    const body = $("info-body");
-    $("info-text").textContent = message.text;
-    body.replaceChildren(el("p", "muted", "Loading…"));
-    openDialog(this.infoDialog, $("info-close"));
-    try {
-      const info = await this.store.api.messageInfo(id, message.seq);
-      const summary = this.store.conversations.get(id);
-      const names = (ids) => ids.map((userId) => this.store.nameOf(userId, summary) ?? "Someone");
-      const sections = [["Read by", info.readBy], ["Delivered to", info.deliveredTo], ["Waiting for", info.pending]];
-      body.replaceChildren(...sections.flatMap(([heading, ids]) => {
-        const list = el("ul", "info-list");
-        list.setAttribute("aria-label", heading);
-        list.append(...(ids?.length ? names(ids).map((name) => el("li", null, name)) : [el("li", "muted", "Nobody")]));
-        return [el("h3", null, heading), list];
-      }));
-    } catch (error) {
-      body.replaceChildren(el("p", "error", errorText(error)));
-    }
   }
 }
 

@@ -1,7 +1,7 @@
 // The parts a message row shows besides its text (chat-view.js builds the row): the quote of the
 // message it answers, "edited", and reaction chips. Each is rebuilt only when what it shows changed.
 import { el, reconcile, showName } from "./dom.js";
-import { joinNames } from "./format.js";
+import { joinNames, shownText } from "./format.js";
 
 /**
  * The quote above a reply's text: a button (Enter or a click goes to the original) naming who wrote
@@ -16,6 +16,7 @@ export function renderQuote(li, bubble, quote) {
   if (!quote) return;
   const button = el("button", quote.deleted || quote.hidden ? "quote deleted" : "quote");
   button.type = "button";
+  button.tabIndex = rowControlIndex(li);
   button.dataset.seq = quote.seq;
   button.title = "Show the original message";
   if (quote.hidden) {  // from before I was in the group: nothing to go to
@@ -24,7 +25,7 @@ export function renderQuote(li, bubble, quote) {
     button.title = "Sent before you were in this group";
   }
   // A message from outside my membership of the group: who wrote it, nothing of what it says.
-  const text = el("span", "quote-text", quote.deleted ? "Deleted message" : quote.hidden ? "Earlier message" : quote.preview);
+  const text = el("span", "quote-text", quote.deleted ? "Deleted message" : quote.hidden ? "Earlier message" : shownText(quote.preview));
   text.dir = "auto";
   button.append(el("span", "visually-hidden", "In reply to "), showName(el("span", "quote-name"), quote.name), el("span", "visually-hidden", ": "), text);
   bubble.insertBefore(button, bubble.querySelector(":scope > .attachments, :scope > .text"));  // above a message's files
@@ -65,6 +66,7 @@ export function renderReactions(li, reactions, names) {
     const chip = el("li");
     const button = el("button", "reaction");
     button.type = "button";
+    button.tabIndex = rowControlIndex(li);
     button.dataset.emoji = item.reaction.emoji;
     button.append(el("span", "reaction-emoji", item.reaction.emoji), el("span", "reaction-count"));
     chip.append(button);
@@ -81,4 +83,12 @@ function updateChip(chip, { reaction }, names) {
   button.querySelector(".reaction-count").textContent = String(reaction.count);
   const who = names(reaction.userIds ?? []);
   button.title = who.length ? joinNames(who) : "";
+}
+
+/**
+ * A row's own buttons (its quote, chips, info) are tab stops only while the row has focus (chat-view
+ * `rowControls`): the list stays one tab stop, and the menu does what they do as well.
+ */
+export function rowControlIndex(li) {
+  return li.contains(document.activeElement) ? 0 : -1;
 }

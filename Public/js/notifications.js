@@ -2,6 +2,9 @@
 // (the preview: full, sender or none), and per conversation which messages notify (all, mentions,
 // none) and until when it is muted. Read on every connection (another device may have changed it),
 // changed through the REST API; changes are sent one after another, so the last one chosen wins.
+// The server tells no stream of a change: my other tabs hear of one here (a BroadcastChannel) and
+// read the settings again at once; other devices read them on their next connection, on focus, and
+// when the page goes to the background (background-alerts.js).
 import { clockTime } from "./format.js";
 
 /** mutedUntil of "Mute always" (9999-12-31). */
@@ -19,6 +22,21 @@ export class NotificationSettings {
     this.changes = 0;                // changes started, so a read that raced one does not undo it
     this.queue = Promise.resolve();
     this.expiryTimer = null;
+    this.channel = typeof BroadcastChannel === "function" ? new BroadcastChannel(`parley.notifications.${store.me}`) : null;
+    if (this.channel) this.channel.onmessage = () => this.load();
+    this.onFocus = () => this.load();
+    window.addEventListener("focus", this.onFocus);
+  }
+
+  /** Signed out: other tabs' changes are no longer this page's business. */
+  stop() {
+    this.channel?.close();
+    window.removeEventListener("focus", this.onFocus);
+  }
+
+  /** Another tab of mine reads the settings again (what changed there is on the server now). */
+  tellOtherTabs() {
+    this.channel?.postMessage("changed");
   }
 
   async load() {
@@ -55,8 +73,19 @@ export class NotificationSettings {
     return this.of(id).level === "none" ? "off" : null;
   }
 
+  /**
+   * Whether `message` may interrupt me (the server's rule for pushes): level all; mentions only when
+   * it mentions me; none, or muted, never.
+   */
+  notifies(message) {
+    if (this.isMuted(message.conversationId)) return false;
+    const { level } = this.of(message.conversationId);
+    if (level === "none") return false;
+    return level !== "mentions" || (Array.isArray(message.mentions) && message.mentions.includes(this.store.me));
+  }
+
   setPreview(preview) {
-    return this.enqueue(async () => this.apply(await this.store.api.setNotificationPreview(preview)));
+    return this.enqueue(async () => { this.apply(await this.store.api.setNotificationPreview(preview)); this.tellOtherTabs(); });
   }
 
   /** `change`: `{level}` and/or `{mute: "8h"|"1w"|"always"|"off"}`. */
@@ -68,6 +97,7 @@ export class NotificationSettings {
       else this.conversations.set(id, value);
       this.scheduleExpiry();
       this.store.changed();
+      this.tellOtherTabs();
       return value;
     });
   }

@@ -8,7 +8,7 @@
 // opens one, Escape closes and focus goes back to where it was.
 import { closeDialog, openDialog, restoreFocusOnClose } from "./dialog.js";
 import { $, el, errorText } from "./dom.js";
-import { clockTime, smartTime } from "./format.js";
+import { clockTime, shownText, smartTime } from "./format.js";
 
 const DEBOUNCE_MS = 250;
 const PAGE = 20;
@@ -280,7 +280,8 @@ export class SearchDialog {
 }
 
 /** Draws `text` with the `matches` ranges in <mark> elements: a span of text nodes and marks. */
-export function highlighted(text, matches) {
+export function highlighted(raw, matches) {
+  const text = shownText(raw);  // the same length: the server's ranges still fit
   const span = el("span", "search-result-text");
   span.dir = "auto";
   const ranges = (Array.isArray(matches) ? matches : [])
@@ -289,10 +290,9 @@ export function highlighted(text, matches) {
   // A long message: the part around its first match.
   let from = 0, to = text.length;
   if (text.length > SNIPPET) {
-    from = Math.max(0, Math.min((ranges[0]?.start ?? 0) - LEAD, text.length - SNIPPET));
-    if (from > 0 && isLowSurrogate(text.charCodeAt(from))) from -= 1;
+    from = graphemeStart(text, Math.max(0, Math.min((ranges[0]?.start ?? 0) - LEAD, text.length - SNIPPET)));
     to = Math.min(text.length, from + SNIPPET);
-    if (to < text.length && isLowSurrogate(text.charCodeAt(to))) to += 1;
+    if (to < text.length) { const start = graphemeStart(text, to); if (start > from) to = start; }
   }
   if (from > 0) span.append(document.createTextNode("…"));
   let position = from;
@@ -308,7 +308,15 @@ export function highlighted(text, matches) {
   return span;
 }
 
-function isLowSurrogate(code) { return code >= 0xdc00 && code <= 0xdfff; }
+const GRAPHEMES = typeof Intl?.Segmenter === "function" ? new Intl.Segmenter(undefined, { granularity: "grapheme" }) : null;
+
+/** Where the character `index` falls in begins: a cut there keeps a flag, a skin tone or a family emoji whole. */
+function graphemeStart(text, index) {
+  if (index <= 0 || index >= text.length) return index;
+  if (GRAPHEMES) return GRAPHEMES.segment(text).containing(index)?.index ?? index;
+  const code = text.charCodeAt(index);
+  return code >= 0xdc00 && code <= 0xdfff ? index - 1 : index;
+}
 
 function keyOf(result) { return `${result.conversationId}:${result.seq}`; }
 

@@ -178,7 +178,10 @@ export class ChatStore {
   }
 
   /** Signed out: other tabs' saves are no longer this page's business. */
-  stop() { window.removeEventListener("storage", this.onStorage); }
+  stop() {
+    window.removeEventListener("storage", this.onStorage);
+    this.notifications.stop();
+  }
 
   remember() { this.saved = new Map(this.outbox.map((entry) => [entry.clientId, revisionOf(entry)])); }
 

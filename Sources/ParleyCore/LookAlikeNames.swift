@@ -14,6 +14,9 @@ import Foundation
 ///    `o`); `rn` read as `m` and `vv` as `w`. Scalar by scalar, so the web's code units agree.
 /// 2. Two names read alike when their skeletons are equal; everyone whose name reads like another
 ///    one's in the same list is shown with their username.
+/// 3. A name with a colon in it (or a character drawn like one) is shown with its username wherever
+///    it is: clients write "name: text", so "Ada Lovelace: Bob" writing "approve it" reads as Ada
+///    writing "Bob: approve it".
 public enum LookAlikeNames {
     /// Rule 1: what a name looks like, letters that look alike made the same.
     public static func skeleton(_ name: String) -> String {
@@ -45,6 +48,17 @@ public enum LookAlikeNames {
     public static func ambiguous<ID: Hashable>(_ people: [(id: ID, name: String)]) -> Set<ID> {
         ambiguous(skeletons: people.map { (id: $0.id, skeleton: skeleton($0.name)) })
     }
+
+    /// Rule 3: whether `name` holds a colon, or a character drawn like one.
+    public static func hasColon(_ name: String) -> Bool {
+        name.unicodeScalars.contains { colons.contains($0) }
+    }
+
+    /// ":" and what is drawn like it (fullwidth, small, ratio, modifier letters, Hebrew sof pasuq,
+    /// Armenian full stop, vertical forms). The web client's `COLONS`.
+    static let colons: Set<Unicode.Scalar> = [
+        ":", "\u{FF1A}", "\u{FE55}", "\u{FE13}", "\u{2236}", "\u{A789}", "\u{02F8}", "\u{02D0}", "\u{05C3}", "\u{0589}", "\u{1361}",
+    ]
 
     /// Rule 2 on skeletons already worked out (by ``skeleton(_:)``).
     public static func ambiguous<ID: Hashable>(skeletons: [(id: ID, skeleton: String)]) -> Set<ID> {

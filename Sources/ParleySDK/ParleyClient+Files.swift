@@ -23,7 +23,9 @@ extension ParleyClient {
     }
 
     /// Writes a message carrying the files at `paths` (at most 10; `caption` may be empty). The
-    /// files are read when uploaded and must stay where they are until the message is sent. The
+    /// files are read when uploaded and must stay where they are until the message is sent: a
+    /// relative path is made absolute now, against the current directory, so a client started again
+    /// elsewhere still reads the file chosen (never another of that name). The
     /// server takes a photo's metadata out (where it was taken, the camera) unless `original`: sent
     /// as it was, every byte kept.
     /// - Throws: the validation failure (no such file, too many, a caption too long).
@@ -37,7 +39,7 @@ extension ParleyClient {
         let text = Validation.isBlankMessageText(caption) ? "" : try Validation.messageText(caption).get()
         if conversations[conversation]?.leftSeq != nil { throw Validation.Failure(.forbidden, Self.notAMember) }
         var attachments: [PendingAttachment] = []
-        for path in paths {
+        for path in paths.map(Self.absolutePath) {
             // Only the size here (the main actor must not read a large file); the hash is worked out by the upload.
             guard let size = Self.regularFileSize(path) else {
                 let exists = FileManager.default.fileExists(atPath: path)
@@ -53,6 +55,12 @@ extension ParleyClient {
         saveOutbox()
         pumpUploads()
         return entry.clientId
+    }
+
+    /// `path` against the current directory when it is relative; `~` is the home directory.
+    nonisolated static func absolutePath(_ path: String) -> String {
+        let expanded = (path as NSString).expandingTildeInPath
+        return URL(fileURLWithPath: expanded).standardizedFileURL.path
     }
 
     /// How far the uploads of a pending message got, 0…1 (nil when it carries no files, they are all

@@ -14,7 +14,7 @@ public struct LookAlikeMarks: Sendable {
     init(names: [UserID: String]) {
         self.names = names
         let read = names.map { (id: $0.key, skeleton: LookAlikeNames.skeleton($0.value)) }  // each name read once
-        ids = LookAlikeNames.ambiguous(skeletons: read)
+        ids = LookAlikeNames.ambiguous(skeletons: read).union(names.filter { LookAlikeNames.hasColon($0.value) }.keys)  // rules 2 and 3
         skeletons = Set(read.map(\.skeleton))
     }
 }

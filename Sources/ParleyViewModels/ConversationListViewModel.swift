@@ -145,7 +145,7 @@ public final class ConversationListViewModel {
             return GroupText.entryLines(entry, by: last.senderId, me: me, name: name).first ?? ""
         }
         if last.isDeleted { return last.senderId == me ? MessageText.deletedByMe : MessageText.deleted }
-        let firstLine = MessageText.firstLine(last.text)
+        let firstLine = MessageText.preview(last.text, attachments: last.attachments)
         if last.senderId == me { return "You: " + firstLine }
         guard summary.kind == .group else { return firstLine }
         return (client.distinguishableName(of: last.senderId, in: summary.id) ?? GroupText.someone) + ": " + firstLine

@@ -169,6 +169,7 @@ enum Failures {
 @MainActor
 enum AccountClient {
     static func open(_ session: Session, _ storage: ClientStorage) throws -> ParleyClient {
+        try HomeLock.take(storage)
         let heartbeat = try HeartbeatSetting.fromEnvironment()
         do {
             let client = try ParleyClient(session: session, storage: storage, heartbeat: heartbeat)

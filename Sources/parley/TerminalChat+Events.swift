@@ -75,7 +75,10 @@ extension TerminalChat {
             printedStatus[item.id] = status
             let number = numbers.number(for: item.id)
             if numbers.printed[item.id] == nil { numbers.printed[item.id] = withoutStatus(item, number: number) }
-            say("  [\(number)] \(ChatPrinter.mark(status, retryable: printer.canRetry(in: chat.conversation), number: number)) \"\(item.text.prefix(40))\"")
+            // A message of files only is said by their names ("" would say nothing).
+            let names = (item.attachments.map(\.name) + item.pendingFiles.map(\.name)).joined(separator: ", ")
+            let what = item.text.isEmpty && !names.isEmpty ? names : "\"\(item.text.prefix(40))\""
+            say("  [\(number)] \(ChatPrinter.mark(status, retryable: printer.canRetry(in: chat.conversation), number: number)) \(what)")
         }
     }
 

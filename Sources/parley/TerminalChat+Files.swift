@@ -4,8 +4,9 @@ import ParleySDK
 import ParleyViewModels
 
 /// Files in the interactive client (docs/protocol.md "Files"): `/send-file PATH [CAPTION]` uploads
-/// with a progress line and sends once every byte is up (a client killed meanwhile goes on where
-/// the server stopped), a photo without its metadata; `/send-original` sends it as it was; a
+/// in the background with progress lines and sends once every byte is up (a client killed meanwhile
+/// goes on where the server stopped), a photo without its metadata; a relative PATH is the file in
+/// the directory the client runs in now, whatever directory it is started in later; `/send-original` sends it as it was; a
 /// message's files print as `[photo 1.2 MB beach.jpg]`; `/save N [DIR]` saves the files of message N.
 extension TerminalChat {
     static let fileCommands: Set<String> = ["/send-file", "/send-original", "/save"]
@@ -23,8 +24,12 @@ extension TerminalChat {
                 let id = try client.sendFiles(
                     [(path as NSString).expandingTildeInPath], caption: caption, in: chat.conversation, original: command == "/send-original")
                 printStatusChanges()
-                await followUpload(id)
-                printStatusChanges()
+                // Followed on the side: the line stays open for other messages and commands (and
+                // /quit) while the file goes up, or waits in the outbox while offline.
+                Task {
+                    await self.followUpload(id)
+                    self.printStatusChanges()
+                }
             } catch {
                 say("Not sent: \(error.message)")
             }

@@ -88,11 +88,12 @@ extension TerminalChat {
         guard let number = parts.first.flatMap(Int.init), let id = numbers.id(of: number),
             let item = client.timeline(chat.conversation).first(where: { $0.id == id })
         else { return say("Usage: \(Self.usage[command] ?? command) — N is the number in [ ] before a message.") }
+        var said: String?  // why a reply or an edit could not go, said already
         switch command {
         case "/reply":
             guard !rest.isEmpty else { return say("Usage: \(Self.usage[command] ?? command)") }
             chat.startReply(to: item)
-            send(rest, in: chat)
+            said = send(rest, in: chat)
             chat.cancelReply()  // when it could not go
         case "/react":
             chat.react(item, with: rest.isEmpty ? nil : rest)
@@ -101,7 +102,7 @@ extension TerminalChat {
             guard chat.startEditing(item) else {
                 return say(item.isDeleted ? "A deleted message can't be edited." : chat.cannotSendReason ?? "You can only edit your own messages.")
             }
-            send(rest, in: chat)
+            said = send(rest, in: chat)
             chat.cancelEditing()  // when it could not go
         case "/delete" where rest.isEmpty:
             guard chat.canDeleteForEveryone(item) else {
@@ -114,7 +115,7 @@ extension TerminalChat {
         default:
             return say("Usage: \(Self.usage[command] ?? command)")
         }
-        if let error = chat.errorMessage { say(error) }
+        if let error = chat.errorMessage, error != said { say(error) }
         if item.seq == nil, !client.timeline(chat.conversation).contains(where: { $0.id == item.id }) {
             numbers.printed[item.id] = nil
             say("  [\(number)] cancelled: it was never sent")
@@ -124,15 +125,19 @@ extension TerminalChat {
     }
 
     /// Puts `text` in the composer and sends it (a reply or an edit when one was started), saying
-    /// why not when it cannot go.
-    func send(_ text: String, in chat: ChatViewModel) {
+    /// why not when it cannot go; returns what it said.
+    @discardableResult
+    func send(_ text: String, in chat: ChatViewModel) -> String? {
         chat.messageText = text
+        var said: String?
         if let reason = chat.cannotSendReason {
-            say(reason)
+            said = reason
         } else if !chat.canSend {
-            say(chat.characterCount > Validation.maxMessageCharacters ? "Too long (\(chat.characterCount) characters)." : "Nothing to send.")
+            said = chat.characterCount > Validation.maxMessageCharacters ? "Too long (\(chat.characterCount) characters)." : "Nothing to send."
         }
+        if let said { say(said) }
         chat.send()
+        return said
     }
 
     /// A message's lines as compared to see whether it changed: without its status mark.

@@ -187,7 +187,13 @@ final class TerminalChat {
         }
         if !loaded {
             opening = true
-            await chat.load()
+            if client.connectionState == .online {
+                await chat.load()
+            } else {
+                // Offline, what is held prints at once: a request would wait for its timeout (30 s)
+                // to fail, and every line typed meanwhile with it.
+                await waiting(atMost: Self.namesWait) { await chat.load() }
+            }
             opening = false
         }
         guard self.chat === chat else { return }  // another chat was opened meanwhile

@@ -67,14 +67,20 @@ struct ChatPrinter {
         guard !message.isDeleted, let summary = client.conversations[message.conversationId] else { return nil }
         guard summary.kind == .group else {
             let other = client.otherMember(of: summary)
-            return "• New message from \(other.map { name(of: $0.userId, in: summary.id) } ?? "someone"): \(message.text)"
+            return "• New message from \(other.map { name(of: $0.userId, in: summary.id) } ?? "someone"): \(Self.shown(message))"
         }
         let title = summary.title ?? "a group"
         if let entry = message.entry {
             let line = GroupText.entryLines(entry, by: message.senderId, me: client.me.id) { name(of: $0, in: summary.id) }.first ?? ""
             return "• \(title): \(line)"
         }
-        return "• \(name(of: message.senderId, in: summary.id)) in \(title): \(message.text)"
+        return "• \(name(of: message.senderId, in: summary.id)) in \(title): \(Self.shown(message))"
+    }
+
+    /// A message's text in a notice, its files named when it has some ("📎 report.pdf").
+    static func shown(_ message: Message) -> String {
+        guard let attachments = message.attachments, !attachments.isEmpty else { return message.text }
+        return MessageText.preview(message.text, attachments: attachments)
     }
 
     /// Whether a failed message of `conversation` could go again: not once I am out of the group.

@@ -53,4 +53,15 @@ import Testing
         #expect(LookAlikeNames.ambiguous(people) == [1, 2, 4])
         #expect(LookAlikeNames.ambiguous([(id: 1, name: "Ada"), (id: 2, name: "Grace")]).isEmpty)
     }
+
+    /// Rule 3: "Ada Lovelace: Bob" writing "approve it" would read as Ada writing "Bob: approve it".
+    @Test(arguments: ["Ada Lovelace: Bob", "Ada Lovelace：Bob", "Ada Lovelace∶ Bob", "Ada Lovelace꞉Bob", "a:b"])
+    func aNameWithAColonIsMarked(name: String) {
+        #expect(LookAlikeNames.hasColon(name))
+    }
+
+    @Test(arguments: ["Ada Lovelace", "Grace Hopper-Smith", "Ana (work)", "李雷"])
+    func aNameWithoutOneIsNot(name: String) {
+        #expect(!LookAlikeNames.hasColon(name))
+    }
 }

@@ -411,11 +411,20 @@ def test_message_info_and_ticks_follow_who_has_received_and_read(server, browser
     wait(l, lambda d: (r := row_info(d, "Ticks")) and r["badges"] == ["1"])
     wait(a, lambda d: statuses(d) == ["delivered"], timeout=20)
 
-    # "Message info", by keyboard: from the message list, Tab reaches my message's info button.
+    # "Message info", by keyboard: the list is one tab stop; from it the arrows reach my message, and
+    # its menu (Enter) has "Message info" (the row's small "i" button is for the pointer).
     a.execute_script("document.getElementById('messages').focus()")
     ActionChains(a).send_keys(Keys.TAB).perform()
-    assert a.switch_to.active_element.get_attribute("aria-label") == "Message info"
-    info_button = a.switch_to.active_element
+    assert not a.execute_script("return document.getElementById('message-list').contains(document.activeElement)"), \
+        "the info button is no tab stop"
+    a.execute_script("document.getElementById('messages').focus()")
+    ActionChains(a).send_keys(Keys.ARROW_UP).perform()
+    message_row = a.switch_to.active_element
+    assert "Who has this?" in message_row.get_attribute("aria-label")
+    ActionChains(a).send_keys(Keys.ENTER).perform()
+    wait(a, lambda d: d.execute_script("return !document.getElementById('message-menu').hidden"))
+    ActionChains(a).send_keys("m").perform()  # a letter goes to the item starting with it
+    assert a.switch_to.active_element.text == "Message info"
     ActionChains(a).send_keys(Keys.ENTER).perform()
     wait(a, lambda d: dialog_open(d, "info-dialog") and d.find_elements(By.CSS_SELECTOR, "#info-body ul"))
     sections = a.execute_script("""return Object.fromEntries([...document.querySelectorAll('#info-body ul')].map(u =>
@@ -424,7 +433,7 @@ def test_message_info_and_ticks_follow_who_has_received_and_read(server, browser
     assert by_id(a, "info-text").text == "Who has this?"
     ActionChains(a).send_keys(Keys.ESCAPE).perform()
     wait(a, lambda d: not dialog_open(d, "info-dialog"))
-    assert a.switch_to.active_element == info_button, "focus returns to the message"
+    assert a.switch_to.active_element == message_row, "focus returns to the message"
 
     open_group(l, server, conversation)
     wait(a, lambda d: statuses(d) == ["read"], timeout=20)
