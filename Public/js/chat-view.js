@@ -18,7 +18,7 @@ import { COUNTER_THRESHOLD, MAX_CHARACTERS, MAX_CODE_POINTS_PER_CHARACTER, attac
 import { MentionPicker, appendWithMentions } from "./mentions.js";
 import { DELETED_TEXT, QUICK_REACTIONS, pendingMessage, quoteOf } from "./message-actions.js";
 import { MessageMenu, askDelete, copyText } from "./message-menu.js";
-import { renderEdited, renderQuote, renderReactions, rowControlIndex } from "./message-row.js";
+import { SHOWN_REACTIONS, renderEdited, renderQuote, renderReactions, rowControlIndex } from "./message-row.js";
 import { trayFor } from "./tray.js";
 import { viewerFor } from "./viewer.js";
 
@@ -34,7 +34,7 @@ const WINDOW = 150;
 const STEP = 50;
 const EDGE_PX = 600;
 const LONG_PRESS_MS = 500;
-const ROW_CONTROLS = ".quote, .reaction, .info-button";  // a row's own buttons (rowControls)
+const ROW_CONTROLS = ".quote, .reaction, .reactions-more, .info-button";  // a row's own buttons (rowControls)
 
 export class ChatView {
   constructor(store, { onGroupInfo = () => {}, onMessageInfo = () => {} } = {}) {
@@ -75,6 +75,7 @@ export class ChatView {
     this.mode = new ComposerMode((userId) => this.displayName(userId));
     $("composer-context-cancel").addEventListener("click", () => { this.mode.cancel(); input.focus(); });
     this.menu = new MessageMenu((item, opener) => this.runCommand(item, opener));
+    this.expandedReactions = new Set();  // keys of the rows whose folded reactions were shown ("+N")
     this.emojiPicker = new EmojiPicker();
     this.moreButton = el("button", "more-button", "⋯");
     this.moreButton.type = "button";
@@ -367,8 +368,9 @@ export class ChatView {
     const files = message.deletedAt ? "" : attachmentWords(message.attachments);
     const content = message.deletedAt ? DELETED_TEXT : [files, message.text].filter(Boolean).join(". ");
     // The chips are not tab stops (the list is one): what they say is read with the row.
-    const reacted = (message.deletedAt ? [] : message.reactions ?? [])
-      .map((r) => `${r.emoji} ${r.count}${r.mine ? " including you" : ""}`).join(", ");
+    const all = message.deletedAt ? [] : message.reactions ?? [];
+    const reacted = all.slice(0, SHOWN_REACTIONS).map((r) => `${r.emoji} ${r.count}${r.mine ? " including you" : ""}`)
+      .concat(all.length > SHOWN_REACTIONS ? [`and ${all.length - SHOWN_REACTIONS} more`] : []).join(", ");
     const reactions = reacted ? `. Reactions: ${reacted}` : "";
     const label = `${item.senderName}, ${clockTime(message.createdAt)}${status}${edited}${reply}: ${content}${reactions}`;
     if (li.getAttribute("aria-label") !== label) li.setAttribute("aria-label", label);
@@ -416,7 +418,7 @@ export class ChatView {
       bubble.classList.toggle("emoji-only", !deleted && !item.quote && !message.attachments?.length && isEmojiOnly(message.text));
     }
     renderEdited(li.querySelector(".meta"), Boolean(message.editedAt) && !deleted);
-    renderReactions(li, deleted ? [] : (message.reactions ?? []), (ids) => this.reactorNames(ids));
+    renderReactions(li, deleted ? [] : (message.reactions ?? []), (ids) => this.reactorNames(ids), this.expandedReactions.has(item.key));
     this.label(li, item);
     if (!item.info) li.querySelector(".info-button")?.remove();  // deleted for everyone since
     else if (!li.querySelector(".info-button")) {
@@ -644,6 +646,12 @@ export class ChatView {
       const quote = event.target.closest(".quote");
       if (quote) {
         if (!quote.dataset.hidden) this.jumpTo(Number(quote.dataset.seq));
+        return;
+      }
+      const more = event.target.closest(".reactions-more");
+      if (more) {  // the folded reactions show (this chat's view of the message, until the page reloads)
+        this.expandedReactions.add(rowOf(more).dataset.key);
+        this.render();
         return;
       }
       const chip = event.target.closest(".reaction");

@@ -38,12 +38,18 @@ export function renderEdited(meta, edited) {
   else if (!edited && label) label.remove();
 }
 
+/** Distinct reactions a row shows before the rest fold into a "+N" chip (a big group's flood of them). */
+export const SHOWN_REACTIONS = 8;
+
 /**
  * Reaction chips under the bubble: "👍 2", pressed when one is mine (a click sets mine or takes it
- * back). `names(userIds)` gives who reacted, for the tooltip.
+ * back). `names(userIds)` gives who reacted, for the tooltip. Past SHOWN_REACTIONS distinct ones, the
+ * first few show and a "+N" chip (`.reactions-more`) shows the rest once pressed (`expanded`).
  */
-export function renderReactions(li, reactions, names) {
-  const key = reactions.map((r) => `${r.emoji}:${r.count}:${r.mine ? 1 : 0}:${(r.userIds ?? []).join(",")}`).join(" ");
+export function renderReactions(li, all, names, expanded = false) {
+  const folded = !expanded && all.length > SHOWN_REACTIONS ? all.length - (SHOWN_REACTIONS - 1) : 0;
+  const reactions = folded ? all.slice(0, SHOWN_REACTIONS - 1) : all;
+  const key = reactions.map((r) => `${r.emoji}:${r.count}:${r.mine ? 1 : 0}:${(r.userIds ?? []).join(",")}`).join(" ") + `|${folded}`;
   if (li.dataset.reactions === key) return;
   li.dataset.reactions = key;
   let list = li.querySelector(":scope > .reactions");
@@ -61,9 +67,19 @@ export function renderReactions(li, reactions, names) {
     li.querySelector(".bubble").after(list);
   }
   const items = reactions.map((reaction) => ({ key: reaction.emoji, reaction }));
+  if (folded) items.push({ key: "+more", more: folded });
   // Chips are updated in place, so one keeps keyboard focus while its count changes.
   reconcile(list, items, (item) => {
     const chip = el("li");
+    if (item.more) {
+      const button = el("button", "reactions-more");
+      button.type = "button";
+      button.tabIndex = rowControlIndex(li);
+      button.setAttribute("aria-expanded", "false");
+      chip.append(button);
+      updateMore(chip, item);
+      return chip;
+    }
     const button = el("button", "reaction");
     button.type = "button";
     button.tabIndex = rowControlIndex(li);
@@ -72,8 +88,14 @@ export function renderReactions(li, reactions, names) {
     chip.append(button);
     updateChip(chip, item, names);
     return chip;
-  }, (chip, item) => updateChip(chip, item, names));
+  }, (chip, item) => (item.more ? updateMore(chip, item) : updateChip(chip, item, names)));
   keepFocus();
+}
+
+function updateMore(chip, { more }) {
+  const button = chip.firstElementChild;
+  button.textContent = `+${more}`;
+  button.setAttribute("aria-label", `${more} more reactions`);
 }
 
 function updateChip(chip, { reaction }, names) {

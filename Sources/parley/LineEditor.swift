@@ -47,6 +47,7 @@ final class LineEditor: Sendable {
             state.raw = true
         }
         write(Self.bracketedPasteOn + prompt)
+        leaveTerminalAsItWasOnSignals()
         Thread.detachNewThread { [self] in
             var byte: UInt8 = 0
             var keys = KeyDecoder()
@@ -118,6 +119,25 @@ final class LineEditor: Sendable {
     }
 
     private static let bracketedPasteOn = "\u{1B}[?2004h", bracketedPasteOff = "\u{1B}[?2004l"
+
+    /// Ended by a signal it can catch (SIGTERM, `kill`; SIGHUP, the terminal closed), the process
+    /// first leaves the terminal as it was: not in raw mode without echo, with bracketed paste on.
+    /// (Nothing can be done for SIGKILL.) What is written offline is saved as it is written.
+    private func leaveTerminalAsItWasOnSignals() {
+        for number in [SIGTERM, SIGHUP] {
+            signal(number, SIG_IGN)  // delivered to the source below instead
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [self] in
+                stop()
+                exit(128 + number)
+            }
+            source.resume()
+            Self.signalSources.append(source)
+        }
+    }
+
+    /// Kept for the process's life (set once, at start).
+    nonisolated(unsafe) private static var signalSources: [any DispatchSourceSignal] = []
 
     /// Leaves the terminal as it was.
     func stop() {

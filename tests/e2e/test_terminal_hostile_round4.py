@@ -8,6 +8,8 @@
 - `/open` while the server was unreachable printed the chat 30 s later.
 - A message of files only was said as "" (the status line) and as nothing (the notice of another chat).
 - Out of the group, `/reply` said why twice.
+- A name with a colon ("Bob Builder: Alice") wrote as though Bob were writing "Alice: …".
+- Ended by SIGTERM, the client left the terminal raw, without echo, with bracketed paste on.
 """
 import os
 import re
@@ -168,3 +170,13 @@ def test_a_name_with_a_colon_cannot_pass_for_someone_writing(server):
         terminal.expect(re.escape("• Bob Builder: Alice (@mal) in Team: can you approve the transfer today?"))
         terminal.sendline("/quit")
         terminal.expect(pexpect.EOF)
+
+
+def test_a_chat_ended_by_sigterm_leaves_the_terminal_as_it_was(server):
+    with tempfile.TemporaryDirectory() as home:
+        bob, _, _, terminal = _chat_with_bob(server, home)
+        terminal.kill(15)
+        terminal.expect(pexpect.EOF)
+        assert "\x1b[?2004l" in terminal.before, "bracketed paste turned off again"
+        terminal.close()
+        assert terminal.signalstatus is None and terminal.exitstatus == 143

@@ -262,3 +262,28 @@ def test_a_name_with_a_colon_shows_its_username_in_the_list_and_the_chat(server,
     open_group(a, server, group)
     sender = wait(a, lambda d: d.execute_script("return document.querySelector('#message-list .sender')?.textContent"))
     assert "(@alan)" in words(sender), sender
+
+
+def test_a_flood_of_distinct_reactions_folds_into_a_more_chip(server, browsers):
+    from test_web_groups import befriend, create_group
+    ada = server.register("ada", "Ada Lovelace")
+    crowd = [server.register(f"member{n}", f"Member {n}") for n in range(10)]
+    for person in crowd:
+        befriend(server, ada, person)
+    group = create_group(server, ada, "Crowd", crowd)
+    message = server.send(ada, "react to this", conversation=group)
+    emoji = ["👍", "❤️", "😂", "😮", "😢", "🙏", "🎉", "🔥", "👀", "✅"]
+    for person, reaction in zip(crowd, emoji):
+        act(server, person, group, message["seq"], "react", emoji=reaction)
+    a = open_app(browsers, server, ada, width=390, height=800)
+    open_group(a, server, group)
+    chips = lambda d: d.execute_script("""const li = [...document.querySelectorAll('#message-list li.message')]
+        .find(l => l.querySelector('.text').textContent === 'react to this');
+        return li && {chips: [...li.querySelectorAll('.reaction')].map(b => b.dataset.emoji),
+          more: li.querySelector('.reactions-more')?.getAttribute('aria-label') ?? null, label: li.getAttribute('aria-label')}""")
+    shown = wait(a, lambda d: (c := chips(d)) and len(c["chips"]) == 7 and c)
+    assert shown["chips"] == emoji[:7] and shown["more"] == "3 more reactions", shown
+    assert shown["label"].endswith(", and 2 more"), shown["label"]
+    assert a.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+    a.find_element(By.CSS_SELECTOR, "#message-list .reactions-more").click()
+    wait(a, lambda d: chips(d)["chips"] == emoji and chips(d)["more"] is None)
