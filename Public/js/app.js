@@ -88,6 +88,8 @@ function showAuth() {
 }
 
 async function logout({ remote = true, everywhere = false } = {}) {
+  // What the account had open (Message info reading every few seconds, a panel) closes with it.
+  for (const dialog of document.querySelectorAll("dialog[open]")) dialog.close();
   app?.alerts.stop();  // what this page showed of the account closes
   app?.store.uploads.stop();  // the files stay in the outbox, for the next sign-in of this account
   app?.store.stop();  // nor does it follow other tabs' outbox any more

@@ -368,9 +368,11 @@ export class ChatView {
     const files = message.deletedAt ? "" : attachmentWords(message.attachments);
     const content = message.deletedAt ? DELETED_TEXT : [files, message.text].filter(Boolean).join(". ");
     // The chips are not tab stops (the list is one): what they say is read with the row.
+    // As the chips show them: folded past SHOWN_REACTIONS into "and N more" (renderReactions).
     const all = message.deletedAt ? [] : message.reactions ?? [];
-    const reacted = all.slice(0, SHOWN_REACTIONS).map((r) => `${r.emoji} ${r.count}${r.mine ? " including you" : ""}`)
-      .concat(all.length > SHOWN_REACTIONS ? [`and ${all.length - SHOWN_REACTIONS} more`] : []).join(", ");
+    const named = all.length > SHOWN_REACTIONS && !this.expandedReactions.has(item.key) ? SHOWN_REACTIONS - 1 : all.length;
+    const reacted = all.slice(0, named).map((r) => `${r.emoji} ${r.count}${r.mine ? " including you" : ""}`)
+      .concat(named < all.length ? [`and ${all.length - named} more`] : []).join(", ");
     const reactions = reacted ? `. Reactions: ${reacted}` : "";
     const label = `${item.senderName}, ${clockTime(message.createdAt)}${status}${edited}${reply}: ${content}${reactions}`;
     if (li.getAttribute("aria-label") !== label) li.setAttribute("aria-label", label);
@@ -650,8 +652,12 @@ export class ChatView {
       }
       const more = event.target.closest(".reactions-more");
       if (more) {  // the folded reactions show (this chat's view of the message, until the page reloads)
-        this.expandedReactions.add(rowOf(more).dataset.key);
+        const li = rowOf(more);
+        const hadFocus = more === document.activeElement;
+        this.expandedReactions.add(li.dataset.key);
         this.render();
+        // The keyboard goes on to the first chip it showed.
+        if (hadFocus) li.querySelectorAll(".reaction")[SHOWN_REACTIONS - 1]?.focus();
         return;
       }
       const chip = event.target.closest(".reaction");
@@ -692,6 +698,13 @@ export class ChatView {
         event.preventDefault();
         this.openMenu(li);
       }
+    });
+    // Focus gone from the list: no row's buttons stay in the tab order (Shift+Tab from the
+    // composer reaches the list, not a chip far up it).
+    list.addEventListener("focusout", (event) => {
+      if (list.contains(event.relatedTarget)) return;
+      rowControls(this.tabRow, -1);
+      this.tabRow = null;
     });
     list.addEventListener("focusin", (event) => {
       const li = rowOf(event.target);

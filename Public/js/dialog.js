@@ -40,11 +40,23 @@ export function restoreFocusOnClose(dialog) {
  * that shows. Called after every redraw.
  */
 export function keepFocusInOpenDialog() {
-  if (!focusLost()) return;
   const dialog = [...document.querySelectorAll("dialog[open]")].pop();
   if (!dialog) return;
-  [...dialog.querySelectorAll("button, input, select, textarea, [tabindex]")].find((control) => shown(control) && !control.disabled)?.focus();
+  const active = document.activeElement;
+  // Hidden under the focus: still focused until the browser's next style pass, or already let go
+  // (the body). Focus a person put on the page themselves (a click on text) is theirs.
+  const hidden = focusLost() ? lastFocused.get(dialog) : dialog.contains(active) ? active : null;
+  if (!hidden || shown(hidden)) return;
+  [...dialog.querySelectorAll("button, input, select, textarea, [tabindex]")]
+    .find((control) => shown(control) && !control.disabled)?.focus({ preventScroll: true });
 }
+
+/** What had focus last in each dialog (keepFocusInOpenDialog). */
+const lastFocused = new WeakMap();
+document.addEventListener("focusin", (event) => {
+  const dialog = event.target.closest?.("dialog[open]");
+  if (dialog) lastFocused.set(dialog, event.target);
+});
 
 function focusLost() { return !document.activeElement || document.activeElement === document.body; }
 

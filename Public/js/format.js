@@ -141,7 +141,7 @@ export function lookAlikes(people) {
 }
 
 /** ":" and what is drawn like it (LookAlikeNames.colons). */
-const COLONS = /[:\uFF1A\uFE55\uFE13\u2236\uA789\u02F8\u02D0\u05C3\u0589\u1361]/;
+const COLONS = /[:\uFF1A\uFE55\uFE13\uFE30\u2236\uA789\uA4FD\u02F8\u02D0\u05C3\u0589\u0703\u0704\u1361\u1804\u205A\u2982]/;
 
 /** Whether `text` would be an empty bubble (Validation.isBlankMessageText): a caption like that is none. */
 export function isBlank(text) {

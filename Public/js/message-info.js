@@ -73,7 +73,11 @@ export class MessageInfo {
     const shownText = message.deletedAt ? DELETED_TEXT : messagePreview(message);
     if (text.textContent !== shownText) text.textContent = shownText;
     text.classList.toggle("deleted", Boolean(message.deletedAt));
-    if (error) { $("info-body").replaceChildren(el("p", "error", error)); return; }
+    if (error) {
+      $("info-body").replaceChildren(el("p", "error", error));
+      this.drawn = null;  // the next answer is drawn, even one like the last
+      return;
+    }
     if (!answer) return;
     const summary = this.store.conversations.get(id);
     const names = (ids) => ids.map((userId) => this.store.nameOf(userId, summary) ?? "Someone");

@@ -75,7 +75,6 @@ export function renderReactions(li, all, names, expanded = false) {
       const button = el("button", "reactions-more");
       button.type = "button";
       button.tabIndex = rowControlIndex(li);
-      button.setAttribute("aria-expanded", "false");
       chip.append(button);
       updateMore(chip, item);
       return chip;

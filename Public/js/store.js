@@ -517,7 +517,9 @@ export class ChatStore {
     if (!this.socket?.isOpen || this.connection !== "online") return;
     const busy = new Set(this.outbox.filter((p) => this.inFlight.has(p.clientId)).map((p) => p.conversationId));
     const now = Date.now();
-    for (const entry of this.outbox) {
+    for (const entry of [...this.outbox]) {
+      // A save below (rule 7) takes in other tabs' removals: an entry cancelled there is not sent.
+      if (!this.outbox.includes(entry)) continue;
       if (busy.has(entry.conversationId)) continue;
       if ((this.retryAt.get(entry.clientId) ?? 0) > now) { busy.add(entry.conversationId); continue; }  // refused for now: the ones after it wait
       const frame = this.frameOf(entry);
@@ -550,6 +552,7 @@ export class ChatStore {
     if (!entry.action && !entry.sent) {
       entry.sent = true;
       this.saveOutbox();
+      if (!this.outbox.includes(entry)) return;  // cancelled in another tab, as that save found
     }
     if (this.socket.send(frame)) this.inFlight.add(entry.clientId);
   }

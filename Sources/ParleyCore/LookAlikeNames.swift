@@ -54,10 +54,12 @@ public enum LookAlikeNames {
         name.unicodeScalars.contains { colons.contains($0) }
     }
 
-    /// ":" and what is drawn like it (fullwidth, small, ratio, modifier letters, Hebrew sof pasuq,
-    /// Armenian full stop, vertical forms). The web client's `COLONS`.
+    /// ":" and what is drawn like it (fullwidth, small, vertical and presentation forms, ratio,
+    /// modifier letters, Lisu's tone letter, Hebrew sof pasuq, Armenian, Syriac, Ethiopic and
+    /// Mongolian colons, two dots). The web client's `COLONS`.
     static let colons: Set<Unicode.Scalar> = [
-        ":", "\u{FF1A}", "\u{FE55}", "\u{FE13}", "\u{2236}", "\u{A789}", "\u{02F8}", "\u{02D0}", "\u{05C3}", "\u{0589}", "\u{1361}",
+        ":", "\u{FF1A}", "\u{FE55}", "\u{FE13}", "\u{FE30}", "\u{2236}", "\u{A789}", "\u{A4FD}", "\u{02F8}", "\u{02D0}", "\u{05C3}",
+        "\u{0589}", "\u{0703}", "\u{0704}", "\u{1361}", "\u{1804}", "\u{205A}", "\u{2982}",
     ]
 
     /// Rule 2 on skeletons already worked out (by ``skeleton(_:)``).

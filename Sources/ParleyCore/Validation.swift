@@ -273,6 +273,16 @@ public enum Validation {
         (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
     }
 
+    /// Message text as a notification or another plain display draws it: a direction override
+    /// (U+202D, U+202E) made a zero-width space, so "file \u{202E}gpj.exe" cannot read "file
+    /// exe.jpg" (the web client's `shownText`). Message text keeps them as sent.
+    public static func overridesNeutralized(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0 == "\u{202D}" || $0 == "\u{202E}" }) else { return text }
+        var scalars = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars { scalars.append(scalar == "\u{202D}" || scalar == "\u{202E}" ? "\u{200B}" : scalar) }
+        return String(scalars)
+    }
+
     /// What a name (display name, group title) may not hold: controls, line breaks, direction overrides.
     static func isForbiddenInName(_ scalar: Unicode.Scalar) -> Bool {
         isForbiddenControl(scalar) || scalar == "\n" || scalar == "\t" || scalar == "\u{2028}" || scalar == "\u{2029}" || isDirectionOverride(scalar)

@@ -60,7 +60,10 @@ extension ParleyClient {
     /// `path` against the current directory when it is relative; `~` is the home directory.
     nonisolated static func absolutePath(_ path: String) -> String {
         let expanded = (path as NSString).expandingTildeInPath
-        return URL(fileURLWithPath: expanded).standardizedFileURL.path
+        guard !expanded.hasPrefix("/") else { return expanded }
+        // Joined as written: `..` after a symbolic link is the link target's parent, as the kernel
+        // reads it, which folding `a/..` away here would change.
+        return (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(expanded)
     }
 
     /// How far the uploads of a pending message got, 0…1 (nil when it carries no files, they are all

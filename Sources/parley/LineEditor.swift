@@ -124,12 +124,15 @@ final class LineEditor: Sendable {
     /// first leaves the terminal as it was: not in raw mode without echo, with bracketed paste on.
     /// (Nothing can be done for SIGKILL.) What is written offline is saved as it is written.
     private func leaveTerminalAsItWasOnSignals() {
+        // One serial queue for both (a closing terminal sends both at once), and `_exit`: the first
+        // ends the process there, without running exit handlers while other threads still work.
+        let queue = DispatchQueue(label: "parley.chat.signals")
         for number in [SIGTERM, SIGHUP] {
             signal(number, SIG_IGN)  // delivered to the source below instead
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler { [self] in
                 stop()
-                exit(128 + number)
+                _exit(128 + number)
             }
             source.resume()
             Self.signalSources.append(source)

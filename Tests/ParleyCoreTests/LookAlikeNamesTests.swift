@@ -55,7 +55,7 @@ import Testing
     }
 
     /// Rule 3: "Ada Lovelace: Bob" writing "approve it" would read as Ada writing "Bob: approve it".
-    @Test(arguments: ["Ada Lovelace: Bob", "Ada Lovelace：Bob", "Ada Lovelace∶ Bob", "Ada Lovelace꞉Bob", "a:b"])
+    @Test(arguments: ["Ada Lovelace: Bob", "Ada Lovelace：Bob", "Ada Lovelace∶ Bob", "Ada Lovelace꞉Bob", "Ada Lovelaceꓽ Bob", "a:b"])
     func aNameWithAColonIsMarked(name: String) {
         #expect(LookAlikeNames.hasColon(name))
     }

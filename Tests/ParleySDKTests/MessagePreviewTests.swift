@@ -25,8 +25,9 @@ import Testing
 
     @Test func aRelativePathIsMadeAbsoluteAgainstTheCurrentDirectory() {
         let here = FileManager.default.currentDirectoryPath
-        #expect(ParleyClient.absolutePath("report.txt") == URL(fileURLWithPath: here).appendingPathComponent("report.txt").standardizedFileURL.path)
-        #expect(ParleyClient.absolutePath("./a/../report.txt") == ParleyClient.absolutePath("report.txt"))
+        #expect(ParleyClient.absolutePath("report.txt") == (here as NSString).appendingPathComponent("report.txt"))
+        // `..` is left to the kernel: after a symbolic link it is the link target's parent.
+        #expect(ParleyClient.absolutePath("link/../report.txt") == (here as NSString).appendingPathComponent("link/../report.txt"))
         #expect(ParleyClient.absolutePath("/tmp/x/report.txt") == "/tmp/x/report.txt")
         #expect(ParleyClient.absolutePath("~/report.txt") == (NSHomeDirectory() as NSString).appendingPathComponent("report.txt"))
     }

@@ -41,6 +41,9 @@ import Testing
         #expect(PushPlanner.shownText(with([.file], "")) == "📎 notes.pdf")
         #expect(PushPlanner.shownText(with([.video], "")) == "🎥 Video")
         #expect(PushPlanner.shownText(with([], "plain")) == "plain")
+        // A direction override reorders nothing in a notification ("file exe.jpg" it would read).
+        #expect(PushPlanner.shownText(with([], "file \u{202E}gpj.exe")) == "file \u{200B}gpj.exe")
+        #expect(PushPlanner.shownText(with([.file], "\u{202D}x")) == "📎 notes.pdf: \u{200B}x")
     }
 
     @Test func rule1OnlyOthersMessagesAlertAndOnlyWhileOfflineAndAllowed() {

@@ -41,7 +41,8 @@ def test_a_relative_path_is_the_file_chosen_even_when_the_client_starts_again_el
         with open(os.path.join(work, "report.txt"), "wb") as file:
             file.write(b"WORK report: figures for the quarter\n")
         with open(os.path.join(personal, "report.txt"), "wb") as file:
-            file.write(b"PRIVATE diary, never to be shared!!\n")  # the same size
+            file.write(b"PRIVATE diary, never to be shared!!!\n")  # the same size: no size check tells them apart
+        assert os.path.getsize(os.path.join(work, "report.txt")) == os.path.getsize(os.path.join(personal, "report.txt"))
         bob, _, conversation, terminal = _chat_with_bob(server, home)
         terminal.sendline("/quit")
         terminal.expect(pexpect.EOF)

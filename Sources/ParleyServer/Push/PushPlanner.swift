@@ -116,7 +116,8 @@ struct PushPlanner {
     /// The text a notification shows: a message's files say what they are ("📷 Photo", "📎 notes.pdf"),
     /// before the caption when there is one.
     static func shownText(_ message: Message) -> String {
-        guard let first = message.attachments?.first else { return message.text }
+        let text = Validation.overridesNeutralized(message.text)  // a notification reorders nothing
+        guard let first = message.attachments?.first else { return text }
         let count = message.attachments?.count ?? 1
         let label: String =
             switch first.kind {
@@ -125,7 +126,7 @@ struct PushPlanner {
             case .audio: "🎵 Audio"
             case .file: count > 1 ? "📎 \(count) files" : "📎 \(first.name)"
             }
-        return message.text.isEmpty ? label : "\(label): \(message.text)"
+        return text.isEmpty ? label : "\(label): \(text)"
     }
 
     /// Rule 5.
