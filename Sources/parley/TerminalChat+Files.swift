@@ -26,9 +26,11 @@ extension TerminalChat {
                 printStatusChanges()
                 // Followed on the side: the line stays open for other messages and commands (and
                 // /quit) while the file goes up, or waits in the outbox while offline.
+                let name = URL(fileURLWithPath: path).lastPathComponent, conversation = chat.conversation
                 Task {
-                    await self.followUpload(id)
+                    await self.followUpload(id, named: name)
                     self.printStatusChanges()
+                    await self.sayOutcome(of: id, named: name, in: conversation)
                 }
             } catch {
                 say("Not sent: \(error.message)")
@@ -50,17 +52,36 @@ extension TerminalChat {
         }
     }
 
-    /// Prints the upload's progress in steps of a quarter until the message is on its way. A
-    /// failure is said once, by the message's status line ("! failed: … — /retry").
-    private func followUpload(_ id: ClientMessageID) async {
+    /// Prints the upload's progress in steps of a quarter until the message is on its way, naming
+    /// the file (another chat may be open by then). A failure is said once, by the message's status
+    /// line ("! failed: … — /retry"), or by ``sayOutcome(of:named:in:)``.
+    private func followUpload(_ id: ClientMessageID, named name: String) async {
         var shown = -1
         while let progress = client.uploadProgress(of: id) {
             let step = Int(progress * 4)
             if step != shown {
-                say("Uploading… \(Int(progress * 100))%")
+                say("Uploading \(name)… \(Int(progress * 100))%")
                 shown = step
             }
             try? await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    /// Where the file went, when its chat is no longer the open one (the open one's status line
+    /// says it there): sent, or why not and how to retry.
+    private func sayOutcome(of id: ClientMessageID, named name: String, in conversation: ConversationID) async {
+        // Every byte is up; the message itself is on its way until the server answers.
+        var item = client.timeline(conversation).first { $0.id == id }
+        while item?.status == .sending {
+            try? await Task.sleep(for: .milliseconds(100))
+            item = client.timeline(conversation).first { $0.id == id }
+        }
+        guard chat?.conversation != conversation, let item else { return }
+        let title = list.rows.first(where: { $0.id == conversation })?.title ?? "a chat"
+        if case .failed(let reason) = item.status {
+            say("• \(name) was not sent to \(title): \(reason) — open that chat and /retry")
+        } else {
+            say("• \(name) sent to \(title)")
         }
     }
 

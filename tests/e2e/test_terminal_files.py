@@ -63,7 +63,7 @@ def test_files_print_as_tags_save_to_a_folder_and_send_file_uploads_and_sends(se
         with open(path, "wb") as file:
             file.write(data)
         terminal.sendline(f'/send-file "{path}" the report')
-        terminal.expect(re.escape("Uploading… 0%"))
+        terminal.expect(re.escape("Uploading report 2026.bin… 0%"))
         terminal.expect(re.escape('✓ "the report"'), timeout=30)
         terminal.sendline("/send-file /no/such/file")
         terminal.expect(re.escape("Not sent: Cannot read /no/such/file."))

@@ -181,3 +181,28 @@ def test_a_chat_ended_by_sigterm_leaves_the_terminal_as_it_was(server):
         assert "\x1b[?2004l" in terminal.before, "bracketed paste turned off again"
         terminal.close()
         assert terminal.signalstatus is None and terminal.exitstatus == 143
+
+
+def test_a_file_still_uploading_when_another_chat_opens_names_itself_and_says_where_it_went(server):
+    with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as folder:
+        bob, alice_id, conversation, terminal = _chat_with_bob(server, home)
+        carol = server.register("carol", "Carol Danvers")
+        server.send(carol, "hi from Carol", recipient=alice_id)
+        terminal.expect("hi from Carol")  # her chat is known here
+        path = os.path.join(folder, "big.bin")
+        with open(path, "wb") as file:
+            file.write(os.urandom(3_000_000))
+        # The server away, the file waits: another chat is open before a byte of it goes.
+        server.stop()
+        terminal.expect(r"\[offline")
+        terminal.sendline(f"/send-file {path}")
+        terminal.expect(re.escape("Uploading big.bin… 0%"))
+        terminal.sendline("/list")
+        terminal.expect(r"(\d+)\. Carol Danvers")
+        terminal.sendline(f"/open {terminal.match.group(1)}")
+        terminal.expect("── Chat with Carol Danvers")
+        server.start()
+        terminal.expect(re.escape("• big.bin sent to Bob Builder"), timeout=60)
+        _eventually(lambda: any(m.get("attachments") for m in _history(server, bob, conversation)), "the file arrives")
+        terminal.sendline("/quit")
+        terminal.expect(pexpect.EOF)
