@@ -29,6 +29,12 @@ def _history(server, session, conversation):
     return server.rest(session, "GET", f"/v1/conversations/{conversation}/messages").json()["messages"]
 
 
+def _answer_bob(terminal):
+    """Alice writes back: both have written, contacts, so Bob's groups take her in at once."""
+    terminal.sendline("hey Bob")
+    terminal.expect(re.escape('✓ "hey Bob"'))
+
+
 def _offline_terminal(home, cwd):
     terminal = pexpect.spawn(BINARY, ["chat", "--home", home, "--catch-up-wait", "1s"], cwd=cwd, encoding="utf-8",
                              timeout=20, dimensions=(40, 160))
@@ -132,8 +138,7 @@ def test_a_message_of_files_only_is_said_by_its_files(server):
 def test_out_of_the_group_a_reply_says_why_once(server):
     with tempfile.TemporaryDirectory() as home:
         bob, alice_id, _, terminal = _chat_with_bob(server, home)
-        terminal.sendline("hey Bob")  # both have written: contacts, so Bob's group takes her in at once
-        terminal.expect(re.escape('✓ "hey Bob"'))
+        _answer_bob(terminal)
         made = server.rest(bob, "POST", "/v1/groups", {"clientId": str(uuid.uuid4()), "title": "Trio", "memberIds": [alice_id]})
         group = made.json()["conversation"]["id"]
         server.send(bob, "in the group", conversation=group)
@@ -157,8 +162,7 @@ def test_out_of_the_group_a_reply_says_why_once(server):
 def test_a_name_with_a_colon_cannot_pass_for_someone_writing(server):
     with tempfile.TemporaryDirectory() as home:
         bob, alice_id, _, terminal = _chat_with_bob(server, home)
-        terminal.sendline("hey Bob")
-        terminal.expect(re.escape('✓ "hey Bob"'))
+        _answer_bob(terminal)
         mal = server.register("mal", "Mal Reynolds")
         server.send(mal, "hello", recipient=bob["user"]["id"])
         server.send(bob, "hi", recipient=mal["user"]["id"])

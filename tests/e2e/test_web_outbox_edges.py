@@ -226,11 +226,7 @@ def test_two_tabs_of_one_person_merge_their_outboxes_and_a_cancel_in_one_holds_i
 def test_a_send_another_tab_confirmed_shows_when_a_save_here_finds_it_gone_before_the_storage_event(server, browsers):
     """Another tab's save can be read here before its storage event comes (a save of this tab runs in
     between): whichever finds the send gone reads the chat again, or the message vanishes from it."""
-    alice, bob = two_people(server)
-    conversation = send(server, alice, "Hello", recipient=bob["user"]["id"])["conversationId"]
-    driver = open_chat(browsers, server, alice, conversation, script=SOCKET_SWITCH)
-    driver.execute_script("window.__goOffline()")
-    wait(driver, lambda d: websocket_count(server.url) == 0)
+    alice, bob, conversation, driver = offline_chat(server, browsers)
     type_in(driver, "sent by the other tab")
     entry = wait(driver, lambda d: next(iter(outbox(d, alice)), None))
 
@@ -251,11 +247,7 @@ def test_a_cancelled_send_stays_cancelled_when_another_tab_saves_from_a_stale_re
     """Tabs' storage catches up asynchronously: another tab can save an outbox read before my cancel
     landed there (the send still in it, its removal not listed). What this page saw removed stays
     removed, and its next save lists it again, so the cancelled message is never sent."""
-    alice, bob = two_people(server)
-    conversation = send(server, alice, "Hello", recipient=bob["user"]["id"])["conversationId"]
-    driver = open_chat(browsers, server, alice, conversation, script=SOCKET_SWITCH)
-    driver.execute_script("window.__goOffline()")
-    wait(driver, lambda d: websocket_count(server.url) == 0)
+    alice, bob, conversation, driver = offline_chat(server, browsers)
     type_in(driver, "wrong chat: PIN 4321")
     [entry] = wait(driver, lambda d: outbox(d, alice))
     menu_on(driver, "wrong chat: PIN 4321", "Delete…")
@@ -273,6 +265,17 @@ def test_a_cancelled_send_stays_cancelled_when_another_tab_saves_from_a_stale_re
     driver.execute_script("return window.__goOnline()")
     wait(driver, lambda d: [(r["text"], bool(r["seq"])) for r in rows(d)] == [("Hello", True), ("the right one", True)])
     assert [m["text"] for m in server.history(bob, conversation)] == ["Hello", "the right one"]
+
+
+def offline_chat(server, browsers):
+    """Alice's chat with Bob ("Hello" sent), open in a page whose socket is switched off:
+    (alice, bob, the conversation, the page)."""
+    alice, bob = two_people(server)
+    conversation = send(server, alice, "Hello", recipient=bob["user"]["id"])["conversationId"]
+    driver = open_chat(browsers, server, alice, conversation, script=SOCKET_SWITCH)
+    driver.execute_script("window.__goOffline()")
+    wait(driver, lambda d: websocket_count(server.url) == 0)
+    return alice, bob, conversation, driver
 
 
 def type_in(driver, text):
